@@ -1,0 +1,98 @@
+//! Arguments shared by several subcommands: the finding, the range, the output format.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::finding::{Inline, Request};
+
+/// How the finding (the confirmed defect) is given.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Finding")]
+pub struct FindingArgs {
+    /// The confirmed finding: SARIF 2.1.0, Bandit JSON, Semgrep JSON or an anchor YAML
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub finding: Option<PathBuf>,
+
+    /// Which result of a file with several: its 1-based index, its rule id, or its finding id
+    #[arg(long, value_name = "RULE|INDEX|ID", requires = "finding")]
+    pub select: Option<String>,
+
+    /// Inline anchor: the affected file (repository-relative)
+    #[arg(long, value_name = "PATH", conflicts_with = "finding")]
+    pub anchor_file: Option<String>,
+
+    /// Inline anchor: a code fragment of the defect (repeat for several; all must be present)
+    #[arg(long, value_name = "TEXT", requires = "anchor_file")]
+    pub anchor_snippet: Vec<String>,
+
+    /// Inline anchor: a line range N or N-M of the file at the tip
+    #[arg(long, value_name = "N-M", requires = "anchor_file")]
+    pub anchor_lines: Option<String>,
+
+    /// Inline anchor: a regular expression over the file
+    #[arg(long, value_name = "REGEX", requires = "anchor_file")]
+    pub anchor_pattern: Option<String>,
+
+    /// Inline anchor: the fragment is a defence whose absence is the defect
+    #[arg(long, requires = "anchor_file")]
+    pub absent: bool,
+
+    /// Inline anchor: CWE number (e.g. 918 or CWE-918)
+    #[arg(long, value_name = "N", requires = "anchor_file")]
+    pub cwe: Option<String>,
+
+    /// Inline anchor: missing_defence, insufficient_defence or introduced_vulnerability
+    #[arg(long = "class", value_name = "CLASS", requires = "anchor_file")]
+    pub class: Option<String>,
+
+    /// Inline anchor: a stable id for notes and reports
+    #[arg(long = "id", value_name = "ID", requires = "anchor_file")]
+    pub id: Option<String>,
+}
+
+impl FindingArgs {
+    pub fn request(&self) -> Request {
+        Request {
+            finding: self.finding.clone(),
+            select: self.select.clone(),
+            inline: self.anchor_file.as_ref().map(|file| Inline {
+                file: file.clone(),
+                snippets: self.anchor_snippet.clone(),
+                lines: self.anchor_lines.clone(),
+                pattern: self.anchor_pattern.clone(),
+                cwe: self.cwe.clone(),
+                class: self.class.clone(),
+                absent: self.absent,
+                id: self.id.clone(),
+            }),
+        }
+    }
+}
+
+/// The range of agent work: `BASE..BRANCH`, first-parent.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Range")]
+pub struct RangeArgs {
+    /// The branch (or any revision) whose agent commits are studied [default: HEAD]
+    #[arg(value_name = "BRANCH")]
+    pub branch: Option<String>,
+
+    /// The commit before the agent's first write [default: sage.base, else the merge-base
+    /// with origin/HEAD, main or master]
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+
+    /// Regex over author, committer and Co-authored-by naming the agent's commits
+    /// [default: sage.agentPattern, else every commit]
+    #[arg(long, value_name = "REGEX")]
+    pub agent: Option<String>,
+}
+
+/// Output formats of data commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum DataFormat {
+    #[default]
+    Text,
+    Json,
+}

@@ -1,0 +1,108 @@
+//! The command line: global options, one file per subcommand, output helpers.
+
+pub mod args;
+pub mod provenance;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{Error, Result};
+use crate::git::Repo;
+
+const ABOUT: &str = "Find where an AI coding agent's security repair first went wrong";
+
+const LONG_ABOUT: &str = "\
+git sage implements SAGE (Security Awareness Gap Evaluation). After a security finding shows \
+that an agent's patch is still vulnerable although its tests are green, it answers, from git \
+history alone, whether the vulnerable code was inherited or introduced and by which commit; \
+and, from the agent's session, at which turn the repair first went wrong.";
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  done
+  1  the command worked and found what it gates on (hooks, --fail-on)
+  2  bad usage or bad input (one line naming the file or revision)
+  3  internal or environment failure
+
+Settings come from git config (sage.base, sage.agentPattern); flags override them.
+See README.md and docs/ for the anchor format and a tour.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-sage",
+    bin_name = "git sage",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// Run as if git sage was started in DIR (like git -C)
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Provenance(provenance::ProvenanceArgs),
+}
+
+/// What every subcommand needs: where to run, and how to print.
+pub struct Context {
+    pub cwd: PathBuf,
+}
+
+impl Context {
+    pub fn repo(&self) -> Result<Repo> {
+        Repo::discover(&self.cwd)
+    }
+
+    /// Writes to stdout; a closed pipe (`| head`) is not an error.
+    pub fn print(&self, s: &str) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Streams JSON to stdout; a closed pipe is not an error.
+    pub fn print_json<T: serde::Serialize>(&self, v: &T) -> Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+        let done = crate::report::jsonfmt::to_writer(&mut out, v)
+            .map_err(std::io::Error::from)
+            .and_then(|_| out.flush());
+        match done {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Runs the parsed command line; returns the exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let cwd = match &cli.dir {
+        Some(dir) => {
+            // Like git -C: relative paths of the other arguments are taken from DIR.
+            std::env::set_current_dir(dir).map_err(|e| {
+                Error::input(format!("-C {}: {}", dir.display(), e.kind()))
+                    .hint("pass an existing directory")
+            })?;
+            std::env::current_dir()?
+        }
+        None => std::env::current_dir()?,
+    };
+    let ctx = Context { cwd };
+    match &cli.command {
+        Command::Provenance(a) => provenance::run(&ctx, a),
+    }
+}

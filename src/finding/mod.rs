@@ -1,0 +1,410 @@
+//! Findings → failure anchors: anchor YAML, SARIF 2.1.0, Bandit JSON, Semgrep JSON, inline flags.
+
+pub mod anchor_yaml;
+pub mod bandit;
+pub mod paths;
+pub mod sarif;
+pub mod semgrep;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::model::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator};
+
+/// The finding formats we read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    AnchorYaml,
+    Sarif,
+    BanditJson,
+    SemgrepJson,
+}
+
+/// One result of a scanner, before it becomes an anchor.
+#[derive(Debug, Clone, Default)]
+pub struct ScanResult {
+    pub tool: String,
+    pub rule: Option<String>,
+    pub file: Option<String>,
+    pub start: Option<u32>,
+    pub end: Option<u32>,
+    pub snippet: Option<String>,
+    pub cwe: Option<u32>,
+    pub message: Option<String>,
+}
+
+/// What the user gave on the command line to name the finding.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub finding: Option<std::path::PathBuf>,
+    pub select: Option<String>,
+    pub inline: Option<Inline>,
+}
+
+/// An anchor given inline: `--anchor-file` with a snippet, lines or a pattern.
+#[derive(Debug, Clone, Default)]
+pub struct Inline {
+    pub file: String,
+    pub snippets: Vec<String>,
+    pub lines: Option<String>,
+    pub pattern: Option<String>,
+    pub cwe: Option<String>,
+    pub class: Option<String>,
+    pub absent: bool,
+    pub id: Option<String>,
+}
+
+/// Loads the one anchor the request names.
+pub fn load(req: &Request) -> Result<Anchor> {
+    match (&req.finding, &req.inline) {
+        (Some(_), Some(_)) => Err(Error::input(
+            "both --finding and --anchor-file were given",
+        )
+        .hint("use one: a finding file, or an inline anchor")),
+        (None, None) => Err(Error::input("no finding given")
+            .hint("pass --finding FILE (SARIF, Bandit JSON, Semgrep JSON, anchor YAML) or --anchor-file PATH --anchor-snippet TEXT")),
+        (None, Some(inline)) => from_inline(inline),
+        (Some(path), None) => {
+            let all = load_all(path)?;
+            select(path, all, req.select.as_deref())
+        }
+    }
+}
+
+/// Every anchor a finding file holds, in order.
+pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::input(format!("cannot read finding {shown}: {}", io_reason(&e))))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::input(format!("{shown}: not UTF-8 text; not a finding file")))?;
+    let format = detect(&text).ok_or_else(|| {
+        Error::input(format!("{shown}: unknown finding format")).hint(
+            "expected SARIF 2.1.0, Bandit JSON, Semgrep JSON or an anchor YAML (docs/anchors.md)",
+        )
+    })?;
+    let anchors = match format {
+        Format::AnchorYaml => anchor_yaml::parse(&text, &shown)?,
+        Format::Sarif => to_anchors(sarif::parse(&text, &shown)?, "sarif", &shown)?,
+        Format::BanditJson => to_anchors(bandit::parse(&text, &shown)?, "bandit-json", &shown)?,
+        Format::SemgrepJson => to_anchors(semgrep::parse(&text, &shown)?, "semgrep-json", &shown)?,
+    };
+    if anchors.is_empty() {
+        let what = match format {
+            Format::Sarif => "SARIF file holds no results",
+            Format::BanditJson => "Bandit report holds no results",
+            Format::SemgrepJson => "Semgrep report holds no results",
+            Format::AnchorYaml => "anchor file holds no anchors",
+        };
+        return Err(Error::input(format!("{shown}: {what}")).hint(
+            "a finding must name a confirmed defect; rerun the scanner or write an anchor YAML",
+        ));
+    }
+    Ok(anchors)
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Guesses the format from the content (never from the name alone: scanners name files freely).
+pub fn detect(text: &str) -> Option<Format> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let v: serde_json::Value = serde_json::from_str(trimmed).ok()?;
+        if v.get("runs").is_some_and(|r| r.is_array()) {
+            return Some(Format::Sarif);
+        }
+        if let Some(results) = v.get("results").and_then(|r| r.as_array()) {
+            let first = results.first();
+            let bandit = v.get("generated_at").is_some()
+                || v.get("metrics").is_some()
+                || first.is_some_and(|r| r.get("test_id").is_some());
+            let semgrep = first.is_some_and(|r| r.get("check_id").is_some())
+                || v.get("paths").is_some()
+                || v.get("version").is_some_and(|x| x.is_string());
+            if bandit {
+                return Some(Format::BanditJson);
+            }
+            if semgrep {
+                return Some(Format::SemgrepJson);
+            }
+            return None;
+        }
+        // An anchor written as JSON is still an anchor.
+        if looks_like_anchor(&v) {
+            return Some(Format::AnchorYaml);
+        }
+        return None;
+    }
+    let v: serde_json::Value = serde_yaml::from_str(trimmed).ok()?;
+    looks_like_anchor(&v).then_some(Format::AnchorYaml)
+}
+
+fn looks_like_anchor(v: &serde_json::Value) -> bool {
+    let one = |o: &serde_json::Value| o.get("file").is_some();
+    match v {
+        serde_json::Value::Object(_) => one(v) || v.get("anchors").is_some_and(|a| a.is_array()),
+        serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(one),
+        _ => false,
+    }
+}
+
+/// Parses a CWE from `918`, `"918"`, `"CWE-918"`, `"CWE-502: Deserialization…"`,
+/// `"external/cwe/cwe-089"`.
+pub fn parse_cwe(s: &str) -> Option<u32> {
+    let lower = s.trim().to_ascii_lowercase();
+    let rest = if let Some(i) = lower.find("cwe-") {
+        &lower[i + 4..]
+    } else if lower.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        &lower[..]
+    } else {
+        return None;
+    };
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok().filter(|&n| n > 0)
+}
+
+fn to_anchors(results: Vec<ScanResult>, format: &'static str, shown: &str) -> Result<Vec<Anchor>> {
+    Ok(results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let file = r.file.as_deref().map(paths::normalise).unwrap_or_default();
+            let rule = r.rule.clone().unwrap_or_else(|| "result".to_string());
+            let line = r.start.unwrap_or(0);
+            let locator = match r.start {
+                Some(start) => Locator::Lines {
+                    start,
+                    end: r.end.unwrap_or(start).max(start),
+                    snippet: r.snippet.clone().filter(|s| !s.trim().is_empty()),
+                },
+                // No region: only the scanner's snippet (if any) can locate it.
+                None => Locator::Fragments(r.snippet.clone().into_iter().collect()),
+            };
+            Anchor {
+                id: format!("{rule}:{file}:{line}"),
+                cwe: r.cwe,
+                class: None,
+                file,
+                locator,
+                kind: AnchorKind::Present,
+                description: r.message.clone(),
+                source: AnchorSource {
+                    format,
+                    tool: Some(r.tool.clone()),
+                    rule: r.rule.clone(),
+                    path: Some(shown.to_string()),
+                    index: Some(i + 1),
+                },
+            }
+        })
+        .collect())
+}
+
+/// Picks one anchor: the only one, or the one `--select RULE|INDEX|ID` names.
+pub fn select(path: &Path, all: Vec<Anchor>, sel: Option<&str>) -> Result<Anchor> {
+    let shown = path.display();
+    let count = all.len();
+    let Some(sel) = sel.map(str::trim) else {
+        if count == 1 {
+            return check_selected(path, all.into_iter().next().expect("one anchor"));
+        }
+        return Err(
+            Error::input(format!("{shown} holds {count} results; pick one")).hint(format!(
+                "--select INDEX (1..{count}), --select RULE or --select ID; rules here: {}",
+                rule_list(&all)
+            )),
+        );
+    };
+    if let Ok(n) = sel.parse::<usize>() {
+        if n == 0 || n > count {
+            return Err(Error::input(format!(
+                "--select {n}: {shown} holds results 1..{count}"
+            )));
+        }
+        return check_selected(path, all.into_iter().nth(n - 1).expect("in range"));
+    }
+    let mut hits: Vec<Anchor> = all.iter().filter(|a| a.id == sel).cloned().collect();
+    if hits.is_empty() {
+        hits = all
+            .iter()
+            .filter(|a| a.source.rule.as_deref() == Some(sel))
+            .cloned()
+            .collect();
+    }
+    match hits.len() {
+        1 => check_selected(path, hits.pop().expect("one hit")),
+        0 => Err(Error::input(format!(
+            "--select {sel}: no result of {shown} has that rule or id"
+        ))
+        .hint(format!("rules here: {}", rule_list(&all)))),
+        n => {
+            let indexes: Vec<String> = hits
+                .iter()
+                .filter_map(|a| a.source.index)
+                .take(8)
+                .map(|i| i.to_string())
+                .collect();
+            Err(
+                Error::input(format!("--select {sel}: {n} results of {shown} match"))
+                    .hint(format!("select one by index: {}", indexes.join(", "))),
+            )
+        }
+    }
+}
+
+fn rule_list(all: &[Anchor]) -> String {
+    let mut rules: Vec<&str> = Vec::new();
+    for a in all {
+        let r = a.source.rule.as_deref().unwrap_or(a.id.as_str());
+        if !rules.contains(&r) {
+            rules.push(r);
+        }
+    }
+    let more = rules.len().saturating_sub(6);
+    let mut s = rules.into_iter().take(6).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+/// A selected scanner result must at least name a file and something to look for.
+fn check_selected(path: &Path, a: Anchor) -> Result<Anchor> {
+    let at = a
+        .source
+        .index
+        .map(|i| format!(" (result {i})"))
+        .unwrap_or_default();
+    if a.file.is_empty() {
+        return Err(
+            Error::input(format!("{}{at}: the result names no file", path.display()))
+                .hint("write an anchor YAML naming the file and the fragment"),
+        );
+    }
+    if matches!(&a.locator, Locator::Fragments(f) if f.is_empty()) {
+        return Err(Error::input(format!(
+            "{}{at}: the result has neither a line range nor a snippet",
+            path.display()
+        ))
+        .hint("write an anchor YAML with fragments: for it"));
+    }
+    Ok(a)
+}
+
+fn from_inline(i: &Inline) -> Result<Anchor> {
+    let given = [
+        !i.snippets.is_empty(),
+        i.lines.is_some(),
+        i.pattern.is_some(),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count();
+    if given != 1 {
+        return Err(Error::input(format!(
+            "--anchor-file {} needs exactly one of --anchor-snippet, --anchor-lines, --anchor-pattern",
+            i.file
+        )));
+    }
+    let locator = if let Some(l) = &i.lines {
+        let (start, end) = anchor_yaml::parse_lines(l)
+            .ok_or_else(|| Error::input(format!("--anchor-lines {l}: expected N or N-M")))?;
+        Locator::Lines {
+            start,
+            end,
+            snippet: None,
+        }
+    } else if let Some(p) = &i.pattern {
+        Locator::Pattern(p.clone())
+    } else {
+        Locator::Fragments(i.snippets.clone())
+    };
+    let cwe = match &i.cwe {
+        None => None,
+        Some(c) => Some(parse_cwe(c).ok_or_else(|| {
+            Error::input(format!(
+                "--cwe {c}: expected a CWE number such as 918 or CWE-918"
+            ))
+        })?),
+    };
+    let class = match &i.class {
+        None => None,
+        Some(c) => Some(DefectClass::parse(c).ok_or_else(|| {
+            Error::input(format!(
+                "--class {c}: expected one of {}",
+                DefectClass::ALL.join(", ")
+            ))
+        })?),
+    };
+    let file = paths::normalise(&i.file);
+    Ok(Anchor {
+        id: i.id.clone().unwrap_or_else(|| match cwe {
+            Some(n) => format!("cwe-{n}:{file}"),
+            None => format!("inline:{file}"),
+        }),
+        cwe,
+        class,
+        file,
+        locator,
+        kind: if i.absent {
+            AnchorKind::Absent
+        } else {
+            AnchorKind::Present
+        },
+        description: None,
+        source: AnchorSource {
+            format: "inline",
+            tool: None,
+            rule: None,
+            path: None,
+            index: None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cwe_spellings() {
+        assert_eq!(parse_cwe("918"), Some(918));
+        assert_eq!(parse_cwe("CWE-918"), Some(918));
+        assert_eq!(
+            parse_cwe("CWE-502: Deserialization of Untrusted Data"),
+            Some(502)
+        );
+        assert_eq!(parse_cwe("external/cwe/cwe-089"), Some(89));
+        assert_eq!(parse_cwe("security"), None);
+        assert_eq!(parse_cwe("CWE-0"), None);
+    }
+
+    #[test]
+    fn detects_formats_by_content() {
+        assert_eq!(
+            detect(r#"{"version":"2.1.0","runs":[]}"#),
+            Some(Format::Sarif)
+        );
+        assert_eq!(
+            detect(r#"{"results":[],"generated_at":"x","metrics":{}}"#),
+            Some(Format::BanditJson)
+        );
+        assert_eq!(
+            detect(r#"{"version":"1.1","results":[],"errors":[],"paths":{}}"#),
+            Some(Format::SemgrepJson)
+        );
+        assert_eq!(
+            detect("id: x\nfile: a.py\nfragments: ['x']\n"),
+            Some(Format::AnchorYaml)
+        );
+        assert_eq!(detect("hello: world\n"), None);
+        assert_eq!(detect("not json {"), None);
+        assert_eq!(detect(r#"{"results": [{"foo": 1}]}"#), None);
+    }
+}

@@ -1,0 +1,561 @@
+//! The only module that touches git2: opens the repository and hands out owned values.
+
+pub mod commit_graph;
+pub mod idhash;
+pub mod pack;
+
+use std::cell::{OnceCell, RefCell};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use commit_graph::CommitGraph;
+use idhash::IdMap;
+use pack::{Kind, PackReader, Packs};
+
+use crate::error::{Error, Result};
+
+/// A git object id, owned and printable; keeps git2's type out of the other modules.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Oid(git2::Oid);
+
+impl Oid {
+    fn from_raw(bytes: &[u8]) -> Oid {
+        Oid(git2::Oid::from_bytes(bytes).expect("20-byte object id"))
+    }
+
+    pub fn short(&self) -> String {
+        let mut s = self.hex();
+        s.truncate(7);
+        s
+    }
+
+    /// The full hex name (what Display prints, without going through the formatter).
+    pub fn hex(&self) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(40);
+        for &b in self.0.as_bytes() {
+            out.push(DIGITS[(b >> 4) as usize] as char);
+            out.push(DIGITS[(b & 15) as usize] as char);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Oid({})", self.short())
+    }
+}
+
+/// What git2 tells about a commit, as plain owned data.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: Oid,
+    pub parents: Vec<Oid>,
+    pub tree: Oid,
+    pub author_name: String,
+    pub author_email: String,
+    pub committer_name: String,
+    pub committer_email: String,
+    /// Seconds since the epoch, committer time.
+    pub time: i64,
+    pub summary: String,
+    pub message: String,
+}
+
+impl CommitInfo {
+    /// The values of `Co-authored-by:` trailers (case-insensitive key), in order.
+    pub fn co_authors(&self) -> Vec<String> {
+        self.message
+            .lines()
+            .filter_map(|line| {
+                let (key, value) = line.split_once(':')?;
+                key.trim()
+                    .eq_ignore_ascii_case("co-authored-by")
+                    .then(|| value.trim().to_string())
+            })
+            .collect()
+    }
+}
+
+/// The file found at a path in a commit's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub blob: Oid,
+}
+
+/// A commit of a first-parent chain, with what the history walk needs of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainCommit {
+    pub id: Oid,
+    pub tree: Oid,
+    pub first_parent: Option<Oid>,
+    pub merge: bool,
+}
+
+/// Looks up one path in many trees, remembering every subtree already resolved: commits
+/// that did not touch the path's directories cost one root-tree read each.
+pub struct PathLookup {
+    components: Vec<Vec<u8>>,
+    /// `memo[d]`: a tree at depth `d` → the blob the rest of the path names in it.
+    memo: Vec<IdMap<Oid, Option<Oid>>>,
+}
+
+impl PathLookup {
+    pub fn new(path: &str) -> PathLookup {
+        let components: Vec<Vec<u8>> = path
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .map(|c| c.as_bytes().to_vec())
+            .collect();
+        let memo = vec![IdMap::default(); components.len()];
+        PathLookup { components, memo }
+    }
+}
+
+/// Finds `name` in a raw tree object (`<mode> <name>\0<20-byte id>` entries).
+fn raw_tree_entry<'a>(mut data: &'a [u8], name: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
+    while !data.is_empty() {
+        let sp = memchr::memchr(b' ', data)?;
+        let nul = sp + 1 + memchr::memchr(0, &data[sp + 1..])?;
+        let mode = &data[..sp];
+        let entry = &data[sp + 1..nul];
+        let id = data.get(nul + 1..nul + 21)?;
+        if entry == name {
+            return Some((mode, id));
+        }
+        data = &data[nul + 21..];
+    }
+    None
+}
+
+/// An open repository. Not `Sync` (git2 is not); keep it on one thread, and give worker
+/// threads a `WorkerSeed` to open their own.
+pub struct Repo {
+    inner: git2::Repository,
+    packs: OnceCell<Arc<Packs>>,
+    reader: RefCell<Option<PackReader>>,
+}
+
+/// What a worker thread needs to open its own `Repo` sharing the mapped packs.
+pub struct WorkerSeed {
+    git_dir: PathBuf,
+    packs: Arc<Packs>,
+}
+
+fn git_err(context: impl fmt::Display, e: git2::Error) -> Error {
+    Error::env(format!("{context}: {}", e.message()))
+}
+
+impl Repo {
+    /// Opens the repository containing `dir`, like git does (walking up to the top level).
+    pub fn discover(dir: &Path) -> Result<Repo> {
+        // git itself does not re-hash objects it reads; libgit2 does by default, which
+        // costs a fifth of a history walk. Integrity is `git fsck`'s job, not ours.
+        git2::opts::strict_hash_verification(false);
+        // The walks below read each commit and tree once and keep their own memo; libgit2's
+        // object cache would only add bookkeeping and a slow teardown.
+        git2::opts::enable_caching(false);
+        match git2::Repository::discover(dir) {
+            Ok(inner) => Ok(Repo::wrap(inner)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Err(Error::input(format!(
+                "{} is not inside a git repository",
+                dir.display()
+            ))
+            .hint("run git sage inside a repository, or pass -C <dir>")),
+            Err(e) => Err(git_err(
+                format_args!("cannot open the repository at {}", dir.display()),
+                e,
+            )),
+        }
+    }
+
+    fn wrap(inner: git2::Repository) -> Repo {
+        Repo {
+            inner,
+            packs: OnceCell::new(),
+            reader: RefCell::new(None),
+        }
+    }
+
+    fn packs(&self) -> &Arc<Packs> {
+        self.packs
+            .get_or_init(|| Packs::open(&self.inner.commondir().join("objects")))
+    }
+
+    /// What a worker thread needs to open its own handle (git2 handles are not Sync).
+    pub fn worker_seed(&self) -> WorkerSeed {
+        WorkerSeed {
+            git_dir: self.inner.path().to_path_buf(),
+            packs: Arc::clone(self.packs()),
+        }
+    }
+
+    /// A worker thread's own handle on the repository of `seed`.
+    pub fn from_seed(seed: WorkerSeed) -> Result<Repo> {
+        let inner = git2::Repository::open(&seed.git_dir)
+            .map_err(|e| git_err(format_args!("cannot open {}", seed.git_dir.display()), e))?;
+        let repo = Repo::wrap(inner);
+        let _ = repo.packs.set(seed.packs);
+        Ok(repo)
+    }
+
+    /// An object's kind and bytes: from the mapped packs when they have it, else libgit2.
+    fn read_raw(&self, id: Oid) -> Result<Option<(Kind, Rc<Vec<u8>>)>> {
+        let mut reader = self.reader.borrow_mut();
+        let reader = reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs())));
+        if let Some(found) = reader.read(id.0.as_bytes()) {
+            return Ok(Some(found));
+        }
+        let odb = self
+            .inner
+            .odb()
+            .map_err(|e| git_err("cannot open the object database", e))?;
+        let obj = match odb.read(id.0) {
+            Ok(o) => o,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(git_err(
+                    format_args!("cannot read object {}", id.short()),
+                    e,
+                ));
+            }
+        };
+        let kind = match obj.kind() {
+            git2::ObjectType::Commit => Kind::Commit,
+            git2::ObjectType::Tree => Kind::Tree,
+            git2::ObjectType::Blob => Kind::Blob,
+            _ => Kind::Tag,
+        };
+        Ok(Some((kind, Rc::new(obj.data().to_vec()))))
+    }
+
+    /// The top of the work tree, if the repository has one.
+    pub fn workdir(&self) -> Option<PathBuf> {
+        self.inner.workdir().map(Path::to_path_buf)
+    }
+
+    pub fn git_dir(&self) -> PathBuf {
+        self.inner.path().to_path_buf()
+    }
+
+    pub fn is_shallow(&self) -> bool {
+        self.inner.is_shallow()
+    }
+
+    /// A `git config` value (repository, then global and system), if set.
+    pub fn config_string(&self, key: &str) -> Result<Option<String>> {
+        let config = self
+            .inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?;
+        match config.get_string(key) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(Error::input(format!(
+                "git config {key} cannot be read: {}",
+                e.message()
+            ))),
+        }
+    }
+
+    /// Resolves a revision to a commit; `None` when the revision does not exist.
+    pub fn try_resolve_commit(&self, rev: &str) -> Result<Option<Oid>> {
+        match self.inner.revparse_single(rev) {
+            Ok(obj) => match obj.peel_to_commit() {
+                Ok(c) => Ok(Some(Oid(c.id()))),
+                Err(_) => Err(Error::input(format!("revision {rev} is not a commit"))),
+            },
+            Err(e)
+                if matches!(
+                    e.code(),
+                    git2::ErrorCode::NotFound
+                        | git2::ErrorCode::Ambiguous
+                        | git2::ErrorCode::InvalidSpec
+                ) || e.class() == git2::ErrorClass::Odb =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(git_err(format_args!("cannot resolve {rev}"), e)),
+        }
+    }
+
+    /// Resolves a revision to a commit, or says which revision is unknown.
+    pub fn resolve_commit(&self, rev: &str) -> Result<Oid> {
+        self.try_resolve_commit(rev)?.ok_or_else(|| {
+            let hint = if self.is_shallow() {
+                "this is a shallow clone; the commit may lie beyond its depth (git fetch --deepen=N or --unshallow)"
+            } else {
+                "check the name with git rev-parse, or fetch it first"
+            };
+            Error::input(format!("unknown revision {rev}")).hint(hint)
+        })
+    }
+
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Option<Oid> {
+        self.inner.merge_base(a.0, b.0).ok().map(Oid)
+    }
+
+    /// True when `ancestor` is `commit` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: Oid, commit: Oid) -> Result<bool> {
+        if ancestor == commit {
+            return Ok(true);
+        }
+        // Cheap common case first: the ancestor is a parent. A full graph search walks
+        // the whole history.
+        if let Ok(c) = self.inner.find_commit(commit.0)
+            && c.parent_ids().any(|p| p == ancestor.0)
+        {
+            return Ok(true);
+        }
+        self.inner
+            .graph_descendant_of(commit.0, ancestor.0)
+            .map_err(|e| git_err("cannot compare commits", e))
+    }
+
+    /// The commits of `base..tip` on the first-parent chain, oldest first
+    /// (what `git rev-list --first-parent --reverse base..tip` lists).
+    pub fn first_parent_chain(&self, base: Oid, tip: Oid) -> Result<Vec<ChainCommit>> {
+        // Usual case: the base is on the tip's first-parent chain. Follow parent pointers,
+        // through git's commit-graph once the chain proves long (no commit inflated there).
+        const GRAPH_AFTER: usize = 64;
+        let mut out: Vec<ChainCommit> = Vec::new();
+        let mut graph: Option<Option<CommitGraph>> = None;
+        let mut pos: Option<u32> = None;
+        let mut cur = Some(tip);
+        while let Some(id) = cur {
+            if id == base {
+                out.reverse();
+                return Ok(out);
+            }
+            if out.len() == GRAPH_AFTER && graph.is_none() {
+                graph = Some(self.commit_graph());
+            }
+            if let Some(Some(g)) = &graph
+                && let Some(p) = pos.or_else(|| g.find(id.0.as_bytes()))
+                && let Some(gc) = g.get(p)
+                && gc.id == id.0.as_bytes()
+            {
+                let parent = gc
+                    .first_parent
+                    .and_then(|pp| g.get(pp).map(|pc| (pp, pc.id)));
+                out.push(ChainCommit {
+                    id,
+                    tree: Oid::from_raw(&gc.tree),
+                    first_parent: parent.map(|(_, pid)| Oid::from_raw(&pid)),
+                    merge: gc.merge,
+                });
+                pos = parent.map(|(pp, _)| pp);
+                cur = parent.map(|(_, pid)| Oid::from_raw(&pid));
+                continue;
+            }
+            pos = None;
+            let c = self.read_chain_commit(id)?;
+            cur = c.first_parent;
+            out.push(c);
+        }
+        // The base is off the chain (say, on a merged side branch): git's own meaning of
+        // `--first-parent base..tip`, everything reachable from the base left out.
+        let walk_err = |e| {
+            git_err(
+                format_args!("cannot walk {}..{}", base.short(), tip.short()),
+                e,
+            )
+        };
+        let mut walk = self.inner.revwalk().map_err(walk_err)?;
+        walk.simplify_first_parent().map_err(walk_err)?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+            .map_err(walk_err)?;
+        walk.push(tip.0).map_err(walk_err)?;
+        walk.hide(base.0).map_err(walk_err)?;
+        let mut chain = Vec::new();
+        for id in walk {
+            chain.push(self.read_chain_commit(Oid(id.map_err(walk_err)?))?);
+        }
+        Ok(chain)
+    }
+
+    fn read_chain_commit(&self, id: Oid) -> Result<ChainCommit> {
+        let c = self.inner.find_commit(id.0).map_err(|e| {
+            let hint = if self.is_shallow() {
+                " (beyond this shallow clone's depth?)"
+            } else {
+                ""
+            };
+            git_err(format_args!("cannot read commit {}{hint}", id.short()), e)
+        })?;
+        Ok(ChainCommit {
+            id,
+            tree: Oid(c.tree_id()),
+            first_parent: c.parent_id(0).ok().map(Oid),
+            merge: c.parent_count() > 1,
+        })
+    }
+
+    /// git's commit-graph, unless history is rewritten by grafts, replace refs or a
+    /// shallow boundary (git ignores its graph then too).
+    fn commit_graph(&self) -> Option<CommitGraph> {
+        let common = self.inner.commondir();
+        if self.is_shallow() || common.join("info/grafts").exists() {
+            return None;
+        }
+        if std::env::var_os("GIT_NO_REPLACE_OBJECTS").is_none()
+            && self
+                .inner
+                .references_glob("refs/replace/*")
+                .map(|mut r| r.next().is_some())
+                .unwrap_or(true)
+        {
+            return None;
+        }
+        CommitGraph::open(&common.join("objects"))
+    }
+
+    /// The blob at a path of a tree, through raw tree objects and the lookup's memo.
+    pub fn blob_at(&self, look: &mut PathLookup, tree: Oid) -> Result<Option<Oid>> {
+        if look.components.is_empty() {
+            return Ok(None);
+        }
+        let mut chain: Vec<(usize, Oid)> = Vec::new();
+        let mut depth = 0;
+        let mut cur = tree;
+        let found = loop {
+            if let Some(r) = look.memo[depth].get(&cur) {
+                break *r;
+            }
+            chain.push((depth, cur));
+            let Some((Kind::Tree, data)) = self.read_raw(cur)? else {
+                break None;
+            };
+            let last = depth + 1 == look.components.len();
+            match raw_tree_entry(&data, &look.components[depth]) {
+                None => break None,
+                // Regular files only (100644, 100755): not symlinks, not submodules.
+                Some((mode, id)) if last => {
+                    break mode.starts_with(b"100").then(|| Oid::from_raw(id));
+                }
+                Some((mode, id)) if mode == b"40000" => {
+                    cur = Oid::from_raw(id);
+                    depth += 1;
+                }
+                Some(_) => break None,
+            }
+        };
+        for (d, t) in chain {
+            look.memo[d].insert(t, found);
+        }
+        Ok(found)
+    }
+
+    pub fn commit_info(&self, id: Oid) -> Result<CommitInfo> {
+        let c = self
+            .inner
+            .find_commit(id.0)
+            .map_err(|e| git_err(format_args!("cannot read commit {}", id.short()), e))?;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let author = c.author();
+        let committer = c.committer();
+        Ok(CommitInfo {
+            id,
+            parents: c.parent_ids().map(Oid).collect(),
+            tree: Oid(c.tree_id()),
+            author_name: text(author.name_bytes()),
+            author_email: text(author.email_bytes()),
+            committer_name: text(committer.name_bytes()),
+            committer_email: text(committer.email_bytes()),
+            time: committer.when().seconds(),
+            summary: text(c.summary_bytes().unwrap_or_default()),
+            message: text(c.message_bytes()),
+        })
+    }
+
+    /// The tree id of a commit.
+    pub fn tree_of(&self, commit: Oid) -> Result<Oid> {
+        let c = self
+            .inner
+            .find_commit(commit.0)
+            .map_err(|e| git_err(format_args!("cannot read commit {}", commit.short()), e))?;
+        Ok(Oid(c.tree_id()))
+    }
+
+    /// The blob at `path` in a tree, if the path names a file there.
+    pub fn entry_at(&self, tree: Oid, path: &str) -> Result<Option<Entry>> {
+        let tree = self
+            .inner
+            .find_tree(tree.0)
+            .map_err(|e| git_err(format_args!("cannot read tree {}", tree.short()), e))?;
+        match tree.get_path(Path::new(path)) {
+            Ok(entry) if entry.kind() == Some(git2::ObjectType::Blob) => Ok(Some(Entry {
+                blob: Oid(entry.id()),
+            })),
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(format_args!("cannot look up {path}"), e)),
+        }
+    }
+
+    /// Reads a blob's content.
+    pub fn read_blob(&self, id: Oid) -> Result<Rc<Vec<u8>>> {
+        match self.read_raw(id)? {
+            Some((Kind::Blob, data)) => Ok(data),
+            Some(_) => Err(Error::env(format!("object {} is not a blob", id.short()))),
+            None => Err(Error::env(format!(
+                "blob {} is missing from the repository",
+                id.short()
+            ))),
+        }
+    }
+
+    /// If `path` in `new_tree` is a file renamed from another path of `old_tree`, that path.
+    pub fn renamed_from(&self, old_tree: Oid, new_tree: Oid, path: &str) -> Result<Option<String>> {
+        let err = |e| git_err("cannot compare trees for renames", e);
+        let old = self.inner.find_tree(old_tree.0).map_err(err)?;
+        let new = self.inner.find_tree(new_tree.0).map_err(err)?;
+        let mut opts = git2::DiffOptions::new();
+        opts.skip_binary_check(true);
+        let mut diff = self
+            .inner
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+            .map_err(err)?;
+        let mut find = git2::DiffFindOptions::new();
+        find.renames(true);
+        diff.find_similar(Some(&mut find)).map_err(err)?;
+        for delta in diff.deltas() {
+            if delta.status() == git2::Delta::Renamed
+                && delta.new_file().path() == Some(Path::new(path))
+            {
+                return Ok(delta
+                    .old_file()
+                    .path()
+                    .map(|p| p.to_string_lossy().replace('\\', "/")));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every file path of a tree (recursive), for resolving scanner paths.
+    pub fn file_paths(&self, tree: Oid) -> Result<Vec<String>> {
+        let err = |e| git_err(format_args!("cannot list tree {}", tree.short()), e);
+        let t = self.inner.find_tree(tree.0).map_err(err)?;
+        let mut out = Vec::new();
+        t.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                out.push(format!(
+                    "{dir}{}",
+                    String::from_utf8_lossy(entry.name_bytes())
+                ));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(err)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,7 @@
+//! Artifact history: snapshots of the anchored file along the range, and provenance from them.
+
+pub mod matching;
+pub mod parallel;
+pub mod provenance;
+pub mod range;
+pub mod rule;

@@ -1,0 +1,403 @@
+//! The provenance engine: snapshots of the anchored file per write, then the pure rule.
+//!
+//! Cost: one root-tree read per commit, one read per distinct subtree and blob on the
+//! anchored path, spread over threads; commit objects are read only when an agent pattern
+//! needs their authors, or for the few writes a report names.
+
+use super::matching::{self, Matcher};
+use super::parallel::map_chunks;
+use super::range::{AgentMatcher, Range};
+use super::rule::{self, Fact, NotLocated, Verdict};
+use crate::error::{Error, Result};
+use crate::finding::paths;
+use crate::git::idhash::IdMap;
+use crate::git::{Oid, PathLookup, Repo};
+use crate::model::{Anchor, Locator, ProvenanceStatus, Reconstruction};
+use crate::timing::stage;
+
+/// The anchored file in one snapshot.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub path: String,
+    pub blob: Option<Oid>,
+    pub present: bool,
+}
+
+/// One write of the range (one commit on the first-parent chain).
+#[derive(Debug, Clone)]
+pub struct WriteRecord {
+    pub commit: Oid,
+    pub agent: bool,
+    pub merge: bool,
+    /// Author and subject line, when the commit was read (see `describe`).
+    pub author: Option<String>,
+    pub summary: Option<String>,
+    pub snapshot: Snapshot,
+    /// Whether this write changed the anchored file (content, existence or path).
+    pub changed: bool,
+    /// The transcript turn that made the write, once mapped (issue 2/7).
+    pub turn: Option<u32>,
+    pub mapped_by: Option<String>,
+}
+
+/// Provenance of one anchor over one range.
+#[derive(Debug, Clone)]
+pub struct Provenance {
+    pub status: ProvenanceStatus,
+    /// Index into `writes` of the introducing write.
+    pub introducing: Option<usize>,
+    /// For `no_code_location`: which of the two reasons of SPEC §4, in words.
+    pub reason: Option<String>,
+    pub base: Snapshot,
+    pub writes: Vec<WriteRecord>,
+    pub reconstruction: Reconstruction,
+    /// The path of the anchored file at the tip, after normalisation.
+    pub file: String,
+    /// The fragments actually matched (scanner line ranges turned into text).
+    pub fragments: Vec<String>,
+    pub pattern: Option<String>,
+    /// Distinct blobs read: one per distinct content of the anchored file.
+    pub blobs_read: usize,
+    /// Things the user should know: path resolution, renames, fallbacks.
+    pub notes: Vec<String>,
+}
+
+/// Blob ids at `path` for the commits `range` of `trees`.
+fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> {
+    map_chunks(repo, trees.len(), |repo, r| {
+        let mut look = PathLookup::new(path);
+        trees[r]
+            .iter()
+            .map(|&t| repo.blob_at(&mut look, t))
+            .collect()
+    })
+}
+
+/// Computes the provenance of `anchor` over `range`.
+pub fn analyse(
+    repo: &Repo,
+    range: &Range,
+    anchor: &Anchor,
+    agents: &AgentMatcher,
+) -> Result<Provenance> {
+    let mut notes = Vec::new();
+    let base_tree = repo.tree_of(range.base)?;
+    let trees: Vec<Oid> = range.commits.iter().map(|c| c.tree).collect();
+    let n = trees.len();
+    let tip_tree = trees.last().copied().unwrap_or(base_tree);
+
+    let t = stage("locate file");
+    let file = locate_file(repo, &anchor.file, tip_tree, base_tree, &mut notes)?;
+    drop(t);
+    let what = anchor
+        .source
+        .path
+        .clone()
+        .unwrap_or_else(|| format!("anchor {}", anchor.id));
+
+    // Snapshots at the tip's path, then renames followed back from the tip.
+    let t = stage("tree lookups");
+    let mut blobs = blobs_at(repo, &trees, &file)?;
+    let mut paths = vec![file.clone(); n];
+    let mut base_path = file.clone();
+    let mut base_blob = repo.blob_at(&mut PathLookup::new(&file), base_tree)?;
+    for i in (0..n).rev() {
+        let (prev_tree, prev_blob) = if i == 0 {
+            (base_tree, base_blob)
+        } else {
+            (trees[i - 1], blobs[i - 1])
+        };
+        if blobs[i].is_some()
+            && prev_blob.is_none()
+            && prev_tree != trees[i]
+            && let Some(old) = repo.renamed_from(prev_tree, trees[i], &paths[i])?
+        {
+            notes.push(format!(
+                "{old} was renamed to {} by write {} ({})",
+                paths[i],
+                i + 1,
+                range.commits[i].id.short()
+            ));
+            let earlier = blobs_at(repo, &trees[..i], &old)?;
+            blobs[..i].copy_from_slice(&earlier);
+            paths[..i].fill(old.clone());
+            base_blob = repo.blob_at(&mut PathLookup::new(&old), base_tree)?;
+            base_path = old;
+        }
+    }
+    drop(t);
+
+    if base_blob.is_none() && blobs.iter().all(Option::is_none) {
+        return Err(Error::input(format!(
+            "{what}: {file} is not in the repository at any commit of {}..{}",
+            range.base.short(),
+            range.tip_name
+        ))
+        .hint(
+            "paths in a finding are relative to the repository root; check the path and the branch",
+        ));
+    }
+
+    let tip_blob = blobs.last().copied().flatten();
+    let (matcher, fragments, pattern) = build_matcher(
+        repo,
+        anchor,
+        &what,
+        &file,
+        tip_blob,
+        &range.tip_name,
+        &mut notes,
+    )?;
+
+    // One read per distinct blob, spread over threads.
+    let t = stage("blobs and matching");
+    // Newest first: packs store the newest version whole and older ones as deltas against
+    // it, so this order finds each delta's base already in the pack's base cache.
+    let mut seen_blob =
+        std::collections::HashSet::with_hasher(crate::git::idhash::IdBuildHasher::default());
+    let distinct: Vec<Oid> = blobs
+        .iter()
+        .rev()
+        .chain(std::iter::once(&base_blob))
+        .flatten()
+        .copied()
+        .filter(|b| seen_blob.insert(*b))
+        .collect();
+    let verdicts = map_chunks(repo, distinct.len(), |repo, r| {
+        let mut scratch = Vec::new();
+        distinct[r]
+            .iter()
+            .map(|&b| Ok(matcher.defect_present_with(Some(&repo.read_blob(b)?), &mut scratch)))
+            .collect()
+    })?;
+    let present: IdMap<Oid, bool> = distinct.iter().copied().zip(verdicts).collect();
+    let present_in =
+        |b: Option<Oid>| b.map_or_else(|| matcher.defect_present(None), |b| present[&b]);
+    drop(t);
+
+    // Who wrote what: commit objects only when the agent pattern needs them.
+    let t = stage("commit info");
+    let infos = if agents.needs_commit_info() {
+        let ids: Vec<Oid> = range.commits.iter().map(|c| c.id).collect();
+        Some(map_chunks(repo, n, |repo, r| {
+            ids[r].iter().map(|&id| repo.commit_info(id)).collect()
+        })?)
+    } else {
+        None
+    };
+    drop(t);
+
+    let base = Snapshot {
+        present: present_in(base_blob),
+        path: base_path,
+        blob: base_blob,
+    };
+    let mut writes = Vec::with_capacity(n);
+    let mut prev = (base.path.as_str(), base.blob);
+    for (i, c) in range.commits.iter().enumerate() {
+        let blob = blobs[i];
+        let changed = prev.1 != blob || (blob.is_some() && prev.0 != paths[i]);
+        prev = (paths[i].as_str(), blob);
+        let info = infos.as_ref().map(|v| &v[i]);
+        writes.push(WriteRecord {
+            commit: c.id,
+            agent: match info {
+                Some(info) => agents.is_agent(info),
+                None => !c.merge,
+            },
+            merge: c.merge,
+            author: info.map(|i| i.author_name.clone()),
+            summary: info.map(|i| i.summary.clone()),
+            snapshot: Snapshot {
+                path: paths[i].clone(),
+                blob,
+                present: present_in(blob),
+            },
+            changed,
+            turn: None,
+            mapped_by: None,
+        });
+    }
+
+    let facts: Vec<Fact> = writes
+        .iter()
+        .map(|w| Fact {
+            agent: w.agent,
+            present: w.snapshot.present,
+        })
+        .collect();
+    let (status, introducing, reason) = match rule::decide(base.present, &facts) {
+        Verdict::Inherited => (ProvenanceStatus::Inherited, None, None),
+        Verdict::Introduced { write } => (ProvenanceStatus::Introduced, Some(write), None),
+        Verdict::IntroducedByOther { write } => {
+            (ProvenanceStatus::IntroducedByOther, Some(write), None)
+        }
+        Verdict::NoCodeLocation(why) => (
+            ProvenanceStatus::NoCodeLocation,
+            None,
+            Some(not_located_reason(why, &writes, &file)),
+        ),
+    };
+    let touched = writes.iter().filter(|w| w.changed).count();
+    let reconstruction = if touched <= 1 {
+        Reconstruction::SingleWrite
+    } else {
+        Reconstruction::PerWrite
+    };
+    let mut prov = Provenance {
+        status,
+        introducing,
+        reason,
+        base,
+        writes,
+        reconstruction,
+        file,
+        fragments,
+        pattern,
+        blobs_read: distinct.len(),
+        notes,
+    };
+    if let Some(i) = introducing {
+        describe(repo, &mut prov, &[i])?;
+    }
+    Ok(prov)
+}
+
+/// Reads author and subject of the given writes (indexes) where not known yet.
+pub fn describe(repo: &Repo, prov: &mut Provenance, which: &[usize]) -> Result<()> {
+    for &i in which {
+        if let Some(w) = prov.writes.get_mut(i)
+            && w.summary.is_none()
+        {
+            let info = repo.commit_info(w.commit)?;
+            w.author = Some(info.author_name);
+            w.summary = Some(info.summary);
+        }
+    }
+    Ok(())
+}
+
+/// Turns the anchor's locator into a matcher; scanner line ranges read the tip's text.
+fn build_matcher(
+    repo: &Repo,
+    anchor: &Anchor,
+    what: &str,
+    file: &str,
+    tip_blob: Option<Oid>,
+    tip_name: &str,
+    notes: &mut Vec<String>,
+) -> Result<(Matcher, Vec<String>, Option<String>)> {
+    match &anchor.locator {
+        Locator::Fragments(f) => Ok((Matcher::fragments(f, anchor.kind, what)?, f.clone(), None)),
+        Locator::Pattern(p) => Ok((
+            Matcher::pattern(p, anchor.kind, what)?,
+            Vec::new(),
+            Some(p.clone()),
+        )),
+        Locator::Lines {
+            start,
+            end,
+            snippet,
+        } => {
+            let text = match tip_blob {
+                Some(b) => {
+                    let content = repo.read_blob(b)?;
+                    if matching::is_binary(&content) {
+                        return Err(Error::input(format!(
+                            "{what}: {file} is binary at the tip; a line range cannot locate code in it"
+                        ))
+                        .hint("give fragments: or a pattern: in an anchor YAML"));
+                    }
+                    matching::lines_of(&content, *start, *end).ok_or_else(|| {
+                        Error::input(format!(
+                            "{what}: lines {start}-{end} are outside {file} at {tip_name} ({} lines)",
+                            String::from_utf8_lossy(&content).lines().count()
+                        ))
+                        .hint("the finding was made on another version of the file; rescan the tip or name the branch it was made on")
+                    })?
+                }
+                None => match snippet {
+                    Some(s) => {
+                        notes.push(format!(
+                            "{file} is not in the tip's tree; matched the scanner's snippet instead of lines {start}-{end}"
+                        ));
+                        s.clone()
+                    }
+                    None => {
+                        return Err(Error::input(format!(
+                            "{what}: {file} does not exist at {tip_name}, so lines {start}-{end} cannot be read"
+                        ))
+                        .hint("write an anchor YAML with fragments: for the defect"));
+                    }
+                },
+            };
+            if text.trim().is_empty() {
+                return Err(Error::input(format!(
+                    "{what}: lines {start}-{end} of {file} are blank at {tip_name}"
+                ))
+                .hint("the finding was made on another version of the file; rescan the tip"));
+            }
+            let frags = vec![text];
+            Ok((Matcher::fragments(&frags, anchor.kind, what)?, frags, None))
+        }
+    }
+}
+
+fn not_located_reason(why: NotLocated, writes: &[WriteRecord], file: &str) -> String {
+    let tip_missing = writes.last().is_some_and(|w| w.snapshot.blob.is_none());
+    if tip_missing {
+        return match writes
+            .iter()
+            .rposition(|w| w.changed && w.snapshot.blob.is_none())
+        {
+            Some(i) => format!(
+                "{file} does not exist at the tip: write {} ({}) deleted it",
+                i + 1,
+                writes[i].commit.short()
+            ),
+            None => format!("{file} does not exist at the tip"),
+        };
+    }
+    match why {
+        NotLocated::Never => format!(
+            "the anchor matches no snapshot of {file}, baseline included: it may describe behaviour no fragment captures, or the fragments are wrong"
+        ),
+        NotLocated::Gone { last: Some(i) } => format!(
+            "the anchor was present after write {} ({}) but not in the final snapshot: the defect may have been fixed later, or the fragments are out of date",
+            i + 1,
+            writes[i].commit.short()
+        ),
+        NotLocated::Gone { last: None } => "the anchor was present at the baseline but not in the final snapshot: the defect may have been fixed in the range, or the fragments are out of date".to_string(),
+    }
+}
+
+/// Finds the repository path a finding means (see `paths::resolve`), or keeps it as given.
+fn locate_file(
+    repo: &Repo,
+    raw: &str,
+    tip_tree: Oid,
+    base_tree: Oid,
+    notes: &mut Vec<String>,
+) -> Result<String> {
+    let path = paths::normalise(raw);
+    if !paths::is_absolute(&path)
+        && (repo.entry_at(tip_tree, &path)?.is_some() || repo.entry_at(base_tree, &path)?.is_some())
+    {
+        return Ok(path);
+    }
+    let workdir = repo.workdir().map(|w| w.to_string_lossy().into_owned());
+    for tree in [tip_tree, base_tree] {
+        let files = repo.file_paths(tree)?;
+        if let Some(found) =
+            paths::resolve(&path, workdir.as_deref(), files.iter().map(String::as_str))
+        {
+            if found != path {
+                notes.push(format!("finding path {raw} taken as {found}"));
+            }
+            return Ok(found);
+        }
+    }
+    // Keep the path: the history walk may still find it in the middle of the range,
+    // and otherwise reports that it is in no commit.
+    Ok(path)
+}

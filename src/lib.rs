@@ -1,0 +1,15 @@
+//! git-sage: SAGE (Security Awareness Gap Evaluation) as a git subcommand.
+//!
+//! Stages, one module each: `finding` (confirmed defects → anchors), `history` (provenance
+//! from git), `report` (text and JSON), `git` (the only git2 user), `cli` (subcommands).
+
+pub mod cli;
+pub mod error;
+pub mod finding;
+pub mod git;
+pub mod history;
+pub mod model;
+pub mod report;
+pub mod timing;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,15 @@
+//! The `git-sage` binary: parse the command line, run, map errors to exit codes.
+
+use clap::Parser;
+
+fn main() {
+    let cli = sage::cli::Cli::parse();
+    let code = match sage::cli::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("git-sage: error: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
+}

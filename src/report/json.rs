@@ -1,0 +1,216 @@
+//! JSON documents of CONTRACT.md: `sage.provenance/1` (and the pieces `sage.report/1` reuses).
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::provenance::{Provenance, Snapshot};
+use crate::history::range::Range;
+use crate::model::{
+    Anchor, AnchorKind, AnchorSource, DefectClass, ProvenanceStatus, Reconstruction,
+};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FindingJson {
+    pub id: String,
+    pub file: String,
+    pub cwe: Option<u32>,
+    pub class: Option<DefectClass>,
+    pub kind: AnchorKind,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The text matched in each snapshot (scanner line ranges already read from the tip).
+    #[serde(default)]
+    pub fragments: Vec<String>,
+    #[serde(default)]
+    pub pattern: Option<String>,
+    #[serde(default)]
+    pub source: Option<SourceJson>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SourceJson {
+    pub format: String,
+    #[serde(default)]
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub index: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RangeJson {
+    pub base: String,
+    pub tip: String,
+    #[serde(default)]
+    pub tip_name: Option<String>,
+    #[serde(default)]
+    pub base_source: Option<String>,
+    #[serde(default)]
+    pub commits: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IntroducingWrite {
+    /// 1-based position among the writes.
+    pub write: usize,
+    pub commit: String,
+    pub turn: Option<u32>,
+    pub mapped_by: Option<String>,
+    pub agent: bool,
+    #[serde(default)]
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BaselineJson {
+    pub commit: String,
+    pub path: String,
+    pub blob: Option<String>,
+    pub present: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WriteJson {
+    pub write: usize,
+    pub commit: String,
+    pub turn: Option<u32>,
+    #[serde(default)]
+    pub mapped_by: Option<String>,
+    pub agent: bool,
+    pub present_after: bool,
+    #[serde(default)]
+    pub changed: bool,
+    #[serde(default)]
+    pub merge: bool,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub blob: Option<String>,
+    /// For text reports only: machines that want them ask git (`git show -s`).
+    #[serde(skip)]
+    pub author: Option<String>,
+    #[serde(skip)]
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProvenanceJson {
+    pub status: ProvenanceStatus,
+    pub introducing_write: Option<IntroducingWrite>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub reconstruction: Reconstruction,
+    #[serde(default)]
+    pub baseline: Option<BaselineJson>,
+    pub writes: Vec<WriteJson>,
+    #[serde(default)]
+    pub blobs_read: usize,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// `git sage provenance --format json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProvenanceDoc {
+    pub schema: String,
+    pub finding: FindingJson,
+    pub range: RangeJson,
+    pub provenance: ProvenanceJson,
+}
+
+pub const PROVENANCE_SCHEMA: &str = "sage.provenance/1";
+
+fn source_json(s: &AnchorSource) -> SourceJson {
+    SourceJson {
+        format: s.format.to_string(),
+        tool: s.tool.clone(),
+        rule: s.rule.clone(),
+        path: s.path.clone(),
+        index: s.index,
+    }
+}
+
+pub fn finding(anchor: &Anchor, prov: &Provenance) -> FindingJson {
+    FindingJson {
+        id: anchor.id.clone(),
+        file: prov.file.clone(),
+        cwe: anchor.cwe,
+        class: anchor.class,
+        kind: anchor.kind,
+        description: anchor.description.clone(),
+        fragments: prov.fragments.clone(),
+        pattern: prov.pattern.clone(),
+        source: Some(source_json(&anchor.source)),
+    }
+}
+
+pub fn range(r: &Range) -> RangeJson {
+    RangeJson {
+        base: r.base.to_string(),
+        tip: r.tip.to_string(),
+        tip_name: Some(r.tip_name.clone()),
+        base_source: Some(r.base_source.describe()),
+        commits: r.commits.len(),
+    }
+}
+
+fn snapshot_blob(s: &Snapshot) -> Option<String> {
+    s.blob.map(|b| b.hex())
+}
+
+pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
+    ProvenanceJson {
+        status: p.status,
+        introducing_write: p.introducing.map(|i| {
+            let w = &p.writes[i];
+            IntroducingWrite {
+                write: i + 1,
+                commit: w.commit.hex(),
+                turn: w.turn,
+                mapped_by: w.mapped_by.clone(),
+                agent: w.agent,
+                summary: w.summary.clone(),
+            }
+        }),
+        reason: p.reason.clone(),
+        reconstruction: p.reconstruction,
+        baseline: Some(BaselineJson {
+            commit: r.base.to_string(),
+            path: p.base.path.clone(),
+            blob: snapshot_blob(&p.base),
+            present: p.base.present,
+        }),
+        writes: p
+            .writes
+            .iter()
+            .enumerate()
+            .map(|(i, w)| WriteJson {
+                write: i + 1,
+                commit: w.commit.hex(),
+                turn: w.turn,
+                mapped_by: w.mapped_by.clone(),
+                agent: w.agent,
+                present_after: w.snapshot.present,
+                changed: w.changed,
+                merge: w.merge,
+                path: Some(w.snapshot.path.clone()),
+                blob: snapshot_blob(&w.snapshot),
+                author: w.author.clone(),
+                summary: w.summary.clone(),
+            })
+            .collect(),
+        blobs_read: p.blobs_read,
+        notes: p.notes.clone(),
+    }
+}
+
+pub fn provenance_doc(anchor: &Anchor, r: &Range, p: &Provenance) -> ProvenanceDoc {
+    ProvenanceDoc {
+        schema: PROVENANCE_SCHEMA.to_string(),
+        finding: finding(anchor, p),
+        range: range(r),
+        provenance: provenance(r, p),
+    }
+}

@@ -1,0 +1,234 @@
+//! Plain-text rendering for people: aligned, short, and the same bytes for the same input.
+
+use crate::model::{AnchorKind, ProvenanceStatus};
+use crate::report::json::{ProvenanceDoc, WriteJson};
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}
+
+/// The largest number of writes listed one by one; the rest are summarised.
+const MAX_ROWS: usize = 40;
+
+/// `git sage provenance` as text.
+pub fn provenance(doc: &ProvenanceDoc) -> String {
+    let f = &doc.finding;
+    let p = &doc.provenance;
+    let mut out = String::new();
+    let mut head = vec![f.id.clone()];
+    if let Some(c) = f.cwe {
+        head.push(format!("CWE-{c}"));
+    }
+    if let Some(c) = f.class {
+        head.push(c.as_str().to_string());
+    }
+    out.push_str(&format!("finding     {}\n", head.join(" · ")));
+    let what = if let Some(pat) = &f.pattern {
+        format!("pattern /{pat}/")
+    } else {
+        let frags: Vec<String> = f
+            .fragments
+            .iter()
+            .map(|s| format!("'{}'", clip(s, 60)))
+            .collect();
+        format!("fragment {}", frags.join(" + "))
+    };
+    let kind = match f.kind {
+        AnchorKind::Present => "",
+        AnchorKind::Absent => " (a defence that must be absent)",
+    };
+    out.push_str(&format!("            {}: {what}{kind}\n", f.file));
+    let r = &doc.range;
+    out.push_str(&format!(
+        "range       {}..{} {}({} commit{}, first-parent; base: {})\n",
+        short(&r.base),
+        short(&r.tip),
+        r.tip_name
+            .as_deref()
+            .map(|n| format!("{n} "))
+            .unwrap_or_default(),
+        r.commits,
+        if r.commits == 1 { "" } else { "s" },
+        r.base_source.as_deref().unwrap_or("given")
+    ));
+    out.push('\n');
+
+    let verdict = match (p.status, &p.introducing_write) {
+        (ProvenanceStatus::Inherited, _) => {
+            "INHERITED: the defect was already at the baseline and stayed to the tip".to_string()
+        }
+        (ProvenanceStatus::Introduced, Some(w)) => format!(
+            "INTRODUCED by agent write {} ({} {:?})",
+            w.write,
+            short(&w.commit),
+            clip(summary_of(p.writes.get(w.write - 1)), 50)
+        ),
+        (ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
+            "INTRODUCED BY OTHER: write {} ({} {:?}) is not the agent's",
+            w.write,
+            short(&w.commit),
+            clip(summary_of(p.writes.get(w.write - 1)), 50)
+        ),
+        (ProvenanceStatus::NoCodeLocation, _) => "NO CODE LOCATION".to_string(),
+        (s, None) => s.as_str().to_uppercase(),
+    };
+    out.push_str(&format!("provenance  {verdict}\n"));
+    if let Some(reason) = &p.reason {
+        out.push_str(&format!("            {reason}\n"));
+    }
+    if let Some(w) = &p.introducing_write
+        && let Some(t) = w.turn
+    {
+        out.push_str(&format!(
+            "            made at turn {t} (mapped by {})\n",
+            w.mapped_by.as_deref().unwrap_or("?")
+        ));
+    }
+    let touched = p.writes.iter().filter(|w| w.changed).count();
+    out.push_str(&format!(
+        "            reconstruction {} ({} of {} write{} changed {})\n\n",
+        reconstruction_str(p),
+        touched,
+        p.writes.len(),
+        if p.writes.len() == 1 { "" } else { "s" },
+        f.file
+    ));
+
+    // The table: the baseline, then the writes `listed_writes` picks.
+    let intro = p.introducing_write.as_ref().map(|w| w.write);
+    let list_all = p.writes.len() <= MAX_ROWS;
+    let changed: Vec<bool> = p.writes.iter().map(|w| w.changed).collect();
+    let rows: Vec<&WriteJson> = listed_writes(&changed, intro.map(|w| w - 1))
+        .into_iter()
+        .map(|i| &p.writes[i])
+        .collect();
+    let who_w = 5;
+    let path_w = rows
+        .iter()
+        .filter_map(|w| w.path.as_deref())
+        .chain(p.baseline.as_ref().map(|b| b.path.as_str()))
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    out.push_str(&format!(
+        "  {:>5}  {:<7}  {:<who_w$}  {:<path_w$}  {:<8}  {:<7}  summary\n",
+        "write", "commit", "by", "file", "change", "defect"
+    ));
+    if let Some(b) = &p.baseline {
+        out.push_str(&format!(
+            "  {:>5}  {:<7}  {:<who_w$}  {:<path_w$}  {:<8}  {:<7}\n",
+            "base",
+            short(&b.commit),
+            "",
+            if b.blob.is_some() {
+                b.path.as_str()
+            } else {
+                "-"
+            },
+            "",
+            if b.present { "present" } else { "absent" }
+        ));
+    }
+    let mut prev_listed = 0usize;
+    for w in rows {
+        let gap = w.write - prev_listed - 1;
+        if gap > 0 && !list_all {
+            let s = if gap == 1 { "" } else { "s" };
+            out.push_str(&format!(
+                "  {:>5}  ({gap} write{s} not touching the file)\n",
+                "…"
+            ));
+        }
+        prev_listed = w.write;
+        let by = if w.merge {
+            "merge"
+        } else if w.agent {
+            "agent"
+        } else {
+            "other"
+        };
+        let change = if !w.changed {
+            ""
+        } else if w.blob.is_none() {
+            "deleted"
+        } else {
+            "modified"
+        };
+        let mark = if Some(w.write) == intro {
+            "  ← introducing write"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "  {:>5}  {:<7}  {:<who_w$}  {:<path_w$}  {:<8}  {:<7}  {}{mark}\n",
+            w.write,
+            short(&w.commit),
+            by,
+            if w.blob.is_some() {
+                w.path.as_deref().unwrap_or("-")
+            } else {
+                "-"
+            },
+            change,
+            if w.present_after { "present" } else { "absent" },
+            clip(w.summary.as_deref().unwrap_or(""), 40),
+        ));
+    }
+    // Padding leaves trailing blanks on short rows; drop them.
+    let mut out: String = out.lines().map(|l| format!("{}\n", l.trim_end())).collect();
+    if !p.notes.is_empty() {
+        out.push('\n');
+        for n in &p.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+    }
+    out
+}
+
+/// Which writes (0-based) a text report lists: all of a short range; of a long one, the
+/// first and last writes that changed the file, those around the introducing write, and the
+/// tip. The rest are counted, not listed.
+pub fn listed_writes(changed: &[bool], intro: Option<usize>) -> Vec<usize> {
+    let n = changed.len();
+    if n <= MAX_ROWS {
+        return (0..n).collect();
+    }
+    let touching: Vec<usize> = (0..n).filter(|&i| changed[i]).collect();
+    let mut keep: Vec<usize> = Vec::new();
+    keep.extend(touching.first());
+    keep.extend(touching.last());
+    if let Some(i) = intro {
+        keep.push(i);
+        let at = touching.partition_point(|&t| t < i);
+        keep.extend(&touching[at.saturating_sub(CONTEXT)..(at + CONTEXT + 1).min(touching.len())]);
+    } else {
+        keep.extend(touching.iter().rev().take(CONTEXT));
+    }
+    keep.push(n - 1);
+    keep.sort_unstable();
+    keep.dedup();
+    keep
+}
+
+/// Writes that changed the file, listed on each side of the introducing write.
+const CONTEXT: usize = 3;
+
+fn summary_of(w: Option<&WriteJson>) -> &str {
+    w.and_then(|w| w.summary.as_deref()).unwrap_or("")
+}
+
+fn reconstruction_str(p: &crate::report::json::ProvenanceJson) -> &'static str {
+    p.reconstruction.as_str()
+}

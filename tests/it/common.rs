@@ -1,0 +1,185 @@
+//! Test helpers: temporary repositories built with the real `git`, and the real binary,
+//! both under a pinned environment (no user config, fixed dates and identities).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin;
+use tempfile::TempDir;
+
+pub const AGENT: (&str, &str) = ("Claude Agent", "agent@anthropic.example");
+pub const HUMAN: (&str, &str) = ("Dana Dev", "dana@example.com");
+
+/// A temporary git repository on `main`.
+pub struct Repo {
+    pub dir: TempDir,
+    home: TempDir,
+    tick: std::cell::Cell<u32>,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let r = Repo {
+            dir: tempfile::tempdir().expect("tempdir"),
+            home: tempfile::tempdir().expect("home"),
+            tick: std::cell::Cell::new(0),
+        };
+        r.git(&["init", "-q", "-b", "main", "."]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn env(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC");
+    }
+
+    /// Runs git in the repository; panics with its stderr when it fails.
+    pub fn git(&self, args: &[&str]) -> String {
+        self.git_as(HUMAN, args)
+    }
+
+    pub fn git_as(&self, who: (&str, &str), args: &[&str]) -> String {
+        let t = self.tick.get() + 1;
+        self.tick.set(t);
+        let date = format!("2026-01-01T00:{:02}:{:02}Z", t / 60, t % 60);
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        cmd.current_dir(self.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", who.0)
+            .env("GIT_AUTHOR_EMAIL", who.1)
+            .env("GIT_COMMITTER_NAME", who.0)
+            .env("GIT_COMMITTER_EMAIL", who.1)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date);
+        let out = cmd.output().expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        self.write_bytes(path, content.as_bytes());
+    }
+
+    pub fn write_bytes(&self, path: &str, content: &[u8]) {
+        let p = self.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    /// Writes a finding file outside the work tree; returns its absolute path.
+    pub fn finding(&self, name: &str, content: &str) -> String {
+        let p = self.home.path().join("findings").join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    pub fn remove(&self, path: &str) {
+        std::fs::remove_file(self.path().join(path)).unwrap();
+    }
+
+    /// Stages everything and commits as `who`; returns the full sha.
+    pub fn commit_as(&self, who: (&str, &str), msg: &str) -> String {
+        self.git_as(who, &["add", "-A"]);
+        self.git_as(who, &["commit", "-q", "--allow-empty", "-m", msg]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    pub fn commit(&self, msg: &str) -> String {
+        self.commit_as(AGENT, msg)
+    }
+
+    /// The real binary, run in the repository under the pinned environment.
+    pub fn sage(&self, args: &[&str]) -> Run {
+        self.sage_in(self.path(), args)
+    }
+
+    pub fn sage_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = Command::new(cargo_bin("git-sage"));
+        self.env(&mut cmd);
+        cmd.current_dir(dir).args(args);
+        Run::from(cmd.output().expect("run git-sage"))
+    }
+}
+
+/// What a run of the binary produced.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<std::process::Output> for Run {
+    fn from(o: std::process::Output) -> Self {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    pub fn ok(self) -> Run {
+        assert_eq!(self.code, 0, "expected success, got {self:#?}");
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", self.stdout))
+    }
+
+    /// Bad input: exit 2 and exactly one line on stderr that mentions `needle`.
+    pub fn bad_input(self, needle: &str) -> Run {
+        assert_eq!(self.code, 2, "expected exit 2, got {self:#?}");
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected one line on stderr: {:?}",
+            self.stderr
+        );
+        assert!(
+            lines[0].contains(needle),
+            "stderr {:?} lacks {needle:?}",
+            self.stderr
+        );
+        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
+        self
+    }
+}
+
+/// The shared real third-party fixtures, when this checkout has them.
+pub fn real_fixtures(sub: &str) -> Option<PathBuf> {
+    // SAGE_REAL_FIXTURES points elsewhere when the checkout is not beside shared/.
+    let root = std::env::var_os("SAGE_REAL_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real"));
+    let p = root.join(sub);
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipped: {} is absent (conformance runs where ../shared/fixtures/real exists)",
+            p.display()
+        );
+        None
+    }
+}

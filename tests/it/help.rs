@@ -1,0 +1,59 @@
+//! Help, version, and running as a git subcommand.
+
+use crate::common::Repo;
+
+#[test]
+fn help_lists_commands_exit_codes_and_examples() {
+    let r = Repo::new();
+    let run = r.sage(&["--help"]).ok();
+    for needle in ["provenance", "-C <DIR>", "Exit status", "git config"] {
+        assert!(
+            run.stdout.contains(needle),
+            "--help lacks {needle}: {}",
+            run.stdout
+        );
+    }
+    let run = r.sage(&["provenance", "-h"]).ok();
+    for needle in [
+        "--finding",
+        "--select",
+        "--anchor-file",
+        "--base",
+        "--agent",
+        "--format",
+        "Examples",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "provenance -h lacks {needle}: {}",
+            run.stdout
+        );
+    }
+    assert!(r.sage(&["--version"]).ok().stdout.starts_with("git-sage "));
+    // usage errors are exit 2 too
+    assert_eq!(r.sage(&["provenance", "--format", "xml"]).code, 2);
+    assert_eq!(r.sage(&["no-such-command"]).code, 2);
+}
+
+#[test]
+fn runs_as_git_subcommand() {
+    let r = Repo::new();
+    let bin = assert_cmd::cargo::cargo_bin("git-sage");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("git")
+        .current_dir(r.path())
+        .env("PATH", path)
+        .args(["sage", "--version"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("git-sage "));
+}

@@ -1,0 +1,8 @@
+//! Integration tests: the real `git-sage` binary against temporary repositories built with git.
+
+mod common;
+mod conformance;
+mod findings;
+mod gitfmt;
+mod help;
+mod provenance;
