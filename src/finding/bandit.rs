@@ -3,16 +3,13 @@
 use serde_json::Value;
 
 use super::ScanResult;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
-    let doc: Value = serde_json::from_str(text)
-        .map_err(|e| Error::input(format!("{shown}:{}: not valid JSON: {e}", e.line())))?;
-    let results = doc
-        .get("results")
-        .and_then(Value::as_array)
-        .ok_or_else(|| Error::input(format!("{shown}: Bandit report without results")))?;
-    Ok(results.iter().map(result).collect())
+    Ok(super::json_results(text, shown, "Bandit report")?
+        .iter()
+        .map(result)
+        .collect())
 }
 
 fn result(r: &Value) -> ScanResult {

@@ -154,6 +154,16 @@ fn looks_like_anchor(v: &serde_json::Value) -> bool {
     }
 }
 
+/// The `results` array of a scanner's JSON report; `what` names the report in errors.
+fn json_results(text: &str, shown: &str, what: &str) -> Result<Vec<serde_json::Value>> {
+    let mut doc: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Error::input(format!("{shown}:{}: not valid JSON: {e}", e.line())))?;
+    match doc.get_mut("results").map(serde_json::Value::take) {
+        Some(serde_json::Value::Array(results)) => Ok(results),
+        _ => Err(Error::input(format!("{shown}: {what} without results"))),
+    }
+}
+
 /// Parses a CWE from `918`, `"918"`, `"CWE-918"`, `"CWE-502: Deserialization…"`,
 /// `"external/cwe/cwe-089"`.
 pub fn parse_cwe(s: &str) -> Option<u32> {
