@@ -11,5 +11,6 @@ pub mod history;
 pub mod model;
 pub mod report;
 pub mod timing;
+pub mod transcript;
 
 pub use error::{Error, ErrorKind, Result};

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod provenance;
+pub mod turns;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -51,7 +52,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    Provenance(provenance::ProvenanceArgs),
+    Provenance(Box<provenance::ProvenanceArgs>),
+    Turns(turns::TurnsArgs),
 }
 
 /// What every subcommand needs: where to run, and how to print.
@@ -104,5 +106,6 @@ pub fn run(cli: Cli) -> Result<i32> {
     let ctx = Context { cwd };
     match &cli.command {
         Command::Provenance(a) => provenance::run(&ctx, a),
+        Command::Turns(a) => turns::run(&ctx, a),
     }
 }

@@ -514,6 +514,16 @@ impl Repo {
         }
     }
 
+    /// The content of `path` at revision `rev` (`REV:path` arguments); `None` when absent.
+    pub fn file_at_rev(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        let commit = self.resolve_commit(rev)?;
+        let tree = self.tree_of(commit)?;
+        match self.entry_at(tree, path.trim_start_matches("./"))? {
+            Some(e) => Ok(Some(self.read_blob(e.blob)?.to_vec())),
+            None => Ok(None),
+        }
+    }
+
     /// If `path` in `new_tree` is a file renamed from another path of `old_tree`, that path.
     pub fn renamed_from(&self, old_tree: Oid, new_tree: Oid, path: &str) -> Result<Option<String>> {
         let err = |e| git_err("cannot compare trees for renames", e);

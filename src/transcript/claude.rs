@@ -1,0 +1,427 @@
+//! Claude Code session JSONL: one content block per line, grouped into turns by
+//! `message.id`; tool results arrive on `type:"user"` lines with `toolUseResult`.
+//! Progress, hook, snapshot and summary records are skipped and counted; compaction
+//! boundaries are kept.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::lines::Lines;
+use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::{Builder, Format, Transcript, relative_path, value_text};
+use crate::error::{Error, Result};
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(rename = "isMeta", default)]
+    is_meta: bool,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: bool,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: bool,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(rename = "toolUseResult", borrow, default)]
+    tool_use_result: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    content: Option<serde_json::Value>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+/// The parts of an Edit/Write/MultiEdit `toolUseResult` that say what changed.
+#[derive(Deserialize, Default)]
+struct EditResult {
+    #[serde(rename = "filePath", default)]
+    file_path: Option<String>,
+    #[serde(rename = "oldString", default)]
+    old_string: Option<String>,
+    #[serde(rename = "newString", default)]
+    new_string: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(rename = "replaceAll", default)]
+    replace_all: Option<bool>,
+    #[serde(rename = "structuredPatch", default)]
+    structured_patch: Option<Vec<PatchHunk>>,
+}
+
+#[derive(Deserialize)]
+struct PatchHunk {
+    #[serde(rename = "oldStart")]
+    old_start: u64,
+    #[serde(rename = "oldLines")]
+    old_lines: u64,
+    #[serde(rename = "newStart")]
+    new_start: u64,
+    #[serde(rename = "newLines")]
+    new_lines: u64,
+    lines: Vec<String>,
+}
+
+/// Text of `<command-name>`-style echoes and caveats: not a task prompt.
+fn is_command_echo(text: &str) -> bool {
+    let t = text.trim_start();
+    [
+        "<command-name>",
+        "<command-message>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+        "<local-command-caveat>",
+        "<bash-input>",
+        "<bash-stdout>",
+        "<bash-stderr>",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
+}
+
+struct State {
+    b: Builder,
+    /// message.id → turn index (messages stream block by block, interleaved with results).
+    by_message: HashMap<String, usize>,
+    /// tool_use id → (tool name, input) for building file changes from results.
+    pending: HashMap<String, (String, serde_json::Value)>,
+    cwd: Option<String>,
+}
+
+pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
+    let mut st = State {
+        b: Builder::new("claude-code"),
+        by_message: HashMap::new(),
+        pending: HashMap::new(),
+        cwd: None,
+    };
+    loop {
+        let next = lines
+            .next_line()
+            .map_err(|e| Error::input(format!("{name}: cannot read: {e}")))?;
+        let Some((n, raw)) = next else { break };
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let owned;
+        let text: &[u8] = match std::str::from_utf8(raw) {
+            Ok(_) => raw,
+            Err(_) => {
+                owned = String::from_utf8_lossy(raw).into_owned();
+                owned.as_bytes()
+            }
+        };
+        let line: Line = match serde_json::from_slice(text) {
+            Ok(l) => l,
+            Err(e) if e.is_eof() => {
+                st.b.skip(n, "truncated JSON line");
+                continue;
+            }
+            Err(e) => {
+                st.b.skip(n, format!("not a Claude Code record: {e}"));
+                continue;
+            }
+        };
+        line_record(&mut st, line, n);
+    }
+    st.b.finish(Format::ClaudeCode, name)
+}
+
+fn line_record(st: &mut State, line: Line, n: u64) {
+    if st.b.session_id.is_none() {
+        st.b.session_id = line.session_id.as_deref().map(str::to_string);
+    }
+    if let Some(c) = &line.cwd {
+        st.cwd = Some(c.to_string());
+    }
+    let ts = line.timestamp.as_deref().map(str::to_string);
+    if line.is_sidechain {
+        st.b.count("sidechain (subagent) record");
+        return;
+    }
+    match line.kind.as_ref() {
+        "assistant" => assistant(st, line, n, ts),
+        "user" => user(st, line, n, ts),
+        "system" => match line.subtype.as_deref() {
+            Some("compact_boundary") => st.b.compaction(),
+            Some(s) => st.b.count(&format!("system/{s}")),
+            None => st.b.count("system"),
+        },
+        other => st.b.count(other),
+    }
+}
+
+fn assistant(st: &mut State, line: Line, n: u64, ts: Option<String>) {
+    let Some(msg) = line.message else {
+        st.b.skip(n, "assistant record without a message");
+        return;
+    };
+    if st.b.model.is_none()
+        && let Some(m) = msg.model.as_deref().filter(|m| !m.starts_with('<'))
+    {
+        st.b.model = Some(m.to_string());
+    }
+    let blocks: Vec<Block> = match msg
+        .content
+        .map(|c| serde_json::from_str::<Vec<Block>>(c.get()))
+    {
+        Some(Ok(b)) => b,
+        Some(Err(e)) => {
+            st.b.skip(n, format!("assistant content: {e}"));
+            return;
+        }
+        None => Vec::new(),
+    };
+    // Find (or open) the turn of this API message.
+    let id = msg.id.as_deref().map(str::to_string);
+    let existing = id.as_ref().and_then(|i| st.by_message.get(i)).copied();
+    let ti = match existing {
+        Some(ti) => ti,
+        None => {
+            st.b.new_turn(ts.clone(), SourceRef::line(n));
+            let ti = st.b.turn_count() - 1;
+            if let Some(i) = id {
+                st.by_message.insert(i, ti);
+            }
+            ti
+        }
+    };
+    for block in blocks {
+        match block.kind.as_ref() {
+            "text" => {
+                let t = st.b.turn_at(ti);
+                Builder::push_text(t, block.text.as_deref().unwrap_or(""));
+            }
+            "thinking" => {
+                let t = st.b.turn_at(ti);
+                Builder::push_reasoning(t, block.thinking.as_deref());
+            }
+            "redacted_thinking" => Builder::push_reasoning(st.b.turn_at(ti), None),
+            "tool_use" => {
+                let id = block.id.as_deref().map(str::to_string);
+                let name = block.name.unwrap_or_default();
+                let input = block.input.unwrap_or(serde_json::Value::Null);
+                if let Some(i) = &id {
+                    st.pending.insert(i.clone(), (name.clone(), input.clone()));
+                }
+                st.b.call_at(
+                    ti,
+                    ToolCall {
+                        id,
+                        name,
+                        arguments: input,
+                        result: None,
+                    },
+                );
+            }
+            other => st.b.count(&format!("assistant block {other}")),
+        }
+    }
+}
+
+fn user(st: &mut State, line: Line, n: u64, ts: Option<String>) {
+    let Some(msg) = line.message else {
+        st.b.skip(n, "user record without a message");
+        return;
+    };
+    let content = msg.content.map(|c| c.get()).unwrap_or("null");
+    // A string is a prompt (or a command echo); an array may hold tool results.
+    let blocks: Option<Vec<Block>> = if content.trim_start().starts_with('[') {
+        match serde_json::from_str(content) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                st.b.skip(n, format!("user content: {e}"));
+                return;
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(blocks) = &blocks
+        && blocks.iter().any(|b| b.kind == "tool_result")
+    {
+        let single = blocks.iter().filter(|b| b.kind == "tool_result").count() == 1;
+        for b in blocks.iter().filter(|b| b.kind == "tool_result") {
+            let id = b.tool_use_id.as_deref().unwrap_or("");
+            let text = b.content.as_ref().map(value_text).unwrap_or_default();
+            let is_error = b.is_error.unwrap_or(false);
+            if !st.b.result(id, text, is_error) {
+                st.b.skip(n, format!("tool result for unknown call {id}"));
+                continue;
+            }
+            if single && !is_error {
+                file_change(st, id, line.tool_use_result, ts.clone(), n);
+            }
+        }
+        return;
+    }
+    let text = match &blocks {
+        Some(b) => {
+            let v: Vec<String> = b.iter().filter_map(|b| b.text.clone()).collect();
+            v.join("\n\n")
+        }
+        None => serde_json::from_str::<serde_json::Value>(content)
+            .map(|v| value_text(&v))
+            .unwrap_or_default(),
+    };
+    if line.is_compact_summary {
+        st.b.compaction();
+        st.b.message("summary", text, ts, SourceRef::line(n));
+        return;
+    }
+    if line.is_meta || is_command_echo(&text) {
+        st.b.count("meta or command echo");
+        return;
+    }
+    if text.starts_with("[Request interrupted by user") {
+        st.b.close();
+        st.b.count("interruption");
+        return;
+    }
+    st.b.message("user", text, ts, SourceRef::line(n));
+}
+
+/// The file change an Edit/MultiEdit/Write call made, from its result (else its input).
+fn file_change(st: &mut State, id: &str, result: Option<&RawValue>, ts: Option<String>, n: u64) {
+    let Some((tool, input)) = st.pending.get(id).cloned() else {
+        return;
+    };
+    if !matches!(
+        tool.as_str(),
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit"
+    ) {
+        return;
+    }
+    let r: EditResult = result
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_default();
+    let arg = |k: &str| input.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let Some(path) = r
+        .file_path
+        .clone()
+        .or_else(|| arg("file_path").or_else(|| arg("notebook_path")))
+    else {
+        return;
+    };
+    let path = relative_path(&path, st.cwd.as_deref());
+    let mut changes = Vec::new();
+    match tool.as_str() {
+        "Write" => changes.push(Edit::Write {
+            content: r
+                .content
+                .clone()
+                .or_else(|| arg("content"))
+                .unwrap_or_default(),
+        }),
+        "Edit" => changes.push(Edit::Replace {
+            old: r
+                .old_string
+                .clone()
+                .or_else(|| arg("old_string"))
+                .unwrap_or_default(),
+            new: r
+                .new_string
+                .clone()
+                .or_else(|| arg("new_string"))
+                .unwrap_or_default(),
+            all: r
+                .replace_all
+                .or_else(|| input.get("replace_all").and_then(|v| v.as_bool()))
+                .unwrap_or(false),
+        }),
+        "MultiEdit" => {
+            for e in input
+                .get("edits")
+                .and_then(|e| e.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+                changes.push(Edit::Replace {
+                    old: s("old_string"),
+                    new: s("new_string"),
+                    all: e
+                        .get("replace_all")
+                        .and_then(|v| v.as_bool())
+                        .unwrap_or(false),
+                });
+            }
+        }
+        _ => {
+            // NotebookEdit: only the structured patch (if any) says what changed.
+            match r.structured_patch.as_deref().filter(|p| !p.is_empty()) {
+                Some(hunks) => changes.push(Edit::Patch {
+                    patch: render_hunks(hunks),
+                }),
+                None => changes.push(Edit::Opaque),
+            }
+        }
+    }
+    for edit in changes {
+        st.b.change_for_call(
+            Some(id),
+            FileChange {
+                path: path.clone(),
+                edit,
+                before: None,
+                after: None,
+                tool_call: None,
+            },
+            ts.clone(),
+            SourceRef::line(n),
+        );
+    }
+}
+
+fn render_hunks(hunks: &[PatchHunk]) -> String {
+    let mut s = String::new();
+    for h in hunks {
+        s.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            h.old_start, h.old_lines, h.new_start, h.new_lines
+        ));
+        for l in &h.lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+    }
+    s
+}

@@ -1,0 +1,485 @@
+//! OpenAI Codex CLI rollout JSONL (`{timestamp, type, payload}` per line). Content comes from
+//! `response_item`s only (the `event_msg` copies would double it); prompts from
+//! `event_msg/user_message`; file changes from `patch_apply_end`, else the `apply_patch` text.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::lines::Lines;
+use super::markdown::unified_diff_changes;
+use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::{Builder, Format, Transcript, relative_path, value_text};
+use crate::error::{Error, Result};
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    timestamp: Option<String>,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    payload: Option<Value>,
+    /// Old rollouts have no wrapper: the line is the item itself.
+    #[serde(flatten)]
+    rest: serde_json::Map<String, Value>,
+}
+
+/// Injected context that arrives as a "user" message but is not the task.
+const INJECTED: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<app-context>",
+    "<collaboration_mode>",
+];
+
+struct State {
+    b: Builder,
+    cwd: Option<String>,
+    saw_output: bool,
+    /// call_id → (turn index, apply_patch input) for patches not yet confirmed.
+    patches: HashMap<String, (usize, String)>,
+    /// call_ids whose file changes came from patch_apply_end.
+    applied: std::collections::HashSet<String>,
+    has_user_events: bool,
+    fallback_prompts: Vec<(String, Option<String>, u64, usize)>,
+}
+
+pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
+    let mut st = State {
+        b: Builder::new("codex"),
+        cwd: None,
+        saw_output: false,
+        patches: HashMap::new(),
+        applied: Default::default(),
+        has_user_events: false,
+        fallback_prompts: Vec::new(),
+    };
+    loop {
+        let next = lines
+            .next_line()
+            .map_err(|e| Error::input(format!("{name}: cannot read: {e}")))?;
+        let Some((n, raw)) = next else { break };
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let line: Line = match serde_json::from_slice(raw)
+            .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(raw)))
+        {
+            Ok(l) => l,
+            Err(e) => {
+                st.b.skip(n, format!("not a Codex record: {e}"));
+                continue;
+            }
+        };
+        record(&mut st, line, n);
+    }
+    // Patches whose application was never reported: take the patch text itself.
+    let pending: Vec<(String, (usize, String))> = st.patches.drain().collect();
+    for (id, (_, input)) in pending {
+        if !st.applied.contains(&id) {
+            for c in apply_patch_changes(&input, st.cwd.as_deref()) {
+                st.b.change_for_call(Some(&id), c, None, SourceRef::default());
+            }
+        }
+    }
+    if !st.has_user_events {
+        // Old rollouts: prompts only as user response items (added in order of position).
+        for (text, ts, n, before) in std::mem::take(&mut st.fallback_prompts) {
+            st.b.insert_message(before, "user", text, ts, SourceRef::line(n));
+        }
+    }
+    st.b.finish(Format::Codex, name)
+}
+
+fn record(st: &mut State, line: Line, n: u64) {
+    let ts = line.timestamp.clone();
+    let (kind, payload) = match (line.kind.as_deref(), line.payload) {
+        (Some(k), Some(p)) => (k.to_string(), p),
+        // Unwrapped old format: the line is a response item.
+        (Some(k), None)
+            if line.rest.contains_key("role")
+                || line.rest.contains_key("call_id")
+                || k == "reasoning" =>
+        {
+            let mut m = line.rest;
+            m.insert("type".into(), Value::String(k.to_string()));
+            ("response_item".to_string(), Value::Object(m))
+        }
+        _ => {
+            st.b.count("record without payload");
+            return;
+        }
+    };
+    let ptype = payload
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let s = |k: &str| payload.get(k).and_then(Value::as_str).map(str::to_string);
+    match kind.as_str() {
+        "session_meta" => {
+            st.b.session_id = s("id").or(st.b.session_id.take());
+            if let Some(c) = s("cwd") {
+                st.cwd = Some(c);
+            }
+        }
+        "turn_context" => {
+            if let Some(m) = s("model") {
+                st.b.model = Some(m);
+            }
+            if let Some(c) = s("cwd") {
+                st.cwd = Some(c);
+            }
+        }
+        "compacted" => st.b.compaction(),
+        "event_msg" => event(st, &ptype, &payload, ts, n),
+        "response_item" => item(st, &ptype, &payload, ts, n),
+        other => st.b.count(other),
+    }
+}
+
+fn event(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
+    match ptype {
+        "user_message" => {
+            st.has_user_events = true;
+            let text = p
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            st.b.message("user", text, ts, SourceRef::line(n));
+            st.saw_output = false;
+        }
+        "patch_apply_end" => {
+            let id = p
+                .get("call_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let ok = p.get("success").and_then(Value::as_bool).unwrap_or(true);
+            if !ok {
+                st.applied.insert(id);
+                return;
+            }
+            let Some(changes) = p.get("changes").and_then(Value::as_object) else {
+                return;
+            };
+            let mut paths: Vec<&String> = changes.keys().collect();
+            paths.sort();
+            for path in paths {
+                let c = &changes[path];
+                let rel = relative_path(path, st.cwd.as_deref());
+                let get = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
+                let edit = match c.get("type").and_then(Value::as_str) {
+                    Some("add") => Edit::Write {
+                        content: get("content").unwrap_or_default(),
+                    },
+                    Some("delete") => Edit::Delete,
+                    _ => match get("unified_diff") {
+                        Some(d) if get("move_path").is_none() => Edit::Patch { patch: d },
+                        _ => Edit::Opaque,
+                    },
+                };
+                st.b.change_for_call(
+                    Some(&id),
+                    FileChange {
+                        path: rel,
+                        edit,
+                        before: None,
+                        after: None,
+                        tool_call: None,
+                    },
+                    ts.clone(),
+                    SourceRef::line(n),
+                );
+                if let Some(to) = get("move_path") {
+                    let to = relative_path(&to, st.cwd.as_deref());
+                    st.b.change_for_call(
+                        Some(&id),
+                        FileChange {
+                            path: to,
+                            edit: Edit::Opaque,
+                            before: None,
+                            after: None,
+                            tool_call: None,
+                        },
+                        ts.clone(),
+                        SourceRef::line(n),
+                    );
+                }
+            }
+            st.applied.insert(id);
+        }
+        "context_compacted" => st.b.compaction(),
+        "turn_aborted" | "task_complete" | "task_started" => {
+            st.b.close();
+            st.b.count(&format!("event_msg/{ptype}"));
+        }
+        other => st.b.count(&format!("event_msg/{other}")),
+    }
+}
+
+fn start_model_item(st: &mut State, ptype: &str, ts: Option<String>, n: u64) {
+    let fresh =
+        !st.b.is_open() || st.saw_output || (ptype == "reasoning" && st.b.open_turn_has_content());
+    if fresh {
+        st.b.new_turn(ts, SourceRef::line(n));
+    }
+    st.saw_output = false;
+}
+
+fn item(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
+    match ptype {
+        "message" => {
+            let role = p.get("role").and_then(Value::as_str).unwrap_or("");
+            let text = content_text(p.get("content"));
+            if role == "assistant" {
+                start_model_item(st, ptype, ts.clone(), n);
+                let t = st.b.turn(ts, SourceRef::line(n));
+                Builder::push_text(t, &text);
+            } else if role == "user"
+                && !INJECTED.iter().any(|i| text.trim_start().starts_with(i))
+                && !st.has_user_events
+            {
+                let before = st.b.turn_count();
+                st.fallback_prompts
+                    .push((text.trim().to_string(), ts, n, before));
+            } else {
+                st.b.count(&format!("response_item/message/{role}"));
+            }
+        }
+        "reasoning" => {
+            start_model_item(st, ptype, ts.clone(), n);
+            let summary = content_text(p.get("summary"));
+            let content = content_text(p.get("content"));
+            let text = [summary, content].join("\n\n");
+            let t = st.b.turn(ts, SourceRef::line(n));
+            Builder::push_reasoning(t, Some(text.trim()).filter(|s| !s.is_empty()));
+        }
+        "function_call" | "custom_tool_call" | "local_shell_call" => {
+            start_model_item(st, ptype, ts.clone(), n);
+            let id = p
+                .get("call_id")
+                .or_else(|| p.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let name = match (
+                p.get("namespace").and_then(Value::as_str),
+                p.get("name").and_then(Value::as_str),
+            ) {
+                (Some(ns), Some(nm)) => format!("{ns}{nm}"),
+                (None, Some(nm)) => nm.to_string(),
+                _ if ptype == "local_shell_call" => "local_shell".to_string(),
+                _ => "unknown".to_string(),
+            };
+            let arguments = if ptype == "custom_tool_call" {
+                p.get("input").cloned().unwrap_or(Value::Null)
+            } else if ptype == "local_shell_call" {
+                p.get("action").cloned().unwrap_or(Value::Null)
+            } else {
+                match p.get("arguments") {
+                    Some(Value::String(s)) => {
+                        serde_json::from_str(s).unwrap_or(Value::String(s.clone()))
+                    }
+                    Some(v) => v.clone(),
+                    None => Value::Null,
+                }
+            };
+            // apply_patch: as a custom tool, a function with {input}, or a shell heredoc.
+            let patch = patch_text(&name, &arguments);
+            let ci = st.b.call(
+                ToolCall {
+                    id: id.clone(),
+                    name,
+                    arguments,
+                    result: None,
+                },
+                ts,
+                SourceRef::line(n),
+            );
+            let _ = ci;
+            if let (Some(id), Some(patch)) = (id, patch) {
+                let ti = st.b.turn_count() - 1;
+                st.patches.insert(id, (ti, patch));
+            }
+        }
+        "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
+            let id = p.get("call_id").and_then(Value::as_str).unwrap_or("");
+            let (text, failed) = output_text(p.get("output"));
+            if !st.b.result(id, text, failed) {
+                st.b.skip(n, format!("tool output for unknown call {id}"));
+            }
+            if failed && let Some(_) = st.patches.remove(id) {
+                st.applied.insert(id.to_string());
+            }
+            st.saw_output = true;
+        }
+        other => st.b.count(&format!("response_item/{other}")),
+    }
+}
+
+fn content_text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(v) => value_text(v),
+    }
+}
+
+/// The output text and whether it reports a failure. Wrapped outputs
+/// (`{"output": ..., "metadata": {"exit_code": N}}`) are unwrapped.
+fn output_text(v: Option<&Value>) -> (String, bool) {
+    let raw = match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => value_text(other),
+        None => String::new(),
+    };
+    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&raw)
+        && let Some(out) = o.get("output")
+    {
+        let code = o
+            .get("metadata")
+            .and_then(|m| m.get("exit_code"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        return (value_text(out), code != 0);
+    }
+    let failed = raw
+        .lines()
+        .find_map(|l| l.strip_prefix("Process exited with code "))
+        .and_then(|c| c.trim().parse::<i64>().ok())
+        .is_some_and(|c| c != 0);
+    (raw, failed)
+}
+
+fn patch_text(name: &str, args: &Value) -> Option<String> {
+    let text = match args {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => o
+            .get("input")
+            .or_else(|| o.get("patch"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| super::classify::shell_command(name, args))?,
+        _ => return None,
+    };
+    let start = text.find("*** Begin Patch")?;
+    let end = text
+        .find("*** End Patch")
+        .map_or(text.len(), |e| e + "*** End Patch".len());
+    (name.contains("apply_patch") || name.contains("shell") || name.contains("exec"))
+        .then(|| text[start..end].to_string())
+}
+
+/// File changes of a Codex `*** Begin Patch` text, one per file.
+pub fn apply_patch_changes(patch: &str, cwd: Option<&str>) -> Vec<FileChange> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, &str, String)> = None; // (path, op, body)
+    let flush = |cur: Option<(String, &str, String)>, out: &mut Vec<FileChange>| {
+        if let Some((path, op, body)) = cur {
+            let edit = match op {
+                "add" => Edit::Write {
+                    content: body
+                        .lines()
+                        .map(|l| l.strip_prefix('+').unwrap_or(l))
+                        .map(|l| format!("{l}\n"))
+                        .collect(),
+                },
+                "delete" => Edit::Delete,
+                "move" => Edit::Opaque,
+                _ => Edit::Patch { patch: body },
+            };
+            out.push(FileChange {
+                path,
+                edit,
+                before: None,
+                after: None,
+                tool_call: None,
+            });
+        }
+    };
+    for line in patch.lines() {
+        let header = [
+            ("*** Add File: ", "add"),
+            ("*** Update File: ", "update"),
+            ("*** Delete File: ", "delete"),
+        ]
+        .iter()
+        .find_map(|(p, op)| {
+            line.strip_prefix(p)
+                .map(|rest| (rest.trim().to_string(), *op))
+        });
+        if let Some((path, op)) = header {
+            flush(current.take(), &mut out);
+            current = Some((relative_path(&path, cwd), op, String::new()));
+            continue;
+        }
+        if let Some(to) = line.strip_prefix("*** Move to: ") {
+            if let Some((_, op, _)) = current.as_mut() {
+                *op = "move";
+            }
+            out.push(FileChange {
+                path: relative_path(to.trim(), cwd),
+                edit: Edit::Opaque,
+                before: None,
+                after: None,
+                tool_call: None,
+            });
+            continue;
+        }
+        if line.starts_with("*** ") {
+            continue;
+        }
+        if let Some((_, _, body)) = current.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    flush(current, &mut out);
+    // Patches in unified form (some agents emit `diff --git`) are split the usual way.
+    if out.is_empty() {
+        out = unified_diff_changes(patch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_patch_files() {
+        let p = "*** Begin Patch\n*** Add File: /w/a.py\n+x = 1\n+y = 2\n*** Update File: /w/b.py\n@@ def f():\n-    pass\n+    return 1\n*** Delete File: /w/c.py\n*** End Patch\n";
+        let c = apply_patch_changes(p, Some("/w"));
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0].path, "a.py");
+        assert_eq!(
+            c[0].edit,
+            Edit::Write {
+                content: "x = 1\ny = 2\n".into()
+            }
+        );
+        assert!(matches!(&c[1].edit, Edit::Patch { patch } if patch.contains("+    return 1")));
+        assert_eq!(c[2].edit, Edit::Delete);
+    }
+
+    #[test]
+    fn outputs() {
+        assert!(
+            output_text(Some(&Value::String(
+                "Process exited with code 1\nOutput:\nboom".into()
+            )))
+            .1
+        );
+        assert_eq!(
+            output_text(Some(&Value::String(
+                "{\"output\":\"Success\",\"metadata\":{\"exit_code\":0}}".into()
+            ))),
+            ("Success".into(), false)
+        );
+    }
+}

@@ -1,0 +1,360 @@
+//! Gemini CLI sessions: the older single JSON object (`{sessionId, messages: [...]}`) and the
+//! newer append-only JSONL, replayed as the CLI does (`$set` merges metadata or checkpoints
+//! the message list; `$rewindTo` drops a message and everything after it; a repeated id
+//! replaces the earlier record in place).
+
+use serde_json::Value;
+
+use super::markdown::unified_diff_changes;
+use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::{Builder, Format, Transcript, value_text};
+use crate::error::{Error, Result};
+
+/// One message record with the line it came from (legacy files: its index).
+struct Rec {
+    value: Value,
+    source: SourceRef,
+}
+
+pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut b = Builder::new("gemini-cli");
+    let messages = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(doc)) if doc.contains_key("messages") => {
+            b.session_id = doc
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            doc.get("messages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| Rec {
+                    source: SourceRef::event(
+                        value
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("messages[{i}]"), str::to_string),
+                    ),
+                    value,
+                })
+                .collect()
+        }
+        _ => replay_jsonl(&text, &mut b),
+    };
+    if messages.is_empty() && b.turn_count() == 0 {
+        return Err(
+            Error::input(format!("{name}: no Gemini CLI messages found"))
+                .hint("check the file, or force another format with --from"),
+        );
+    }
+    for rec in messages {
+        message(&mut b, rec);
+    }
+    b.finish(Format::GeminiCli, name)
+}
+
+fn replay_jsonl(text: &str, b: &mut Builder) -> Vec<Rec> {
+    let mut msgs: Vec<Rec> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                b.skip(n, format!("not a Gemini CLI record: {e}"));
+                continue;
+            }
+        };
+        if let Some(target) = v.get("$rewindTo").and_then(Value::as_str) {
+            match msgs.iter().position(|m| id_of(&m.value) == Some(target)) {
+                Some(at) => msgs.truncate(at),
+                None => msgs.clear(),
+            }
+            b.count("$rewindTo");
+            continue;
+        }
+        if let Some(id) = v.get("id").and_then(Value::as_str).map(str::to_string) {
+            let rec = Rec {
+                value: v,
+                source: SourceRef::line(n),
+            };
+            match msgs.iter().position(|m| id_of(&m.value) == Some(&id)) {
+                Some(at) => msgs[at] = rec,
+                None => msgs.push(rec),
+            }
+            continue;
+        }
+        if let Some(set) = v.get("$set").and_then(Value::as_object) {
+            if let Some(list) = set.get("messages").and_then(Value::as_array) {
+                msgs = list
+                    .iter()
+                    .map(|m| Rec {
+                        value: m.clone(),
+                        source: SourceRef::line(n),
+                    })
+                    .collect();
+            }
+            if let Some(s) = set.get("sessionId").and_then(Value::as_str) {
+                b.session_id = Some(s.to_string());
+            }
+            b.count("$set");
+            continue;
+        }
+        if v.get("sessionId").is_some() {
+            b.session_id = v
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let Some(list) = v.get("messages").and_then(Value::as_array) {
+                msgs.extend(list.iter().map(|m| Rec {
+                    value: m.clone(),
+                    source: SourceRef::line(n),
+                }));
+            }
+            continue;
+        }
+        b.skip(n, "unknown Gemini CLI record");
+    }
+    msgs
+}
+
+fn id_of(v: &Value) -> Option<&str> {
+    v.get("id").and_then(Value::as_str)
+}
+
+/// Text of a message's `content`: a string or Gemini parts (thought parts left out).
+fn parts_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::Array(parts)) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter(|p| !p.get("thought").and_then(Value::as_bool).unwrap_or(false))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            texts.join("")
+        }
+        Some(v) => value_text(v),
+        None => String::new(),
+    }
+}
+
+fn message(b: &mut Builder, rec: Rec) {
+    let v = &rec.value;
+    let ts = v
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    match v.get("type").and_then(Value::as_str).unwrap_or("") {
+        "user" => {
+            // Tool responses recorded as user messages belong to the calls, not the user.
+            if let Some(Value::Array(parts)) = v.get("content")
+                && !parts.is_empty()
+                && parts.iter().all(|p| p.get("functionResponse").is_some())
+            {
+                for p in parts {
+                    let fr = &p["functionResponse"];
+                    let id = fr.get("id").and_then(Value::as_str).unwrap_or("");
+                    let text = response_text(fr.get("response"));
+                    b.result(id, text, false);
+                }
+                b.count("tool response record");
+                return;
+            }
+            let text = v
+                .get("displayContent")
+                .map(|d| parts_text(Some(d)))
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| parts_text(v.get("content")));
+            b.message("user", text, ts, rec.source);
+        }
+        "gemini" | "model" => gemini_turn(b, v, ts, rec.source),
+        other => b.count(&format!(
+            "{} message",
+            if other.is_empty() { "untyped" } else { other }
+        )),
+    }
+}
+
+fn response_text(r: Option<&Value>) -> String {
+    match r {
+        Some(Value::Object(o)) => o
+            .get("output")
+            .or_else(|| o.get("error"))
+            .map(value_text)
+            .unwrap_or_else(|| Value::Object(o.clone()).to_string()),
+        Some(v) => value_text(v),
+        None => String::new(),
+    }
+}
+
+fn gemini_turn(b: &mut Builder, v: &Value, ts: Option<String>, source: SourceRef) {
+    if b.model.is_none() {
+        b.model = v.get("model").and_then(Value::as_str).map(str::to_string);
+    }
+    let t = b.new_turn(ts.clone(), source.clone());
+    Builder::push_text(t, &parts_text(v.get("content")));
+    let thoughts: Vec<String> = v
+        .get("thoughts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|th| {
+            let s = |k: &str| {
+                th.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            };
+            match (s("subject"), s("description")) {
+                (sub, d) if sub.is_empty() => d,
+                (sub, d) => format!("**{sub}** {d}"),
+            }
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !thoughts.is_empty() {
+        Builder::push_reasoning(t, Some(&thoughts.join("\n\n")));
+    } else {
+        t.reasoning_available = false;
+    }
+    for call in v
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = call
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
+        let args = call.get("args").cloned().unwrap_or(Value::Null);
+        let status = call
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("success");
+        let result_text = call
+            .get("result")
+            .and_then(Value::as_array)
+            .map(|rs| {
+                rs.iter()
+                    .map(|r| response_text(r.pointer("/functionResponse/response")))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .or_else(|| {
+                call.get("resultDisplay")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
+        let id = call.get("id").and_then(Value::as_str).map(str::to_string);
+        let ci = b.call(
+            ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: args.clone(),
+                result: result_text.map(|text| super::ToolResult {
+                    text,
+                    is_error: status != "success",
+                }),
+            },
+            ts.clone(),
+            source.clone(),
+        );
+        if status != "success" {
+            continue;
+        }
+        for mut c in changes(&name, &args, call.get("resultDisplay")) {
+            c.tool_call = Some(ci);
+            b.turn(ts.clone(), source.clone()).file_changes.push(c);
+        }
+    }
+    b.close();
+}
+
+fn changes(name: &str, args: &Value, display: Option<&Value>) -> Vec<FileChange> {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    let Some(path) = s("file_path").or_else(|| s("path")) else {
+        return Vec::new();
+    };
+    let path = path.trim_start_matches("./").to_string();
+    let edit = match name {
+        "write_file" => Edit::Write {
+            content: s("content").unwrap_or_default(),
+        },
+        "replace" | "edit" => Edit::Replace {
+            old: s("old_string").unwrap_or_default(),
+            new: s("new_string").unwrap_or_default(),
+            all: args
+                .get("allow_multiple")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+                || args
+                    .get("expected_replacements")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|n| n > 1),
+        },
+        _ => {
+            // Other tools only when their display is a file diff.
+            return display
+                .and_then(|d| d.get("fileDiff"))
+                .and_then(Value::as_str)
+                .map(|d| {
+                    unified_diff_changes(d)
+                        .into_iter()
+                        .map(|mut c| {
+                            c.path = path.clone();
+                            c
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+    };
+    let before = display
+        .and_then(|d| d.get("originalContent"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let after = display
+        .and_then(|d| d.get("newContent"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    vec![FileChange {
+        path,
+        edit,
+        before,
+        after,
+        tool_call: None,
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_replay_set_rewind_and_upsert() {
+        let j = r#"{"sessionId":"s1","projectHash":"ab","startTime":"t"}
+{"id":"u1","timestamp":"t1","type":"user","content":[{"text":"fix bug"}]}
+{"id":"g1","timestamp":"t2","type":"gemini","content":"first try","model":"gemini-3"}
+{"id":"u2","timestamp":"t3","type":"user","content":"no, again"}
+{"$rewindTo":"u2"}
+{"id":"g1","timestamp":"t2","type":"gemini","content":"first try, completed","toolCalls":[{"id":"replace-1","name":"replace","args":{"file_path":"a.py","old_string":"x","new_string":"y"},"status":"success"}]}
+{"$set":{"lastUpdated":"t9"}}
+broken
+"#;
+        let t = parse(j.as_bytes(), "s.jsonl").unwrap();
+        assert_eq!(t.session_id.as_deref(), Some("s1"));
+        assert_eq!(t.turns.len(), 1);
+        assert_eq!(t.turns[0].text, "first try, completed");
+        assert_eq!(t.turns[0].file_changes[0].path, "a.py");
+        assert_eq!(t.context.len(), 1);
+        assert_eq!(t.skipped[0].line, 8);
+    }
+}
