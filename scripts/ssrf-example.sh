@@ -74,7 +74,70 @@ cat >> README.md <<'MD'
 
 Preview downloads accept https:// URLs only.
 MD
-git add -A && agent git commit -q -m "Document the https-only rule"
+mkdir -p .sage/sessions
+cat > .sage/sessions/fix-ssrf.yaml <<'YAML'
+schema: sage.session/1
+agent: cursor
+model: gpt-4.1
+task: Fix the SSRF in downloading a product photo by URL (media/fetcher.py, download_preview).
+turns:
+  - kind: planning
+    timestamp: 2026-03-02T09:00:10Z
+    text: >
+      The preview downloader fetches any URL a seller gives us. Plan: we will check that the
+      scheme is https before downloading, and add a test that plain http is rejected.
+  - kind: implementation
+    timestamp: 2026-03-02T09:00:20Z
+    text: Adding a test for URL validation first.
+    tool_calls:
+      - name: Write
+        arguments: {file_path: tests/test_fetcher.py}
+        result: File created successfully at tests/test_fetcher.py
+    file_changes:
+      - path: tests/test_fetcher.py
+        content: |
+          import pytest
+
+          from media.fetcher import download_preview
+
+
+          def test_rejects_plain_http():
+              with pytest.raises(ValueError):
+                  download_preview("http://example.com/a.png")
+  - kind: implementation
+    timestamp: 2026-03-02T09:00:30Z
+    text: Now the check in download_preview.
+    tool_calls:
+      - name: Edit
+        arguments: {file_path: media/fetcher.py}
+        result: The file media/fetcher.py has been updated.
+    file_changes:
+      - path: media/fetcher.py
+        old: |2
+              """Fetch the image at `url` and return at most MAX_BYTES of it."""
+        new: |2
+              """Fetch the image at `url` and return at most MAX_BYTES of it."""
+              if not url.startswith("https://"):
+                  raise ValueError("only https:// URLs may be downloaded")
+  - kind: verification
+    timestamp: 2026-03-02T09:00:40Z
+    text: Running the tests.
+    tool_calls:
+      - name: Bash
+        arguments: {command: python -m pytest -q}
+        result: "1 passed in 0.02s"
+  - kind: review
+    timestamp: 2026-03-02T09:00:50Z
+    text: Tests are green and the linter is happy; the SSRF fix is complete.
+  - kind: implementation
+    timestamp: 2026-03-02T09:01:00Z
+    text: Documenting the https-only rule in the README.
+    file_changes:
+      - path: README.md
+        old: "Photos of seller products: download, resize, serve.\n"
+        new: "Photos of seller products: download, resize, serve.\n\nPreview downloads accept https:// URLs only.\n"
+YAML
+git add -A && agent git commit -q -m "Document the https-only rule" -m "Sage-Session: .sage/sessions/fix-ssrf.yaml"
 
 cat > .sage/findings/ssrf-preview.yaml <<'YAML'
 id: ssrf-preview

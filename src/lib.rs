@@ -9,6 +9,7 @@ pub mod finding;
 pub mod git;
 pub mod history;
 pub mod model;
+pub mod pipeline;
 pub mod report;
 pub mod timing;
 pub mod transcript;

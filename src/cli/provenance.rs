@@ -7,6 +7,7 @@ use super::args::{DataFormat, FindingArgs, RangeArgs};
 use crate::error::Result;
 use crate::finding;
 use crate::history::{provenance, range};
+use crate::pipeline;
 use crate::report;
 
 /// Provenance of a confirmed finding over the branch's commits (SPEC §4)
@@ -20,6 +21,15 @@ pub struct ProvenanceArgs {
 
     #[command(flatten)]
     pub finding: FindingArgs,
+
+    /// The agent's session transcript (path or REV:path), to tie writes to turns
+    /// [default: one found in .sage/sessions/ or a known agent path changed in the range]
+    #[arg(long, value_name = "SESSION", help_heading = "Session")]
+    pub session: Option<String>,
+
+    /// Do not look for a session; writes are not tied to turns
+    #[arg(long, conflicts_with = "session", help_heading = "Session")]
+    pub no_session: bool,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = DataFormat::Text)]
@@ -44,13 +54,27 @@ pub fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     let t = crate::timing::stage("provenance (total)");
     let mut prov = provenance::analyse(&repo, &range, &anchor, &agents)?;
     drop(t);
+    let t = crate::timing::stage("session");
+    let session = if args.no_session {
+        None
+    } else {
+        pipeline::attach_session(
+            &repo,
+            &range,
+            &mut prov,
+            args.session.as_deref(),
+            pipeline::Discovery::Cheap,
+        )?
+    };
+    drop(t);
     if args.format == DataFormat::Text {
         let changed: Vec<bool> = prov.writes.iter().map(|w| w.changed).collect();
         let listed = report::text::listed_writes(&changed, prov.introducing);
         provenance::describe(&repo, &mut prov, &listed)?;
     }
     let t = crate::timing::stage("build report");
-    let doc = report::json::provenance_doc(&anchor, &range, &prov);
+    let doc =
+        report::json::provenance_doc(&anchor, &range, &prov, session.as_ref().map(|s| s.json()));
     drop(t);
     let t = crate::timing::stage("print");
     match args.format {

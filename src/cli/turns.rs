@@ -109,10 +109,10 @@ pub fn render(t: &Transcript) -> String {
         for c in &turn.file_changes {
             extras.push(format!("✎ {}", c.path));
         }
-        if !turn.reasoning_available {
-            extras.push("(reasoning hidden)".into());
-        } else if turn.reasoning.is_some() {
+        if turn.reasoning_available {
             extras.push("(reasoning)".into());
+        } else if turn.reasoning_redacted {
+            extras.push("(reasoning redacted)".into());
         }
         let text = if turn.text.trim().is_empty() {
             "—".to_string()

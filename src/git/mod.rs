@@ -551,6 +551,77 @@ impl Repo {
         Ok(None)
     }
 
+    /// The id of whatever a path names in a tree (file or directory).
+    pub fn path_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>> {
+        let t = self
+            .inner
+            .find_tree(tree.0)
+            .map_err(|e| git_err(format_args!("cannot read tree {}", tree.short()), e))?;
+        match t.get_path(Path::new(path)) {
+            Ok(e) => Ok(Some(Oid(e.id()))),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(format_args!("cannot look up {path}"), e)),
+        }
+    }
+
+    /// The content of a file of a tree, if the path names a file there.
+    pub fn file_in_tree(&self, tree: Oid, path: &str) -> Result<Option<Rc<Vec<u8>>>> {
+        match self.entry_at(tree, path)? {
+            Some(e) => Ok(Some(self.read_blob(e.blob)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Paths whose content differs between two trees (added, deleted or modified files).
+    pub fn changed_paths(&self, old_tree: Oid, new_tree: Oid) -> Result<Vec<String>> {
+        let err = |e| git_err("cannot compare trees", e);
+        let old = self.inner.find_tree(old_tree.0).map_err(err)?;
+        let new = self.inner.find_tree(new_tree.0).map_err(err)?;
+        let mut opts = git2::DiffOptions::new();
+        opts.skip_binary_check(true);
+        let diff = self
+            .inner
+            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+            .map_err(err)?;
+        let mut out: Vec<String> = Vec::new();
+        for d in diff.deltas() {
+            for f in [d.old_file(), d.new_file()] {
+                if let Some(p) = f.path() {
+                    let p = p.to_string_lossy().replace('\\', "/");
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Entries of a directory of a tree: (name, is a directory).
+    pub fn list_dir(&self, tree: Oid, dir: &str) -> Result<Vec<(String, bool)>> {
+        let err = |e| git_err(format_args!("cannot list {dir}"), e);
+        let root = self.inner.find_tree(tree.0).map_err(err)?;
+        let sub = if dir.is_empty() {
+            root
+        } else {
+            match root.get_path(Path::new(dir)) {
+                Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => {
+                    self.inner.find_tree(e.id()).map_err(err)?
+                }
+                _ => return Ok(Vec::new()),
+            }
+        };
+        Ok(sub
+            .iter()
+            .map(|e| {
+                (
+                    String::from_utf8_lossy(e.name_bytes()).into_owned(),
+                    e.kind() == Some(git2::ObjectType::Tree),
+                )
+            })
+            .collect())
+    }
+
     /// Every file path of a tree (recursive), for resolving scanner paths.
     pub fn file_paths(&self, tree: Oid) -> Result<Vec<String>> {
         let err = |e| git_err(format_args!("cannot list tree {}", tree.short()), e);

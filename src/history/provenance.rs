@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 use crate::finding::paths;
 use crate::git::idhash::IdMap;
 use crate::git::{Oid, PathLookup, Repo};
-use crate::model::{Anchor, Locator, ProvenanceStatus, Reconstruction};
+use crate::model::{Anchor, AnchorKind, Locator, ProvenanceStatus, Reconstruction};
 use crate::timing::stage;
+use crate::transcript::mapping::{MappedBy, Mapping};
 
 /// The anchored file in one snapshot.
 #[derive(Debug, Clone)]
@@ -35,9 +36,14 @@ pub struct WriteRecord {
     pub snapshot: Snapshot,
     /// Whether this write changed the anchored file (content, existence or path).
     pub changed: bool,
-    /// The transcript turn that made the write, once mapped (issue 2/7).
+    /// The transcript turn that made the write, once mapped.
     pub turn: Option<u32>,
     pub mapped_by: Option<String>,
+    /// For writes rebuilt inside a commit by replay: the edit's 1-based position there.
+    pub edit: Option<usize>,
+    /// The transcript edited the anchored file several times in this commit, and replay could
+    /// not reproduce them: only the committed state is known.
+    pub final_only: bool,
 }
 
 /// Provenance of one anchor over one range.
@@ -60,6 +66,95 @@ pub struct Provenance {
     pub blobs_read: usize,
     /// Things the user should know: path resolution, renames, fallbacks.
     pub notes: Vec<String>,
+    /// The anchor's kind, to judge rebuilt snapshots the same way.
+    pub kind: AnchorKind,
+}
+
+/// Applies the rule of SPEC §4 to the writes as they stand, and names the reconstruction.
+fn decide(prov: &mut Provenance) {
+    let facts: Vec<Fact> = prov
+        .writes
+        .iter()
+        .map(|w| Fact {
+            agent: w.agent,
+            present: w.snapshot.present,
+        })
+        .collect();
+    let (status, introducing, reason) = match rule::decide(prov.base.present, &facts) {
+        Verdict::Inherited => (ProvenanceStatus::Inherited, None, None),
+        Verdict::Introduced { write } => (ProvenanceStatus::Introduced, Some(write), None),
+        Verdict::IntroducedByOther { write } => {
+            (ProvenanceStatus::IntroducedByOther, Some(write), None)
+        }
+        Verdict::NoCodeLocation(why) => (
+            ProvenanceStatus::NoCodeLocation,
+            None,
+            Some(not_located_reason(why, &prov.writes, &prov.file)),
+        ),
+    };
+    prov.status = status;
+    prov.introducing = introducing;
+    prov.reason = reason;
+    let touched = prov.writes.iter().filter(|w| w.changed).count();
+    prov.reconstruction = if prov.writes.iter().any(|w| w.final_only) {
+        Reconstruction::FinalOnly
+    } else if touched <= 1 {
+        Reconstruction::SingleWrite
+    } else {
+        Reconstruction::PerWrite
+    };
+}
+
+/// Ties writes to turns and splits commits into the writes replay rebuilt (SPEC §4), then
+/// applies the rule again on the finer history.
+pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> Result<()> {
+    let matcher = match &prov.pattern {
+        Some(p) => Matcher::pattern(p, prov.kind, "anchor")?,
+        None => Matcher::fragments(&prov.fragments, prov.kind, "anchor")?,
+    };
+    let mut writes = Vec::with_capacity(prov.writes.len());
+    for (i, mut w) in std::mem::take(&mut prov.writes).into_iter().enumerate() {
+        if let Some(Some((turn, by))) = mapping.turns.get(i) {
+            w.turn = Some(*turn);
+            w.mapped_by = Some(by.as_str().to_string());
+        }
+        w.final_only = mapping.final_only.get(i).copied().unwrap_or(false) && w.changed;
+        let subs = mapping.sub_writes.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        if subs.len() >= 2 {
+            // Edits before the last one become writes of their own, inside this commit.
+            for (k, sub) in subs[..subs.len() - 1].iter().enumerate() {
+                let present = matcher.defect_present(sub.content.as_deref().map(str::as_bytes));
+                writes.push(WriteRecord {
+                    commit: w.commit,
+                    agent: w.agent,
+                    merge: false,
+                    author: w.author.clone(),
+                    summary: w.summary.clone(),
+                    snapshot: Snapshot {
+                        path: w.snapshot.path.clone(),
+                        blob: None,
+                        present,
+                    },
+                    changed: true,
+                    turn: Some(sub.turn),
+                    mapped_by: Some(MappedBy::Replay.as_str().to_string()),
+                    edit: Some(k + 1),
+                    final_only: false,
+                });
+            }
+            w.turn = Some(subs[subs.len() - 1].turn);
+            w.mapped_by = Some(MappedBy::Replay.as_str().to_string());
+            w.edit = Some(subs.len());
+        }
+        writes.push(w);
+    }
+    prov.writes = writes;
+    prov.notes.extend(mapping.notes.iter().cloned());
+    decide(prov);
+    if let Some(i) = prov.introducing {
+        describe(repo, prov, &[i])?;
+    }
+    Ok(())
 }
 
 /// Blob ids at `path` for the commits `range` of `trees`.
@@ -216,47 +311,27 @@ pub fn analyse(
             changed,
             turn: None,
             mapped_by: None,
+            edit: None,
+            final_only: false,
         });
     }
 
-    let facts: Vec<Fact> = writes
-        .iter()
-        .map(|w| Fact {
-            agent: w.agent,
-            present: w.snapshot.present,
-        })
-        .collect();
-    let (status, introducing, reason) = match rule::decide(base.present, &facts) {
-        Verdict::Inherited => (ProvenanceStatus::Inherited, None, None),
-        Verdict::Introduced { write } => (ProvenanceStatus::Introduced, Some(write), None),
-        Verdict::IntroducedByOther { write } => {
-            (ProvenanceStatus::IntroducedByOther, Some(write), None)
-        }
-        Verdict::NoCodeLocation(why) => (
-            ProvenanceStatus::NoCodeLocation,
-            None,
-            Some(not_located_reason(why, &writes, &file)),
-        ),
-    };
-    let touched = writes.iter().filter(|w| w.changed).count();
-    let reconstruction = if touched <= 1 {
-        Reconstruction::SingleWrite
-    } else {
-        Reconstruction::PerWrite
-    };
     let mut prov = Provenance {
-        status,
-        introducing,
-        reason,
+        status: ProvenanceStatus::NoCodeLocation,
+        introducing: None,
+        reason: None,
         base,
         writes,
-        reconstruction,
+        reconstruction: Reconstruction::SingleWrite,
         file,
         fragments,
         pattern,
         blobs_read: distinct.len(),
         notes,
+        kind: anchor.kind,
     };
+    decide(&mut prov);
+    let introducing = prov.introducing;
     if let Some(i) = introducing {
         describe(repo, &mut prov, &[i])?;
     }

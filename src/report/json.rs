@@ -88,6 +88,9 @@ pub struct WriteJson {
     pub path: Option<String>,
     #[serde(default)]
     pub blob: Option<String>,
+    /// For writes rebuilt inside a commit by replaying the transcript: which edit (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<usize>,
     /// For text reports only: machines that want them ask git (`git show -s`).
     #[serde(skip)]
     pub author: Option<String>,
@@ -111,6 +114,17 @@ pub struct ProvenanceJson {
     pub notes: Vec<String>,
 }
 
+/// The session a range was mapped to.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionJson {
+    pub source: String,
+    pub found_by: String,
+    pub format: String,
+    pub turns: usize,
+    /// The turns of the range's task (SPEC §3), and why.
+    pub scope: crate::transcript::mapping::Scope,
+}
+
 /// `git sage provenance --format json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProvenanceDoc {
@@ -118,6 +132,8 @@ pub struct ProvenanceDoc {
     pub finding: FindingJson,
     pub range: RangeJson,
     pub provenance: ProvenanceJson,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionJson>,
 }
 
 pub const PROVENANCE_SCHEMA: &str = "sage.provenance/1";
@@ -197,6 +213,7 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 merge: w.merge,
                 path: Some(w.snapshot.path.clone()),
                 blob: snapshot_blob(&w.snapshot),
+                edit: w.edit,
                 author: w.author.clone(),
                 summary: w.summary.clone(),
             })
@@ -206,11 +223,17 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
     }
 }
 
-pub fn provenance_doc(anchor: &Anchor, r: &Range, p: &Provenance) -> ProvenanceDoc {
+pub fn provenance_doc(
+    anchor: &Anchor,
+    r: &Range,
+    p: &Provenance,
+    session: Option<SessionJson>,
+) -> ProvenanceDoc {
     ProvenanceDoc {
         schema: PROVENANCE_SCHEMA.to_string(),
         finding: finding(anchor, p),
         range: range(r),
         provenance: provenance(r, p),
+        session,
     }
 }

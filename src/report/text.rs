@@ -62,6 +62,12 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
         if r.commits == 1 { "" } else { "s" },
         r.base_source.as_deref().unwrap_or("given")
     ));
+    if let Some(sess) = &doc.session {
+        out.push_str(&format!(
+            "session     {} ({}, {} turns; {}; scope turns {}-{})\n",
+            sess.source, sess.format, sess.turns, sess.found_by, sess.scope.first, sess.scope.last
+        ));
+    }
     out.push('\n');
 
     let verdict = match (p.status, &p.introducing_write) {
@@ -122,15 +128,35 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
         .max()
         .unwrap_or(4)
         .max(4);
+    let turns = p.writes.iter().any(|w| w.turn.is_some());
+    let turn_col = |w: Option<&WriteJson>| -> String {
+        if !turns {
+            return String::new();
+        }
+        match w {
+            None => format!("{:>5}  ", "turn"),
+            Some(w) => format!(
+                "{:>5}  ",
+                w.turn.map(|t| t.to_string()).unwrap_or_else(|| "-".into())
+            ),
+        }
+    };
     out.push_str(&format!(
-        "  {:>5}  {:<7}  {:<who_w$}  {:<path_w$}  {:<8}  {:<7}  summary\n",
-        "write", "commit", "by", "file", "change", "defect"
+        "  {:>5}  {:<7}  {}{:<who_w$}  {:<path_w$}  {:<8}  {:<7}  summary\n",
+        "write",
+        "commit",
+        turn_col(None),
+        "by",
+        "file",
+        "change",
+        "defect"
     ));
     if let Some(b) = &p.baseline {
         out.push_str(&format!(
-            "  {:>5}  {:<7}  {:<who_w$}  {:<path_w$}  {:<8}  {:<7}\n",
+            "  {:>5}  {:<7}  {}{:<who_w$}  {:<path_w$}  {:<8}  {:<7}\n",
             "base",
             short(&b.commit),
+            if turns { "       " } else { "" },
             "",
             if b.blob.is_some() {
                 b.path.as_str()
@@ -171,10 +197,15 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
         } else {
             ""
         };
+        let commit = match w.edit {
+            Some(k) => format!("{}·{k}", &short(&w.commit)[..5]),
+            None => short(&w.commit).to_string(),
+        };
         out.push_str(&format!(
-            "  {:>5}  {:<7}  {:<who_w$}  {:<path_w$}  {:<8}  {:<7}  {}{mark}\n",
+            "  {:>5}  {:<7}  {}{:<who_w$}  {:<path_w$}  {:<8}  {:<7}  {}{mark}\n",
             w.write,
-            short(&w.commit),
+            commit,
+            turn_col(Some(w)),
             by,
             if w.blob.is_some() {
                 w.path.as_deref().unwrap_or("-")

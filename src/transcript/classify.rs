@@ -192,6 +192,7 @@ mod tests {
             text: text.into(),
             reasoning: None,
             reasoning_available: false,
+            reasoning_redacted: false,
             tool_calls: calls
                 .iter()
                 .map(|(n, a)| ToolCall {

@@ -326,6 +326,7 @@ mod tests {
         assert_eq!(t.context[0].text, "fix the greeting");
         assert_eq!(t.turns[0].text, "Done.");
         assert!(!t.turns[0].reasoning_available);
+        assert!(t.turns[0].reasoning_redacted);
         assert_eq!(t.turns[0].file_changes[0].path, "/w/a.go");
     }
 

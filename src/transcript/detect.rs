@@ -45,7 +45,24 @@ pub fn iso_from_millis(ms: i64) -> String {
 
 fn first_json_line(head: &str) -> Option<Value> {
     let line = head.lines().find(|l| !l.trim().is_empty())?;
-    serde_json::from_str(line.trim()).ok()
+    if let Ok(v) = serde_json::from_str(line.trim()) {
+        return Some(v);
+    }
+    // A first line longer than the peek: keep the string keys and short values it shows,
+    // which is all detection looks at.
+    if !head.contains('\n') {
+        let mut map = serde_json::Map::new();
+        let re = regex::Regex::new(
+            r#""([A-Za-z_$][\w$]*)"\s*:\s*("(?:[^"\\]|\\.){0,64}"|\{|\[|[-\w.]+)"#,
+        )
+        .expect("valid regex");
+        for c in re.captures_iter(line) {
+            let v = serde_json::from_str(&c[2]).unwrap_or(Value::Bool(true));
+            map.entry(c[1].to_string()).or_insert(v);
+        }
+        return (!map.is_empty()).then_some(Value::Object(map));
+    }
+    None
 }
 
 fn jsonl_format(v: &Value) -> Option<Format> {

@@ -2,7 +2,9 @@
 
 pub mod classify;
 pub mod detect;
+pub mod discover;
 pub mod lines;
+pub mod mapping;
 pub mod model;
 pub mod replay;
 
@@ -183,7 +185,8 @@ impl Builder {
             kind: TurnKind::Planning,
             text: String::new(),
             reasoning: None,
-            reasoning_available: true,
+            reasoning_available: false,
+            reasoning_redacted: false,
             tool_calls: Vec::new(),
             file_changes: Vec::new(),
             timestamp,
@@ -354,7 +357,7 @@ impl Builder {
             Some(r) => push_para(t.reasoning.get_or_insert_with(String::new), r),
             None => {
                 if t.reasoning.is_none() {
-                    t.reasoning_available = false;
+                    t.reasoning_redacted = true;
                 }
             }
         }
@@ -453,6 +456,10 @@ impl Builder {
         }
         for (i, t) in self.turns.iter_mut().enumerate() {
             t.turn = i as u32 + 1;
+            t.reasoning_available = t.reasoning.is_some();
+            if t.reasoning_available {
+                t.reasoning_redacted = false;
+            }
         }
         for c in &mut self.commits {
             c.turn += 1;
@@ -566,4 +573,81 @@ pub fn relative_path(path: &str, cwd: Option<&str>) -> String {
         }
     }
     p.trim_start_matches("./").to_string()
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use clap::ValueEnum;
+    use proptest::prelude::*;
+
+    /// Bytes that look a little like logs: JSON punctuation, keys the parsers look for,
+    /// Markdown markers, and noise.
+    fn loggy() -> impl Strategy<Value = Vec<u8>> {
+        let pieces = prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            ":",
+            ",",
+            "\"",
+            "\n",
+            " ",
+            "\\",
+            "\"type\"",
+            "\"assistant\"",
+            "\"user\"",
+            "\"message\"",
+            "\"content\"",
+            "\"tool_use\"",
+            "\"tool_result\"",
+            "\"id\"",
+            "\"payload\"",
+            "\"response_item\"",
+            "\"function_call\"",
+            "\"messages\"",
+            "\"trajectory\"",
+            "\"action\"",
+            "\"observation\"",
+            "\"args\"",
+            "\"sessionId\"",
+            "\"$set\"",
+            "\"$rewindTo\"",
+            "\"role\"",
+            "\"text\"",
+            "1",
+            "null",
+            "true",
+            "#### ",
+            "> Commit abc1234 x",
+            "<<<<<<< SEARCH",
+            "=======",
+            ">>>>>>> REPLACE",
+            "_**User**_",
+            "_**Assistant**_",
+            "---",
+            "```diff",
+            "## Turn 1",
+            "turns:",
+            "schema: sage.session/1",
+            "- text: x",
+            "\u{ff}",
+            "é",
+        ]);
+        prop::collection::vec(pieces, 0..80).prop_map(|v| v.concat().into_bytes())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn no_parser_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..600), shaped in loggy()) {
+            for input in [&bytes, &shaped] {
+                let _ = parse(Input::from_bytes("fuzz", input.clone()), None);
+                for f in Format::value_variants() {
+                    let _ = parse(Input::from_bytes("fuzz", input.clone()), Some(*f));
+                }
+            }
+        }
+    }
 }

@@ -143,7 +143,12 @@ pub struct Turn {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reasoning: Option<String>,
+    /// Whether reasoning text is there for the judge to read.
     pub reasoning_available: bool,
+    /// The log shows the agent reasoned but withheld the text (Claude Code's empty signed
+    /// `thinking`, Codex's `encrypted_content`, Cursor's `[REDACTED]`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_redacted: bool,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default)]

@@ -50,7 +50,11 @@ pub fn apply(content: Option<&str>, edit: &Edit) -> Result<Option<String>, Repla
         Edit::Lines { start, end, text } => {
             let cur = content.unwrap_or("");
             let (mut lines, trailing) = split_lines(cur);
-            if *start == 0 || *start > lines.len() + 1 || *end + 1 < *start || *end > lines.len() {
+            if *start == 0
+                || *start > lines.len() + 1
+                || end.saturating_add(1) < *start
+                || *end > lines.len()
+            {
                 return Err(ReplayError::NotFound("the line range"));
             }
             let new: Vec<String> = split_lines(text).0;
@@ -162,7 +166,10 @@ fn find_block(lines: &[String], block: &[String], from: usize, loose: bool) -> O
             a == b
         }
     };
-    (from..=lines.len().saturating_sub(block.len()))
+    if block.len() > lines.len() {
+        return None;
+    }
+    (from..=lines.len() - block.len())
         .find(|&i| block.iter().enumerate().all(|(k, b)| eq(&lines[i + k], b)))
 }
 
@@ -251,6 +258,41 @@ mod tests {
             "a\nnew\nb\n"
         );
         assert_eq!(apply(Some("a"), &Edit::Opaque), Err(ReplayError::Opaque));
+    }
+
+    use proptest::prelude::*;
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        let text = || "[ab\n+ -@]{0,12}";
+        prop_oneof![
+            (text(), text(), any::<bool>()).prop_map(|(old, new, all)| Edit::Replace {
+                old,
+                new,
+                all
+            }),
+            text().prop_map(|content| Edit::Write { content }),
+            Just(Edit::Delete),
+            (any::<usize>(), any::<usize>(), text()).prop_map(|(start, end, text)| Edit::Lines {
+                start,
+                end,
+                text
+            }),
+            (0usize..6, 0usize..6, text()).prop_map(|(start, end, text)| Edit::Lines {
+                start,
+                end,
+                text
+            }),
+            text().prop_map(|patch| Edit::Patch { patch }),
+            "(@@ -[0-9]{1,3},[0-9] \\+1 @@\n)?([ +-][ab]{0,3}\n){0,6}"
+                .prop_map(|patch| Edit::Patch { patch }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn replay_never_panics(content in proptest::option::of("[ab\n ]{0,30}"), e in edit()) {
+            let _ = apply(content.as_deref(), &e);
+        }
     }
 
     #[test]

@@ -133,13 +133,11 @@ fn add(b: &mut Builder, r: Record, source: SourceRef) -> std::result::Result<(),
         t.agent = a;
     }
     Builder::push_text(t, &r.text);
-    if let Some(reasoning) = r.reasoning.as_deref() {
-        Builder::push_reasoning(t, Some(reasoning));
-    } else {
-        t.reasoning_available = r.reasoning_available.unwrap_or(false);
-    }
-    if r.reasoning_available == Some(false) {
-        t.reasoning_available = false;
+    match r.reasoning.as_deref() {
+        Some(reasoning) => Builder::push_reasoning(t, Some(reasoning)),
+        // `reasoning_available: false` says the agent reasoned and the log withheld it.
+        None if r.reasoning_available == Some(false) => Builder::push_reasoning(t, None),
+        None => {}
     }
     t.tool_calls = r
         .tool_calls
@@ -278,6 +276,7 @@ turns:
         assert_eq!(t.context[1].before_turn, 3);
         assert_eq!(t.turns[0].agent, "cursor");
         assert!(!t.turns[1].reasoning_available);
+        assert!(t.turns[1].reasoning_redacted);
         assert_eq!(t.turns[1].kind, TurnKind::Implementation);
         assert!(matches!(
             t.turns[1].file_changes[1].edit,

@@ -270,7 +270,7 @@ fn change_of(
                     mk(
                         path,
                         Edit::Lines {
-                            start: line + 1,
+                            start: line.saturating_add(1),
                             end: line,
                             text: a("new_str").unwrap_or_default(),
                         },
@@ -305,7 +305,7 @@ fn change_of(
                 Some(l) => mk(
                     rel(open?),
                     Edit::Lines {
-                        start: l as usize + 1,
+                        start: (l as usize).saturating_add(1),
                         end: l as usize,
                         text: a("text")?,
                     },
@@ -349,7 +349,7 @@ fn change_of(
                 Some(l) => mk(
                     rel(open?),
                     Edit::Lines {
-                        start: l + 1,
+                        start: l.saturating_add(1),
                         end: l,
                         text: words[1].clone(),
                     },
@@ -387,7 +387,7 @@ fn change_of(
                     mk(
                         path,
                         Edit::Lines {
-                            start: l + 1,
+                            start: l.saturating_add(1),
                             end: l,
                             text: flag("--new_str").unwrap_or_default(),
                         },

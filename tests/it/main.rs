@@ -6,3 +6,5 @@ mod findings;
 mod gitfmt;
 mod help;
 mod provenance;
+mod sessions;
+mod turns;

@@ -1,0 +1,199 @@
+//! Finding the session transcript(s) committed alongside the range's writes (SPEC §3), in
+//! order: `--session`; `Sage-Session:` trailers; files under `.sage/sessions/` changed in the
+//! range; known agent paths; `Entire-Checkpoint:` trailers on the `entire/checkpoints/v1`
+//! branch; Aider conversations in commit messages.
+
+use crate::error::{Error, Result};
+use crate::git::{CommitInfo, Oid, Repo};
+use crate::history::range::Range;
+
+use super::lines::Input;
+
+/// A transcript found for a range, and how.
+pub struct Found {
+    pub name: String,
+    pub found_by: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Found {
+    pub fn input(&self) -> Input {
+        Input::from_bytes(self.name.clone(), self.bytes.clone())
+    }
+}
+
+/// The value of a trailer (`Key: value`) in a commit message, case-insensitive key.
+pub fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
+    message
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(key).then(|| v.trim())
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+const ENTIRE_BRANCH: &str = "entire/checkpoints/v1";
+const KNOWN_FILES: &[&str] = &[".aider.chat.history.md"];
+const KNOWN_DIRS: &[&str] = &[".specstory/history/", ".sage/sessions/"];
+
+/// Reads an explicit `--session` argument: a path (relative to where git sage runs) or `REV:path`.
+pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
+    let path = std::path::Path::new(session);
+    if path.exists() {
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::input(format!("cannot read {session}: {e}")))?;
+        return Ok(Found {
+            name: session.to_string(),
+            found_by: "--session".into(),
+            bytes,
+        });
+    }
+    if let (Some((rev, file)), Some(repo)) = (session.split_once(':'), repo)
+        && !rev.is_empty()
+        && !file.is_empty()
+    {
+        return match repo.file_at_rev(rev, file)? {
+            Some(bytes) => Ok(Found {
+                name: session.to_string(),
+                found_by: "--session".into(),
+                bytes,
+            }),
+            None => Err(Error::input(format!("{file} does not exist at {rev}"))
+                .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>")),
+        };
+    }
+    Err(
+        Error::input(format!("cannot read session {session}: no such file"))
+            .hint("give a path, or REV:path for a file in git"),
+    )
+}
+
+/// Every session the range points at, best first. `infos` are the range's commits, in order.
+pub fn discover(repo: &Repo, range: &Range, infos: &[CommitInfo]) -> Result<Vec<Found>> {
+    let mut found: Vec<Found> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut push = |found: &mut Vec<Found>, name: String, by: String, bytes: Vec<u8>| {
+        if !seen.contains(&name) {
+            seen.push(name.clone());
+            found.push(Found {
+                name,
+                found_by: by,
+                bytes,
+            });
+        }
+    };
+    // Trailers name a file in the commit that carries them.
+    for c in infos.iter().rev() {
+        for path in trailer(&c.message, "Sage-Session") {
+            let path = path.trim_start_matches("./");
+            if let Some(bytes) = repo.file_in_tree(c.tree, path)? {
+                push(
+                    &mut found,
+                    format!("{}:{path}", c.id.short()),
+                    format!("Sage-Session trailer on {}", c.id.short()),
+                    bytes.to_vec(),
+                );
+            }
+        }
+    }
+    // Files in known places that the range changed, as of the last commit that changed them.
+    let mut prev_tree = repo.tree_of(range.base)?;
+    let mut changed: Vec<(String, Oid, Oid)> = Vec::new(); // (path, commit, tree)
+    for c in infos {
+        for p in repo.changed_paths(prev_tree, c.tree)? {
+            let known = KNOWN_FILES
+                .iter()
+                .any(|k| p == *k || p.ends_with(&format!("/{k}")))
+                || KNOWN_DIRS.iter().any(|d| p.starts_with(d));
+            if known {
+                changed.retain(|(q, _, _)| *q != p);
+                changed.push((p, c.id, c.tree));
+            }
+        }
+        prev_tree = c.tree;
+    }
+    // .sage/sessions first: recorded on purpose.
+    changed.sort_by_key(|(p, _, _)| !p.starts_with(".sage/sessions/"));
+    for (p, commit, tree) in changed {
+        if let Some(bytes) = repo.file_in_tree(tree, &p)? {
+            let by = if p.starts_with(".sage/sessions/") {
+                "file under .sage/sessions/ changed in the range"
+            } else {
+                "known agent path changed in the range"
+            };
+            push(
+                &mut found,
+                format!("{}:{p}", commit.short()),
+                by.to_string(),
+                bytes.to_vec(),
+            );
+        }
+    }
+    // Entire checkpoints: <id[..2]>/<id[2..]>/<n>/full.jsonl on their own branch.
+    if let Some(branch) = repo.try_resolve_commit(ENTIRE_BRANCH)? {
+        let tree = repo.tree_of(branch)?;
+        for c in infos {
+            for id in trailer(&c.message, "Entire-Checkpoint") {
+                if id.len() < 3 || !id.chars().all(|ch| ch.is_ascii_alphanumeric()) {
+                    continue;
+                }
+                let dir = format!("{}/{}", &id[..2], &id[2..]);
+                let mut parts = repo.list_dir(tree, &dir)?;
+                parts.sort_by_key(|(n, _)| n.parse::<u32>().unwrap_or(u32::MAX));
+                for (n, is_dir) in parts.into_iter().filter(|(_, d)| *d) {
+                    let _ = is_dir;
+                    let path = format!("{dir}/{n}/full.jsonl");
+                    if let Some(bytes) = repo.file_in_tree(tree, &path)? {
+                        push(
+                            &mut found,
+                            format!("{ENTIRE_BRANCH}:{path}"),
+                            format!("Entire-Checkpoint trailer on {}", c.id.short()),
+                            bytes.to_vec(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Old Aider versions wrote the chat into the commit body.
+    for c in infos {
+        if let Some(at) = c.message.find("# Aider chat conversation:") {
+            let body = &c.message[at + "# Aider chat conversation:".len()..];
+            // `USER:` / `ASSISTANT:` paragraphs become the history file's `#### ` and reply lines.
+            let mut text = format!("# aider chat started at (commit {})\n", c.id.short());
+            for line in body.lines() {
+                if let Some(u) = line.strip_prefix("USER: ") {
+                    text.push_str(&format!("\n#### {u}\n"));
+                } else if let Some(a) = line.strip_prefix("ASSISTANT: ") {
+                    text.push_str(&format!("\n{a}\n"));
+                } else {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+            push(
+                &mut found,
+                format!("{} message", c.id.short()),
+                "Aider conversation in the commit message".into(),
+                text.into_bytes(),
+            );
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers() {
+        let m = "fix\n\nbody\n\nSage-Session: .sage/sessions/a.jsonl\nsage-turn: 4\nEntire-Checkpoint: 2444cdc4a359\n";
+        assert_eq!(trailer(m, "Sage-Session"), [".sage/sessions/a.jsonl"]);
+        assert_eq!(trailer(m, "Sage-Turn"), ["4"]);
+        assert_eq!(trailer(m, "Entire-Checkpoint"), ["2444cdc4a359"]);
+        assert!(trailer(m, "Nope").is_empty());
+    }
+}

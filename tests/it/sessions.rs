@@ -1,0 +1,189 @@
+//! Sessions in git, and tying writes to turns: replay, Aider commits, trailers, timestamps.
+
+use crate::common::{AGENT, HUMAN, Repo};
+
+const ANCHOR: &str = "file: app.py\nfragment: 'if not url.startswith(\"https://\"):'\n";
+
+fn base() -> Repo {
+    let r = Repo::new();
+    r.write("app.py", "def fetch(url):\n    return get(url)\n");
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r
+}
+
+fn prov(r: &Repo, extra: &[&str]) -> serde_json::Value {
+    let f = r.finding("a.yaml", ANCHOR);
+    let mut args = vec!["provenance", "--finding", f.as_str(), "--format", "json"];
+    args.extend_from_slice(extra);
+    r.sage(&args).ok().json()
+}
+
+const SESSION_TWO_EDITS: &str = r#"schema: sage.session/1
+task: fix the SSRF in fetch
+turns:
+  - text: "Plan: we will check the scheme."
+  - text: Adding the scheme check.
+    file_changes:
+      - path: app.py
+        old: "def fetch(url):\n"
+        new: "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n"
+  - text: And a log line.
+    file_changes:
+      - path: app.py
+        old: "    return get(url)\n"
+        new: "    log(url)\n    return get(url)\n"
+  - text: Tests are green.
+"#;
+
+#[test]
+fn multi_edit_commit_is_split_by_replay() {
+    let r = base();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    log(url)\n    return get(url)\n");
+    r.write(".sage/sessions/fix.yaml", SESSION_TWO_EDITS);
+    let c = r.commit("fix ssrf");
+    let v = prov(&r, &[]);
+    let p = &v["provenance"];
+    assert_eq!(
+        v["session"]["found_by"],
+        "file under .sage/sessions/ changed in the range"
+    );
+    let writes = p["writes"].as_array().unwrap();
+    assert_eq!(writes.len(), 2, "{writes:?}");
+    assert_eq!(
+        (
+            writes[0]["commit"].as_str().unwrap(),
+            writes[0]["edit"].as_u64(),
+            writes[0]["turn"].as_u64()
+        ),
+        (c.as_str(), Some(1), Some(2))
+    );
+    assert_eq!(
+        (writes[1]["edit"].as_u64(), writes[1]["turn"].as_u64()),
+        (Some(2), Some(3))
+    );
+    assert_eq!(p["introducing_write"]["turn"], 2);
+    assert_eq!(p["introducing_write"]["mapped_by"], "replay");
+    assert_eq!(p["reconstruction"], "per-write");
+    assert_eq!(v["session"]["scope"]["first"], 1);
+}
+
+#[test]
+fn squashed_commit_is_final_only() {
+    let r = base();
+    // The commit holds both edits plus a manual change the transcript never made.
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    log(url)  # squashed\n    return get(url)\n");
+    r.write(".sage/sessions/fix.yaml", SESSION_TWO_EDITS);
+    r.commit("squash");
+    let v = prov(&r, &[]);
+    assert_eq!(v["provenance"]["reconstruction"], "final-only");
+    assert_eq!(v["provenance"]["writes"].as_array().unwrap().len(), 1);
+    assert!(
+        v["provenance"]["notes"]
+            .to_string()
+            .contains("did not reproduce")
+    );
+}
+
+#[test]
+fn aider_commit_lines_map_turns() {
+    let r = base();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    let c1 = r.commit_as(
+        ("Dana Dev (aider)", "dana@example.com"),
+        "fix: check the scheme",
+    );
+    r.write("README.md", "https only\n");
+    let c2 = r.commit_as(("Dana Dev (aider)", "dana@example.com"), "docs: https only");
+    let history = format!(
+        "\n# aider chat started at 2026-01-01 10:00:00\n\n#### fix the ssrf  \n\nI will check the scheme.\n\n> Applied edit to app.py  \n> Commit {} fix: check the scheme  \n\n#### document it  \n\nDone.\n\n> Commit {} docs: https only  \n",
+        &c1[..7],
+        &c2[..7]
+    );
+    r.write(".aider.chat.history.md", &history);
+    r.commit_as(HUMAN, "keep the chat");
+    let v = prov(&r, &["--agent", "aider"]);
+    let w = v["provenance"]["writes"].as_array().unwrap();
+    assert_eq!(
+        (w[0]["turn"].as_u64(), w[0]["mapped_by"].as_str()),
+        (Some(1), Some("aider-commit"))
+    );
+    assert_eq!(
+        (w[1]["turn"].as_u64(), w[1]["mapped_by"].as_str()),
+        (Some(2), Some("aider-commit"))
+    );
+    assert_eq!(w[2]["agent"], false);
+    assert_eq!(v["session"]["format"], "aider");
+}
+
+#[test]
+fn trailer_explicit_session_and_timestamps() {
+    let r = base();
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("s.jsonl");
+    std::fs::write(
+        &session,
+        "{\"schema\":\"sage.session/1\",\"task\":\"fix it\"}\n{\"text\":\"plan\",\"timestamp\":\"2026-01-01T00:00:00Z\"}\n{\"text\":\"edit\",\"timestamp\":\"2026-01-01T00:00:05Z\",\"tool_calls\":[{\"name\":\"Bash\",\"arguments\":{\"command\":\"sed -i s/x/y/ app.py\"}}]}\n{\"text\":\"more\",\"timestamp\":\"2026-01-01T00:00:07Z\"}\n{\"text\":\"last\",\"timestamp\":\"2026-01-01T01:00:00Z\"}\n",
+    )
+    .unwrap();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.git_as(AGENT, &["add", "-A"]);
+    r.git_as(AGENT, &["commit", "-q", "-m", "fix\n\nSage-Turn: 2"]);
+    // the test clock: commit dates are 2026-01-01T00:00:SS with SS counting git calls
+    r.write("b.txt", "b\n");
+    r.commit("second");
+    let s = session.to_str().unwrap();
+    let v = prov(&r, &["--session", s]);
+    let w = v["provenance"]["writes"].as_array().unwrap();
+    assert_eq!(
+        (w[0]["turn"].as_u64(), w[0]["mapped_by"].as_str()),
+        (Some(2), Some("trailer"))
+    );
+    assert_eq!(w[1]["mapped_by"], "timestamp");
+    assert_eq!(w[1]["turn"], 3);
+    assert_eq!(v["session"]["found_by"], "--session");
+    // --no-session leaves turns out
+    let v = prov(&r, &["--no-session"]);
+    assert!(v["provenance"]["writes"][0]["turn"].is_null());
+    assert!(v.get("session").is_none());
+}
+
+#[test]
+fn entire_checkpoint_branch() {
+    let r = base();
+    let claude = concat!(
+        "{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u1\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"fix the ssrf\"}}\n",
+        "{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"u2\",\"timestamp\":\"2026-01-01T00:00:01Z\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":[{\"type\":\"text\",\"text\":\"Checking the scheme.\"}]}}\n",
+        "{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"u3\",\"timestamp\":\"2026-01-01T00:00:02Z\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Edit\",\"input\":{\"file_path\":\"/repo/app.py\",\"old_string\":\"def fetch(url):\\n\",\"new_string\":\"def fetch(url):\\n    if not url.startswith(\\\"https://\\\"):\\n        raise ValueError(url)\\n\"}}]}}\n",
+        "{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u4\",\"cwd\":\"/repo\",\"timestamp\":\"2026-01-01T00:00:03Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"ok\"}]},\"toolUseResult\":{\"filePath\":\"/repo/app.py\"}}\n",
+    );
+    // the checkpoint branch holds the transcript
+    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
+    r.git(&["rm", "-rq", "--cached", "."]);
+    std::fs::remove_file(r.path().join("app.py")).unwrap();
+    r.write("ab/cdef012345/0/full.jsonl", claude);
+    r.commit_as(HUMAN, "checkpoint");
+    r.git(&["checkout", "-q", "-f", "agent"]);
+    std::fs::remove_dir_all(r.path().join("ab")).ok();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.git_as(AGENT, &["add", "app.py"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "fix\n\nEntire-Checkpoint: abcdef012345",
+        ],
+    );
+    let v = prov(&r, &[]);
+    assert_eq!(v["session"]["format"], "claude-code");
+    assert!(
+        v["session"]["found_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("Entire-Checkpoint")
+    );
+    assert_eq!(v["provenance"]["introducing_write"]["turn"], 1);
+    assert_eq!(v["provenance"]["introducing_write"]["mapped_by"], "replay");
+}
