@@ -1,6 +1,7 @@
 //! Splits per-commit and per-blob work over threads, each with its own repository handle.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 use crate::git::Repo;
@@ -19,8 +20,9 @@ fn threads_for(n: usize) -> usize {
     cores.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1)
 }
 
-/// Runs `f` over contiguous chunks of `0..n` and concatenates the results in order.
-/// The calling thread takes the first chunk with `repo`; the others open their own.
+/// Runs `f` over chunks of `0..n` and returns the results in order. Threads take small
+/// chunks from a shared counter, so one that starts late (or is scheduled away) does not
+/// hold the others up. The calling thread works too, with `repo`; the others open their own.
 pub fn map_chunks<T, F>(repo: &Repo, n: usize, f: F) -> Result<Vec<T>>
 where
     T: Send,
@@ -30,31 +32,36 @@ where
     if threads <= 1 {
         return f(repo, 0..n);
     }
-    let chunk = n.div_ceil(threads);
-    let ranges: Vec<Range<usize>> = (0..threads)
-        .map(|i| i * chunk..((i + 1) * chunk).min(n))
-        .filter(|r| !r.is_empty())
-        .collect();
-    std::thread::scope(|s| {
-        let f = &f;
-        let handles: Vec<_> = ranges[1..]
-            .iter()
-            .cloned()
-            .map(|r| {
+    let chunk = (n / (threads * 8)).max(32);
+    let next = AtomicUsize::new(0);
+    let work = |repo: &Repo| -> Result<Vec<(usize, Vec<T>)>> {
+        let mut done = Vec::new();
+        loop {
+            let start = next.fetch_add(chunk, Ordering::Relaxed);
+            if start >= n {
+                return Ok(done);
+            }
+            let r = start..(start + chunk).min(n);
+            done.push((start, f(repo, r)?));
+        }
+    };
+    let mut parts: Vec<(usize, Vec<T>)> = std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = (1..threads)
+            .map(|_| {
                 let seed = repo.worker_seed();
-                s.spawn(move || {
-                    let repo = Repo::from_seed(seed)?;
-                    f(&repo, r)
-                })
+                s.spawn(move || work(&Repo::from_seed(seed)?))
             })
             .collect();
-        let mut out = f(repo, ranges[0].clone())?;
+        let mut parts = work(repo)?;
         for h in handles {
-            let part = h
+            let more = h
                 .join()
                 .map_err(|_| Error::env("a history worker thread panicked"))??;
-            out.extend(part);
+            parts.extend(more);
         }
-        Ok(out)
-    })
+        Ok::<_, Error>(parts)
+    })?;
+    parts.sort_unstable_by_key(|(start, _)| *start);
+    Ok(parts.into_iter().flat_map(|(_, v)| v).collect())
 }
