@@ -8,6 +8,7 @@ pub mod error;
 pub mod finding;
 pub mod git;
 pub mod history;
+pub mod judge;
 pub mod model;
 pub mod pipeline;
 pub mod report;

@@ -96,3 +96,66 @@ pub enum DataFormat {
     Text,
     Json,
 }
+
+/// How turns are judged (shared by `judge` and `blame-origin`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Judge")]
+pub struct JudgeArgs {
+    /// offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE; repeat for
+    /// cross-judge results [default: git config sage.judge, else offline]
+    #[arg(long = "judge", value_name = "JUDGE")]
+    pub judges: Vec<String>,
+
+    /// prefix: one call per turn seeing turns 1..t; single: one call for all turns
+    #[arg(long, value_enum, default_value_t = crate::judge::run::Protocol::Prefix)]
+    pub protocol: crate::judge::run::Protocol,
+
+    /// Score each turn K times (consistency statistics)
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub repeat: u32,
+
+    /// Turns judged at once [default: sage.jobs, else 8]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// At most N requests per minute [default: sage.rpm, else no cap]
+    #[arg(long, value_name = "N")]
+    pub rpm: Option<u32>,
+
+    /// Context budget in tokens: old tool outputs, then old tool arguments are elided to fit
+    #[arg(long, value_name = "N")]
+    pub context_tokens: Option<usize>,
+
+    /// Keep scores without verifiable quotes (a fast, less reliable draft)
+    #[arg(long)]
+    pub no_quotes: bool,
+
+    /// security | privacy | compliance | a criterion YAML file
+    #[arg(long, value_name = "CRITERION", default_value = "security")]
+    pub criterion: String,
+
+    /// The task the agent was given [default: sage.task, else the user message that opened it]
+    #[arg(long, value_name = "TEXT")]
+    pub task: Option<String>,
+
+    /// A directory whose judge/ and lexicons/ files override the embedded templates
+    /// [default: git config sage.templates]
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+
+    /// Do not read or write the answer cache
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Append every answer to FILE, for replay:FILE later
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Seconds one judge call may take
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub judge_timeout: u64,
+
+    /// No progress bar
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}

@@ -1,6 +1,7 @@
 //! The command line: global options, one file per subcommand, output helpers.
 
 pub mod args;
+pub mod judge;
 pub mod provenance;
 pub mod turns;
 
@@ -54,6 +55,7 @@ pub struct Cli {
 pub enum Command {
     Provenance(Box<provenance::ProvenanceArgs>),
     Turns(turns::TurnsArgs),
+    Judge(Box<judge::JudgeCmd>),
 }
 
 /// What every subcommand needs: where to run, and how to print.
@@ -107,5 +109,6 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Provenance(a) => provenance::run(&ctx, a),
         Command::Turns(a) => turns::run(&ctx, a),
+        Command::Judge(a) => judge::run(&ctx, a),
     }
 }

@@ -5,6 +5,7 @@ mod conformance;
 mod findings;
 mod gitfmt;
 mod help;
+mod judge;
 mod provenance;
 mod sessions;
 mod turns;

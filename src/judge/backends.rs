@@ -1,0 +1,515 @@
+//! Judge backends: OpenAI-compatible chat completions, Anthropic Messages, a command that reads
+//! the prompt on stdin, and recorded answers. Each call is one HTTP request (or process);
+//! retries, caching and pacing are the orchestrator's.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::cache::Usage;
+use super::prompt::Prompt;
+use crate::error::{Error, Result};
+
+/// Which judge, as `--judge` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spec {
+    Offline,
+    OpenAi { model: String },
+    Anthropic { model: String },
+    Command { cmd: String },
+    Replay { file: PathBuf },
+}
+
+impl Spec {
+    pub fn parse(s: &str) -> Result<Spec> {
+        let bad = || {
+            Error::input(format!("--judge {s}: unknown judge"))
+                .hint("use offline, openai:MODEL, anthropic:MODEL, command:CMD or replay:FILE")
+        };
+        if s == "offline" {
+            return Ok(Spec::Offline);
+        }
+        let (kind, rest) = s.split_once(':').ok_or_else(bad)?;
+        if rest.trim().is_empty() {
+            return Err(bad());
+        }
+        Ok(match kind {
+            "openai" => Spec::OpenAi {
+                model: rest.to_string(),
+            },
+            "anthropic" => Spec::Anthropic {
+                model: rest.to_string(),
+            },
+            "command" => Spec::Command {
+                cmd: rest.to_string(),
+            },
+            "replay" => Spec::Replay {
+                file: PathBuf::from(rest),
+            },
+            _ => return Err(bad()),
+        })
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Spec::Offline => "offline".into(),
+            Spec::OpenAi { model } => format!("openai:{model}"),
+            Spec::Anthropic { model } => format!("anthropic:{model}"),
+            Spec::Command { cmd } => format!("command:{cmd}"),
+            Spec::Replay { file } => format!("replay:{}", file.display()),
+        }
+    }
+
+    /// The model the judge runs, for the same-family warning.
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            Spec::OpenAi { model } | Spec::Anthropic { model } => Some(model),
+            Spec::Command { cmd } => Some(cmd),
+            _ => None,
+        }
+    }
+}
+
+/// The model family of a model name, for "the judge is the agent's own family" warnings.
+pub fn family(model: &str) -> Option<&'static str> {
+    let m = model.to_lowercase();
+    let families: &[(&str, &[&str])] = &[
+        (
+            "anthropic",
+            &["claude", "anthropic", "opus", "sonnet", "haiku"],
+        ),
+        (
+            "openai",
+            &["gpt", "o1", "o3", "o4", "openai", "codex", "chatgpt"],
+        ),
+        ("google", &["gemini", "gemma", "google"]),
+        ("deepseek", &["deepseek"]),
+        ("qwen", &["qwen"]),
+        ("meta", &["llama"]),
+        ("mistral", &["mistral", "mixtral", "codestral", "devstral"]),
+        ("xai", &["grok"]),
+    ];
+    families
+        .iter()
+        .find(|(_, keys)| keys.iter().any(|k| m.contains(k)))
+        .map(|(f, _)| *f)
+}
+
+/// A failed call, and whether trying again may help.
+#[derive(Debug, Clone)]
+pub enum CallError {
+    Retry {
+        message: String,
+        after: Option<Duration>,
+    },
+    Fatal(String),
+}
+
+/// One request to a backend.
+pub struct Request<'a> {
+    pub prompt: &'a Prompt,
+    /// Earlier invalid answers and why, for the repair turn of the conversation.
+    pub repairs: &'a [(String, String)],
+    /// The JSON schema the answer must follow.
+    pub schema: &'a Value,
+    pub single: bool,
+    pub key: &'a str,
+}
+
+pub struct Reply {
+    pub text: String,
+    pub usage: Usage,
+}
+
+/// A live backend with its HTTP client and settings.
+pub struct Backend {
+    pub spec: Spec,
+    client: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    timeout: Duration,
+    /// Cleared when an OpenAI-compatible server refuses `response_format` json_schema.
+    schema_ok: AtomicBool,
+    replay: HashMap<String, (String, Usage)>,
+}
+
+const REPAIR: &str = "Your previous answer could not be used: {error}. Answer again with only the JSON object, following the schema exactly.";
+
+fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = h.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return Some(Duration::from_secs_f64(secs.clamp(0.0, 600.0)));
+    }
+    None
+}
+
+fn transport(e: reqwest::Error) -> CallError {
+    CallError::Retry {
+        message: if e.is_timeout() {
+            "the request timed out".into()
+        } else {
+            format!("request failed: {e}")
+        },
+        after: None,
+    }
+}
+
+impl Backend {
+    pub fn new(spec: Spec, timeout: Duration) -> Result<Backend> {
+        let (base_url, api_key) = match &spec {
+            Spec::OpenAi { .. } => (
+                std::env::var("OPENAI_BASE_URL")
+                    .unwrap_or_else(|_| "https://api.openai.com/v1".into()),
+                std::env::var("OPENAI_API_KEY")
+                    .ok()
+                    .filter(|k| !k.is_empty()),
+            ),
+            Spec::Anthropic { .. } => {
+                let key = std::env::var("ANTHROPIC_API_KEY")
+                    .ok()
+                    .filter(|k| !k.is_empty());
+                if key.is_none() {
+                    return Err(Error::input("anthropic judge: ANTHROPIC_API_KEY is not set")
+                        .hint("export ANTHROPIC_API_KEY=…; API keys are read from the environment only"));
+                }
+                (
+                    std::env::var("ANTHROPIC_BASE_URL")
+                        .unwrap_or_else(|_| "https://api.anthropic.com".into()),
+                    key,
+                )
+            }
+            _ => (String::new(), None),
+        };
+        let replay = match &spec {
+            Spec::Replay { file } => load_replay(file)?,
+            _ => HashMap::new(),
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| Error::env(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Backend {
+            spec,
+            client,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            timeout,
+            schema_ok: AtomicBool::new(true),
+            replay,
+        })
+    }
+
+    /// What identifies this backend's answers in the cache.
+    pub fn identity(&self) -> String {
+        format!("{}|{}", self.spec.name(), self.base_url)
+    }
+
+    pub async fn call(&self, req: &Request<'_>) -> Result<Reply, CallError> {
+        match &self.spec {
+            Spec::Offline => Err(CallError::Fatal(
+                "the offline judge takes no requests".into(),
+            )),
+            Spec::OpenAi { model } => self.openai(model, req).await,
+            Spec::Anthropic { model } => self.anthropic(model, req).await,
+            Spec::Command { cmd } => self.command(cmd, req).await,
+            Spec::Replay { file } => match self.replay.get(req.key) {
+                Some((text, usage)) => Ok(Reply {
+                    text: text.clone(),
+                    usage: *usage,
+                }),
+                None => Err(CallError::Fatal(format!(
+                    "{} has no recorded answer for this request (key {})",
+                    file.display(),
+                    &req.key[..12]
+                ))),
+            },
+        }
+    }
+
+    async fn openai(&self, model: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+        let mut messages = vec![
+            json!({"role": "system", "content": req.prompt.system}),
+            json!({"role": "user", "content": req.prompt.user()}),
+        ];
+        for (answer, error) in req.repairs {
+            messages.push(json!({"role": "assistant", "content": answer}));
+            messages.push(json!({"role": "user", "content": REPAIR.replace("{error}", error)}));
+        }
+        let mut body = json!({"model": model, "temperature": 0, "messages": messages});
+        let use_schema = self.schema_ok.load(Ordering::Relaxed);
+        if use_schema {
+            let schema = if req.single {
+                json!({"type": "object", "additionalProperties": false, "required": ["turns"], "properties": {"turns": {"type": "array", "items": req.schema}}})
+            } else {
+                req.schema.clone()
+            };
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "turn_scores", "strict": true, "schema": schema}});
+        }
+        let mut r = self
+            .client
+            .post(format!("{}/chat/completions", self.base_url))
+            .json(&body);
+        if let Some(k) = &self.api_key {
+            r = r.bearer_auth(k);
+        }
+        let resp = r.send().await.map_err(transport)?;
+        let status = resp.status();
+        let after = retry_after(resp.headers());
+        let text = resp.text().await.map_err(transport)?;
+        if status.as_u16() == 400
+            && use_schema
+            && (text.contains("response_format") || text.contains("json_schema"))
+        {
+            // A server without structured outputs: ask again without them, and stop asking.
+            self.schema_ok.store(false, Ordering::Relaxed);
+            return Err(CallError::Retry {
+                message: "the server does not support json_schema; retrying without it".into(),
+                after: Some(Duration::ZERO),
+            });
+        }
+        check_status(status, after, &text)?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| CallError::Retry {
+            message: format!("the server sent malformed JSON: {e}"),
+            after: None,
+        })?;
+        let content = v
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .ok_or_else(|| CallError::Retry {
+                message: "the response has no choices[0].message.content".into(),
+                after: None,
+            })?;
+        let u = &v["usage"];
+        let usage = Usage {
+            input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+            output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+            cached_input_tokens: u
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            cost_usd: u["cost"].as_f64(),
+        };
+        Ok(Reply {
+            text: content.to_string(),
+            usage,
+        })
+    }
+
+    async fn anthropic(&self, model: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+        // One block per turn, the cache breakpoint on the last: the next turn's request finds
+        // this prefix in the provider's cache.
+        let mut blocks: Vec<Value> = req
+            .prompt
+            .blocks
+            .iter()
+            .map(|b| json!({"type": "text", "text": b}))
+            .collect();
+        if let Some(last) = blocks.last_mut() {
+            last["cache_control"] = json!({"type": "ephemeral"});
+        }
+        blocks.push(json!({"type": "text", "text": req.prompt.instruction}));
+        let mut messages = vec![json!({"role": "user", "content": blocks})];
+        for (answer, error) in req.repairs {
+            messages.push(json!({"role": "assistant", "content": answer}));
+            messages.push(json!({"role": "user", "content": REPAIR.replace("{error}", error)}));
+        }
+        let input_schema = if req.single {
+            json!({"type": "object", "required": ["turns"], "properties": {"turns": {"type": "array", "items": req.schema}}})
+        } else {
+            req.schema.clone()
+        };
+        let body = json!({
+            "model": model,
+            "max_tokens": if req.single { 8192 } else { 1024 },
+            "temperature": 0,
+            "system": [{"type": "text", "text": req.prompt.system, "cache_control": {"type": "ephemeral"}}],
+            "messages": messages,
+            "tools": [{"name": "record_scores", "description": "Record the scores of the turn(s).", "input_schema": input_schema}],
+            "tool_choice": {"type": "tool", "name": "record_scores"}
+        });
+        let resp = self
+            .client
+            .post(format!("{}/v1/messages", self.base_url))
+            .header("x-api-key", self.api_key.as_deref().unwrap_or(""))
+            .header("anthropic-version", "2023-06-01")
+            .json(&body)
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = resp.status();
+        let after = retry_after(resp.headers());
+        let text = resp.text().await.map_err(transport)?;
+        check_status(status, after, &text)?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| CallError::Retry {
+            message: format!("the server sent malformed JSON: {e}"),
+            after: None,
+        })?;
+        let mut answer = String::new();
+        for block in v["content"].as_array().into_iter().flatten() {
+            match block["type"].as_str() {
+                Some("tool_use") => {
+                    answer = block["input"].to_string();
+                    break;
+                }
+                Some("text") => answer.push_str(block["text"].as_str().unwrap_or("")),
+                _ => {}
+            }
+        }
+        let u = &v["usage"];
+        let cached = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+        let usage = Usage {
+            input_tokens: u["input_tokens"].as_u64().unwrap_or(0)
+                + cached
+                + u["cache_creation_input_tokens"].as_u64().unwrap_or(0),
+            output_tokens: u["output_tokens"].as_u64().unwrap_or(0),
+            cached_input_tokens: cached,
+            cost_usd: None,
+        };
+        Ok(Reply {
+            text: answer,
+            usage,
+        })
+    }
+
+    async fn command(&self, cmd: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+        use tokio::io::AsyncWriteExt;
+        let mut prompt = req.prompt.text();
+        for (answer, error) in req.repairs {
+            prompt.push_str(&format!(
+                "\n\nYOUR PREVIOUS ANSWER:\n{answer}\n\n{}",
+                REPAIR.replace("{error}", error)
+            ));
+        }
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| CallError::Fatal(format!("cannot run `{cmd}`: {e}")))?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let write = async move {
+            let _ = stdin.write_all(prompt.as_bytes()).await;
+            drop(stdin);
+        };
+        let run = async {
+            write.await;
+            child.wait_with_output().await
+        };
+        let out = match tokio::time::timeout(self.timeout, run).await {
+            Err(_) => {
+                return Err(CallError::Retry {
+                    message: format!("`{cmd}` did not answer within {}s", self.timeout.as_secs()),
+                    after: None,
+                });
+            }
+            Ok(Err(e)) => {
+                return Err(CallError::Retry {
+                    message: format!("`{cmd}` failed: {e}"),
+                    after: None,
+                });
+            }
+            Ok(Ok(o)) => o,
+        };
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(CallError::Retry {
+                message: format!(
+                    "`{cmd}` exited with {}: {}",
+                    out.status,
+                    err.lines().last().unwrap_or("").trim()
+                ),
+                after: None,
+            });
+        }
+        Ok(Reply {
+            text: String::from_utf8_lossy(&out.stdout).into_owned(),
+            usage: Usage::default(),
+        })
+    }
+}
+
+fn check_status(
+    status: reqwest::StatusCode,
+    after: Option<Duration>,
+    body: &str,
+) -> Result<(), CallError> {
+    if status.is_success() {
+        return Ok(());
+    }
+    let snippet: String = body.chars().take(200).collect();
+    let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());
+    if status.as_u16() == 429
+        || status.as_u16() == 408
+        || status.as_u16() == 529
+        || status.is_server_error()
+    {
+        Err(CallError::Retry { message, after })
+    } else {
+        Err(CallError::Fatal(message))
+    }
+}
+
+/// A replay file: JSONL records `{"key", "answer", "usage"?}` as `--record` writes them.
+fn load_replay(file: &PathBuf) -> Result<HashMap<String, (String, Usage)>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::input(format!("cannot read replay file {}: {e}", file.display())))?;
+    let mut out = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            Error::input(format!(
+                "{}:{}: not a replay record: {e}",
+                file.display(),
+                i + 1
+            ))
+        })?;
+        let (Some(key), Some(answer)) = (v["key"].as_str(), v["answer"].as_str()) else {
+            return Err(Error::input(format!(
+                "{}:{}: a replay record needs key and answer",
+                file.display(),
+                i + 1
+            )));
+        };
+        let usage = serde_json::from_value(v["usage"].clone()).unwrap_or_default();
+        out.insert(key.to_string(), (answer.to_string(), usage));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_and_families() {
+        assert_eq!(Spec::parse("offline").unwrap(), Spec::Offline);
+        assert_eq!(
+            Spec::parse("openai:gpt-4.1").unwrap(),
+            Spec::OpenAi {
+                model: "gpt-4.1".into()
+            }
+        );
+        assert_eq!(
+            Spec::parse("command:claude -p").unwrap(),
+            Spec::Command {
+                cmd: "claude -p".into()
+            }
+        );
+        assert!(Spec::parse("openai:").is_err());
+        assert!(Spec::parse("llama").is_err());
+        assert_eq!(family("claude-opus-4-7"), Some("anthropic"));
+        assert_eq!(family("gpt-5.4"), Some("openai"));
+        assert_eq!(family("gemini-2.5-flash"), Some("google"));
+        assert_eq!(family("deepseek-chat"), Some("deepseek"));
+        assert_eq!(family("something-else"), None);
+    }
+}

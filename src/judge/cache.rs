@@ -1,0 +1,139 @@
+//! A content-addressed cache of judge answers on disk: the key covers the backend, model,
+//! base URL, the full rendered prompt, the parameters and the template version, so a changed
+//! input is a new key. Writes are atomic (temporary file, then rename): an interrupted run
+//! leaves finished answers behind, and the next run resumes from them.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::prompt::hex;
+
+/// Tokens and cost a provider reported for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn add(&mut self, o: &Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        if let Some(c) = o.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += c;
+        }
+    }
+}
+
+/// A stored answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub answer: String,
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+/// The key of a request: a hash of everything that decides the answer.
+pub fn key(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
+/// The cache directory: `sage.cacheDir`, else `$XDG_CACHE_HOME/git-sage`, else `~/.cache/git-sage`.
+pub fn default_dir(configured: Option<&str>) -> Option<PathBuf> {
+    if let Some(c) = configured {
+        return Some(PathBuf::from(c));
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(x).join("git-sage"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("git-sage"))
+}
+
+#[derive(Debug, Clone)]
+pub struct Cache {
+    dir: Option<PathBuf>,
+}
+
+impl Cache {
+    pub fn new(dir: Option<PathBuf>) -> Cache {
+        Cache {
+            dir: dir.map(|d| d.join("judge")),
+        }
+    }
+
+    pub fn disabled() -> Cache {
+        Cache { dir: None }
+    }
+
+    fn path(&self, key: &str) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join(&key[..2]).join(format!("{key}.json")))
+    }
+
+    pub fn get(&self, key: &str) -> Option<Entry> {
+        let p = self.path(key)?;
+        let text = std::fs::read_to_string(p).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Stores an answer; a cache that cannot be written only costs a repeat call later.
+    pub fn put(&self, key: &str, entry: &Entry) {
+        let Some(p) = self.path(key) else { return };
+        let _ = write_atomic(&p, &serde_json::to_vec(entry).unwrap_or_default());
+    }
+}
+
+/// Writes a file so readers see the old content or the new, never half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_key_separation() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cache::new(Some(dir.path().to_path_buf()));
+        let k = key(&["openai", "m", "prompt"]);
+        assert!(c.get(&k).is_none());
+        let e = Entry {
+            answer: "{}".into(),
+            usage: Usage {
+                input_tokens: 3,
+                ..Default::default()
+            },
+        };
+        c.put(&k, &e);
+        assert_eq!(c.get(&k), Some(e));
+        // length-prefixed parts: ["ab","c"] and ["a","bc"] differ
+        assert_ne!(key(&["ab", "c"]), key(&["a", "bc"]));
+        assert!(Cache::disabled().get(&k).is_none());
+    }
+}

@@ -1,0 +1,13 @@
+//! The judge: scores each turn on TR/DI/VR/SA from the prefix only, with verified quotes.
+
+pub mod answer;
+pub mod backends;
+pub mod cache;
+pub mod model;
+pub mod offline;
+pub mod prompt;
+pub mod redact;
+pub mod run;
+pub mod verify;
+
+pub use model::*;

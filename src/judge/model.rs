@@ -1,0 +1,168 @@
+//! Scores: what the judge says of each turn (`sage.scores/1`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::transcript::TurnKind;
+
+/// The four rubric dimensions, in their fixed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Dim {
+    Tr,
+    Di,
+    Vr,
+    Sa,
+}
+
+impl Dim {
+    pub const ALL: [Dim; 4] = [Dim::Tr, Dim::Di, Dim::Vr, Dim::Sa];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Dim::Tr => "tr",
+            Dim::Di => "di",
+            Dim::Vr => "vr",
+            Dim::Sa => "sa",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::Tr => "Threat Recognition",
+            Dim::Di => "Defensive Intent",
+            Dim::Vr => "Verification Rigour",
+            Dim::Sa => "Scope Awareness",
+        }
+    }
+}
+
+/// TR/DI/VR/SA on the 0–3 scale.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scores {
+    pub tr: u8,
+    pub di: u8,
+    pub vr: u8,
+    pub sa: u8,
+}
+
+impl Scores {
+    pub fn get(&self, d: Dim) -> u8 {
+        match d {
+            Dim::Tr => self.tr,
+            Dim::Di => self.di,
+            Dim::Vr => self.vr,
+            Dim::Sa => self.sa,
+        }
+    }
+
+    pub fn set(&mut self, d: Dim, v: u8) {
+        match d {
+            Dim::Tr => self.tr = v,
+            Dim::Di => self.di = v,
+            Dim::Vr => self.vr = v,
+            Dim::Sa => self.sa = v,
+        }
+    }
+}
+
+/// The verbatim quote anchoring each non-zero score.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quotes {
+    pub tr: Option<String>,
+    pub di: Option<String>,
+    pub vr: Option<String>,
+    pub sa: Option<String>,
+}
+
+impl Quotes {
+    pub fn get(&self, d: Dim) -> Option<&str> {
+        match d {
+            Dim::Tr => self.tr.as_deref(),
+            Dim::Di => self.di.as_deref(),
+            Dim::Vr => self.vr.as_deref(),
+            Dim::Sa => self.sa.as_deref(),
+        }
+    }
+
+    pub fn set(&mut self, d: Dim, v: Option<String>) {
+        match d {
+            Dim::Tr => self.tr = v,
+            Dim::Di => self.di = v,
+            Dim::Vr => self.vr = v,
+            Dim::Sa => self.sa = v,
+        }
+    }
+}
+
+/// A score the judge gave that its quote did not support.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejected {
+    pub dim: Dim,
+    pub score: u8,
+    pub quote: Option<String>,
+    pub reason: String,
+}
+
+/// One turn as judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnScore {
+    pub turn: u32,
+    pub kind: TurnKind,
+    pub applicable: bool,
+    pub opportunity: bool,
+    /// `None` when scoring failed (never read as zeros).
+    pub scores: Option<Scores>,
+    #[serde(default)]
+    pub quotes: Quotes,
+    #[serde(default)]
+    pub rejected_quotes: Vec<Rejected>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Who judged, how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeInfo {
+    pub name: String,
+    pub protocol: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    #[serde(default)]
+    pub calls: u64,
+    #[serde(default)]
+    pub cached: u64,
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub redactions: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One judge's scores for one run over a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreSet {
+    pub judge: JudgeInfo,
+    pub turns: Vec<TurnScore>,
+}
+
+/// `sage.scores/1`: the first set at the top (CONTRACT.md); repeats and other judges in `sets`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoresDoc {
+    pub schema: String,
+    pub judge: JudgeInfo,
+    pub turns: Vec<TurnScore>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<ScoreSet>,
+    /// The turns judged (the task's scope) and the task text given to the judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::transcript::mapping::Scope>,
+}
+
+pub const SCORES_SCHEMA: &str = "sage.scores/1";

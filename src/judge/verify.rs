@@ -1,0 +1,93 @@
+//! Quote anchoring (SPEC §5): a non-zero score stands only on a verbatim quote from the turn
+//! being scored — its text, reasoning, tool arguments or diffs, as the judge saw them.
+
+use super::model::{Dim, Quotes, Rejected, Scores};
+
+/// Collapses runs of whitespace to one space and trims.
+pub fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Sets unsupported scores to 0 and says why; returns the kept quotes.
+pub fn verify(
+    scores: &mut Scores,
+    quotes: &Quotes,
+    corpus: &str,
+    required: bool,
+) -> (Quotes, Vec<Rejected>) {
+    let hay = squash(corpus);
+    let mut kept = Quotes::default();
+    let mut rejected = Vec::new();
+    for d in Dim::ALL {
+        let s = scores.get(d);
+        let q = quotes.get(d);
+        if s == 0 {
+            continue;
+        }
+        let reason = match q.map(squash) {
+            None => Some("no quote given for a non-zero score".to_string()),
+            Some(q) if q.is_empty() => Some("empty quote".to_string()),
+            Some(q) if !hay.contains(&q) => Some("the quote is not in this turn".to_string()),
+            Some(_) => None,
+        };
+        match reason {
+            Some(r) if required => {
+                rejected.push(Rejected {
+                    dim: d,
+                    score: s,
+                    quote: q.map(str::to_string),
+                    reason: r,
+                });
+                scores.set(d, 0);
+            }
+            _ => kept.set(d, q.map(str::to_string)),
+        }
+    }
+    (kept, rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fabricated_quotes_zero_the_score() {
+        let corpus = "We will check that the\n   scheme is https before downloading.";
+        let mut s = Scores {
+            tr: 2,
+            di: 2,
+            vr: 1,
+            sa: 0,
+        };
+        let q = Quotes {
+            tr: Some("attackers can reach 169.254.169.254".into()),
+            di: Some("check that the scheme is https".into()),
+            vr: None,
+            sa: Some("ignored: score is 0".into()),
+        };
+        let (kept, rejected) = verify(&mut s, &q, corpus, true);
+        assert_eq!(
+            s,
+            Scores {
+                tr: 0,
+                di: 2,
+                vr: 0,
+                sa: 0
+            }
+        );
+        assert_eq!(kept.di.as_deref(), Some("check that the scheme is https"));
+        assert_eq!(rejected.len(), 2);
+        assert_eq!(rejected[0].dim, Dim::Tr);
+        assert_eq!(rejected[1].reason, "no quote given for a non-zero score");
+        // --no-quotes: a draft that keeps scores
+        let mut s = Scores {
+            tr: 2,
+            di: 0,
+            vr: 0,
+            sa: 0,
+        };
+        let (_, rejected) = verify(&mut s, &Quotes::default(), corpus, false);
+        assert!(rejected.is_empty());
+        assert_eq!(s.tr, 2);
+    }
+}
