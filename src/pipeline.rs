@@ -136,3 +136,206 @@ pub fn attach_session(
         others,
     }))
 }
+
+/// What `blame-origin` needs beyond the range.
+pub struct BlameRequest<'a> {
+    pub anchor: &'a crate::model::Anchor,
+    pub session: Option<&'a str>,
+    pub judge: crate::judge::run::Options,
+    pub levers: crate::origin::Levers,
+    pub judge_sees_anchor: bool,
+    pub unconfirmed: bool,
+    pub templates_dir: Option<std::path::PathBuf>,
+}
+
+/// The finding as the judge may see it with `--judge-sees-anchor`.
+fn anchor_for_judge(a: &crate::model::Anchor, fragments: &[String]) -> String {
+    let mut s = a.file.clone();
+    if let Some(c) = a.cwe {
+        s.push_str(&format!(" (CWE-{c})"));
+    }
+    if let Some(d) = &a.description {
+        s.push_str(&format!(": {}", d.trim()));
+    }
+    if !fragments.is_empty() {
+        s.push_str(&format!("; code: {}", fragments.join(" … ")));
+    }
+    s
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}
+
+/// Provenance, session, judge, origin rule and recommendation: the whole of `blame-origin`.
+/// Returns the report and how many turns the judge could not be reached for.
+pub fn blame(
+    repo: &Repo,
+    range: &Range,
+    agents: &crate::history::range::AgentMatcher,
+    req: BlameRequest,
+) -> Result<(crate::report::doc::ReportDoc, usize)> {
+    use crate::origin::{self, Input, TurnFacts};
+    use crate::report::doc::{AltOrigin, REPORT_SCHEMA, ReportDoc, ReportTurn};
+    use crate::report::json as rj;
+
+    let mut prov = provenance::analyse(repo, range, req.anchor, agents)?;
+    let session = attach_session(repo, range, &mut prov, req.session, Discovery::Full)?;
+    let mut warnings = Vec::new();
+    let mut judge_opts = req.judge;
+    judge_opts.cwe_hint = req.anchor.cwe;
+    if req.judge_sees_anchor {
+        judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
+        warnings.push("--judge-sees-anchor: the judge was shown the confirmed defect, so its scores are not prefix-blind".into());
+    }
+    let (scores, unreachable) = match &session {
+        Some(s) => {
+            if s.mapping.turns.iter().all(Option::is_none) {
+                warnings.push(format!(
+                    "no write of the range maps to a turn of {}: the session may belong to another range; every turn is in scope and the bound is the last turn",
+                    s.found.name
+                ));
+            }
+            let out = crate::judge::run::judge(&s.transcript, &s.scope, &judge_opts)?;
+            (Some(out.doc), out.unreachable)
+        }
+        None => (None, 0),
+    };
+    let last_turn = session.as_ref().map_or(0, |s| s.scope.last);
+    let introducing_turn = prov
+        .introducing
+        .filter(|_| prov.status == crate::model::ProvenanceStatus::Introduced)
+        .and_then(|i| prov.writes[i].turn);
+    let delivered_turn = prov
+        .writes
+        .iter()
+        .filter(|w| w.agent)
+        .filter_map(|w| w.turn)
+        .max();
+    let facts = |turns: &[crate::judge::model::TurnScore]| -> Vec<TurnFacts> {
+        turns
+            .iter()
+            .map(|t| TurnFacts {
+                turn: t.turn,
+                kind: t.kind,
+                applicable: t.applicable,
+                opportunity: t.opportunity,
+                scores: t.scores,
+                quotes: t.quotes.clone(),
+            })
+            .collect()
+    };
+    let input_for = |turns: &[crate::judge::model::TurnScore]| Input {
+        status: prov.status,
+        introducing_turn,
+        delivered_turn,
+        last_turn,
+        turns: facts(turns),
+        no_session: session.is_none(),
+    };
+    let primary: &[crate::judge::model::TurnScore] = scores.as_ref().map_or(&[], |d| &d.turns);
+    let (origin, missed) = origin::locate(&input_for(primary), &req.levers);
+    let mut other_origins = Vec::new();
+    if let Some(d) = &scores {
+        for set in &d.sets {
+            let (o, _) = origin::locate(&input_for(&set.turns), &req.levers);
+            other_origins.push(AltOrigin {
+                judge: set.judge.name.clone(),
+                repeat: set.judge.repeat,
+                origin: o,
+            });
+        }
+    }
+    let manual_review = other_origins.iter().any(|a| a.origin.kind != origin.kind);
+    if manual_review {
+        warnings
+            .push("judges or repeats disagree on the origin type: review this case by hand".into());
+    }
+    let recommendation = crate::report::recommend::recommendation(
+        &origin,
+        &missed,
+        req.anchor.cwe,
+        req.templates_dir.as_deref(),
+    )?;
+    // Excerpts of what each turn said, redacted like the judge's view.
+    let turns: Vec<ReportTurn> = match (&scores, &session) {
+        (Some(d), Some(s)) => d
+            .turns
+            .iter()
+            .map(|ts| {
+                let t = s.transcript.turns.iter().find(|t| t.turn == ts.turn);
+                let text = t
+                    .map(|t| {
+                        if t.text.trim().is_empty() {
+                            t.tool_calls
+                                .first()
+                                .map(|c| format!("[{}]", c.name))
+                                .unwrap_or_default()
+                        } else {
+                            t.text.clone()
+                        }
+                    })
+                    .unwrap_or_default();
+                ReportTurn {
+                    score: ts.clone(),
+                    agent: t.map(|t| t.agent.clone()).unwrap_or_default(),
+                    excerpt: clip(&crate::judge::redact::redact(&text).0, 200),
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let judge = match &scores {
+        Some(d) => {
+            warnings.extend(d.judge.warnings.iter().cloned());
+            d.judge.clone()
+        }
+        None => crate::judge::model::JudgeInfo {
+            name: judge_opts
+                .judges
+                .first()
+                .map(|j| j.name())
+                .unwrap_or_default(),
+            protocol: "prefix".into(),
+            repeat: None,
+            calls: 0,
+            cached: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_input_tokens: 0,
+            cost_usd: None,
+            redactions: 0,
+            warnings: Vec::new(),
+        },
+    };
+    if session.is_none() {
+        warnings.push("no session transcript found for the range (pass --session, commit one under .sage/sessions/, or add a Sage-Session: trailer)".into());
+    }
+    if req.unconfirmed {
+        warnings.push("the finding came from a scanner run (--find-anchor) and is unconfirmed: confirm it before acting on the origin".into());
+    }
+    let doc = ReportDoc {
+        schema: REPORT_SCHEMA.into(),
+        finding: rj::finding(req.anchor, &prov),
+        unconfirmed: req.unconfirmed,
+        range: rj::range(range),
+        provenance: rj::provenance(range, &prov),
+        session: session.as_ref().map(Session::json),
+        turns,
+        origin,
+        missed_opportunities: missed,
+        recommendation,
+        judge,
+        other_origins,
+        manual_review,
+        warnings,
+    };
+    Ok((doc, unreachable))
+}

@@ -1,7 +1,11 @@
 //! The command line: global options, one file per subcommand, output helpers.
 
 pub mod args;
+pub mod blame_origin;
+pub mod checkpoint;
+pub mod demo;
 pub mod judge;
+pub mod origin;
 pub mod provenance;
 pub mod turns;
 
@@ -53,9 +57,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    BlameOrigin(Box<blame_origin::BlameOriginArgs>),
     Provenance(Box<provenance::ProvenanceArgs>),
     Turns(turns::TurnsArgs),
     Judge(Box<judge::JudgeCmd>),
+    Origin(origin::OriginArgs),
+    Demo(demo::DemoArgs),
+    Checkpoint(checkpoint::CheckpointArgs),
 }
 
 /// What every subcommand needs: where to run, and how to print.
@@ -107,8 +115,12 @@ pub fn run(cli: Cli) -> Result<i32> {
     };
     let ctx = Context { cwd };
     match &cli.command {
+        Command::BlameOrigin(a) => blame_origin::run(&ctx, a),
         Command::Provenance(a) => provenance::run(&ctx, a),
         Command::Turns(a) => turns::run(&ctx, a),
         Command::Judge(a) => judge::run(&ctx, a),
+        Command::Origin(a) => origin::run(&ctx, a),
+        Command::Demo(a) => demo::run(&ctx, a),
+        Command::Checkpoint(a) => checkpoint::run(&ctx, a),
     }
 }

@@ -51,6 +51,12 @@ fn result(r: &Value) -> ScanResult {
             .get("issue_text")
             .and_then(Value::as_str)
             .map(str::to_string),
+        severity: match r.get("issue_severity").and_then(Value::as_str) {
+            Some("HIGH") => 3,
+            Some("MEDIUM") => 2,
+            Some("LOW") => 1,
+            _ => 0,
+        },
     }
 }
 

@@ -4,6 +4,7 @@ pub mod anchor_yaml;
 pub mod bandit;
 pub mod paths;
 pub mod sarif;
+pub mod scan;
 pub mod semgrep;
 
 use std::path::Path;
@@ -31,6 +32,8 @@ pub struct ScanResult {
     pub snippet: Option<String>,
     pub cwe: Option<u32>,
     pub message: Option<String>,
+    /// 3 high / error, 2 medium / warning, 1 low / note, 0 unknown.
+    pub severity: u8,
 }
 
 /// What the user gave on the command line to name the finding.
@@ -179,7 +182,11 @@ pub fn parse_cwe(s: &str) -> Option<u32> {
     digits.parse().ok().filter(|&n| n > 0)
 }
 
-fn to_anchors(results: Vec<ScanResult>, format: &'static str, shown: &str) -> Result<Vec<Anchor>> {
+pub(crate) fn to_anchors(
+    results: Vec<ScanResult>,
+    format: &'static str,
+    shown: &str,
+) -> Result<Vec<Anchor>> {
     Ok(results
         .into_iter()
         .enumerate()

@@ -80,6 +80,15 @@ fn result(run: &Value, r: &Value, tool: &str) -> ScanResult {
         snippet,
         cwe,
         message,
+        severity: match r.get("level").and_then(Value::as_str).or_else(|| {
+            rule.and_then(|x| x.pointer("/defaultConfiguration/level"))
+                .and_then(Value::as_str)
+        }) {
+            Some("error") => 3,
+            Some("warning") => 2,
+            Some("note") => 1,
+            _ => 0,
+        },
     }
 }
 

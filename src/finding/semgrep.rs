@@ -41,6 +41,12 @@ fn result(r: &Value) -> ScanResult {
             .pointer("/extra/message")
             .and_then(Value::as_str)
             .map(str::to_string),
+        severity: match r.pointer("/extra/severity").and_then(Value::as_str) {
+            Some("ERROR") => 3,
+            Some("WARNING") => 2,
+            Some("INFO") => 1,
+            _ => 0,
+        },
     }
 }
 

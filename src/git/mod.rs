@@ -238,6 +238,99 @@ impl Repo {
         Ok(Some((kind, Rc::new(obj.data().to_vec()))))
     }
 
+    /// Creates a repository at `dir` whose HEAD points at `branch` (no commits yet).
+    pub fn init(dir: &Path, branch: &str) -> Result<Repo> {
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.initial_head(branch);
+        let inner = git2::Repository::init_opts(dir, &opts).map_err(|e| {
+            git_err(
+                format_args!("cannot create a repository in {}", dir.display()),
+                e,
+            )
+        })?;
+        Ok(Repo::wrap(inner))
+    }
+
+    /// Commits `changes` (path → new content, `None` deletes) on top of `parent` and points
+    /// `branch` at the result. Signatures and dates are explicit, so the same call makes the
+    /// same commit everywhere; the user's git config (signing, hooks) plays no part.
+    pub fn commit_files(
+        &self,
+        branch: &str,
+        parent: Option<Oid>,
+        changes: &[(&str, Option<&[u8]>)],
+        message: &str,
+        who: (&str, &str),
+        time: i64,
+    ) -> Result<Oid> {
+        let err = |e| git_err("cannot write a commit", e);
+        let base = match parent {
+            Some(p) => Some(
+                self.inner
+                    .find_commit(p.0)
+                    .map_err(err)?
+                    .tree()
+                    .map_err(err)?,
+            ),
+            None => None,
+        };
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        for (path, content) in changes {
+            match content {
+                Some(bytes) => {
+                    let blob = self.inner.blob(bytes).map_err(err)?;
+                    update.upsert(*path, blob, git2::FileMode::Blob);
+                }
+                None => {
+                    update.remove(*path);
+                }
+            }
+        }
+        let tree_id = match &base {
+            Some(t) => update.create_updated(&self.inner, t).map_err(err)?,
+            None => {
+                let empty = self
+                    .inner
+                    .treebuilder(None)
+                    .map_err(err)?
+                    .write()
+                    .map_err(err)?;
+                let empty = self.inner.find_tree(empty).map_err(err)?;
+                update.create_updated(&self.inner, &empty).map_err(err)?
+            }
+        };
+        let tree = self.inner.find_tree(tree_id).map_err(err)?;
+        let sig = git2::Signature::new(who.0, who.1, &git2::Time::new(time, 0)).map_err(err)?;
+        let parents: Vec<git2::Commit> = match parent {
+            Some(p) => vec![self.inner.find_commit(p.0).map_err(err)?],
+            None => Vec::new(),
+        };
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        let id = self
+            .inner
+            .commit(
+                Some(&format!("refs/heads/{branch}")),
+                &sig,
+                &sig,
+                message,
+                &tree,
+                &refs,
+            )
+            .map_err(err)?;
+        Ok(Oid(id))
+    }
+
+    /// Points HEAD at `branch` and makes the work tree match it.
+    pub fn checkout_branch(&self, branch: &str) -> Result<()> {
+        let err = |e| git_err(format_args!("cannot check out {branch}"), e);
+        self.inner
+            .set_head(&format!("refs/heads/{branch}"))
+            .map_err(err)?;
+        let mut co = git2::build::CheckoutBuilder::new();
+        co.force();
+        self.inner.checkout_head(Some(&mut co)).map_err(err)
+    }
+
     /// The top of the work tree, if the repository has one.
     pub fn workdir(&self) -> Option<PathBuf> {
         self.inner.workdir().map(Path::to_path_buf)

@@ -68,6 +68,36 @@ pub struct Provenance {
     pub notes: Vec<String>,
     /// The anchor's kind, to judge rebuilt snapshots the same way.
     pub kind: AnchorKind,
+    /// The first line of the located code in the tip's file (for SARIF and links).
+    pub tip_line: Option<u32>,
+}
+
+/// The 1-based line of the tip's file where the located code starts.
+fn locate_line(
+    content: &[u8],
+    locator: &Locator,
+    fragments: &[String],
+    pattern: Option<&str>,
+) -> Option<u32> {
+    if let Locator::Lines { start, .. } = locator {
+        return Some(*start);
+    }
+    let text = String::from_utf8_lossy(content);
+    if let Some(p) = pattern {
+        let re = regex::Regex::new(p).ok()?;
+        let at = re.find(&text)?.start();
+        return Some(text[..at].matches('\n').count() as u32 + 1);
+    }
+    let first = fragments
+        .first()?
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?;
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    let want = squash(first);
+    text.lines()
+        .position(|l| squash(l).contains(&want))
+        .map(|i| i as u32 + 1)
 }
 
 /// Applies the rule of SPEC §4 to the writes as they stand, and names the reconstruction.
@@ -329,7 +359,17 @@ pub fn analyse(
         blobs_read: distinct.len(),
         notes,
         kind: anchor.kind,
+        tip_line: None,
     };
+    if let Some(b) = tip_blob {
+        let content = repo.read_blob(b)?;
+        prov.tip_line = locate_line(
+            &content,
+            &anchor.locator,
+            &prov.fragments,
+            prov.pattern.as_deref(),
+        );
+    }
     decide(&mut prov);
     let introducing = prov.introducing;
     if let Some(i) = introducing {

@@ -24,6 +24,9 @@ pub struct FindingJson {
     pub pattern: Option<String>,
     #[serde(default)]
     pub source: Option<SourceJson>,
+    /// Where the located code starts in the tip's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -159,6 +162,7 @@ pub fn finding(anchor: &Anchor, prov: &Provenance) -> FindingJson {
         fragments: prov.fragments.clone(),
         pattern: prov.pattern.clone(),
         source: Some(source_json(&anchor.source)),
+        line: prov.tip_line,
     }
 }
 

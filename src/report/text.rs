@@ -263,3 +263,214 @@ fn summary_of(w: Option<&WriteJson>) -> &str {
 fn reconstruction_str(p: &crate::report::json::ProvenanceJson) -> &'static str {
     p.reconstruction.as_str()
 }
+
+/// One line per turn: scores, kind, and the quote of the strongest score (or an excerpt).
+fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
+    use crate::judge::model::Dim;
+    let origin = doc.origin.turn;
+    let intro = doc
+        .provenance
+        .introducing_write
+        .as_ref()
+        .and_then(|w| w.turn);
+    let missed: Vec<u32> = doc.missed_opportunities.iter().map(|m| m.turn).collect();
+    doc.turns
+        .iter()
+        .map(|t| {
+            let s = &t.score;
+            let mut marks = String::new();
+            if Some(s.turn) == origin {
+                marks.push_str("◆ origin ");
+            }
+            if Some(s.turn) == intro {
+                marks.push_str("✎ write ");
+            }
+            if missed.contains(&s.turn) {
+                marks.push_str("○ missed ");
+            }
+            let scores = match (&s.scores, s.applicable) {
+                (None, _) => " failed    ".to_string(),
+                (Some(_), false) => " —  —  —  —".to_string(),
+                (Some(x), true) => format!("{:>2} {:>2} {:>2} {:>2}", x.tr, x.di, x.vr, x.sa),
+            };
+            let best = s.scores.and_then(|x| {
+                Dim::ALL
+                    .iter()
+                    .filter(|d| x.get(**d) > 0)
+                    .max_by_key(|d| x.get(**d))
+                    .copied()
+            });
+            let said = match best.and_then(|d| s.quotes.get(d).map(|q| (d, q))) {
+                Some((d, q)) => format!("{}: \"{}\"", d.key().to_uppercase(), clip(q, width)),
+                None => clip(&t.excerpt, width),
+            };
+            format!(
+                "{:>4}  {:<14} {}  {}{}",
+                s.turn,
+                s.kind.as_str(),
+                scores,
+                marks,
+                said
+            )
+            .trim_end()
+            .to_string()
+        })
+        .collect()
+}
+
+/// `blame-origin` as text, in the seeds' order: turns → provenance → origin → missed
+/// opportunities → recommendation.
+pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
+    use crate::origin::Status;
+    let f = &doc.finding;
+    let mut out = String::new();
+    let mut head = vec![f.id.clone()];
+    if let Some(c) = f.cwe {
+        head.push(format!("CWE-{c}"));
+    }
+    head.push(f.file.clone());
+    if doc.unconfirmed {
+        head.push("UNCONFIRMED (from --find-anchor)".into());
+    }
+    out.push_str(&format!("git sage blame-origin · {}\n", head.join(" · ")));
+    match &doc.session {
+        Some(s) => out.push_str(&format!(
+            "session {} ({}, turns {}-{} of {}) · judge {} ({})\n\n",
+            s.source,
+            s.format,
+            s.scope.first,
+            s.scope.last,
+            s.turns,
+            doc.judge.name,
+            doc.judge.protocol
+        )),
+        None => out.push_str("no session transcript found for the range\n\n"),
+    }
+    if !doc.turns.is_empty() {
+        out.push_str("TURNS  (TR threat · DI defence · VR verification · SA scope, 0–3)\n");
+        out.push_str("turn  kind           TR DI VR SA\n");
+        for row in turn_rows(doc, 70) {
+            out.push_str(&row);
+            out.push('\n');
+        }
+        let rejected: usize = doc
+            .turns
+            .iter()
+            .map(|t| t.score.rejected_quotes.len())
+            .sum();
+        if rejected > 0 {
+            out.push_str(&format!(
+                "({rejected} score(s) set to 0: their quotes were not in the turn)\n"
+            ));
+        }
+        out.push('\n');
+    }
+    let p = &doc.provenance;
+    let prov = match (&p.status, &p.introducing_write) {
+        (crate::model::ProvenanceStatus::Inherited, _) => {
+            "inherited: the vulnerable code was already at the base".to_string()
+        }
+        (crate::model::ProvenanceStatus::Introduced, Some(w)) => format!(
+            "introduced by the agent's write {} ({}){}",
+            w.write,
+            short(&w.commit),
+            w.turn
+                .map(|t| format!(
+                    " at turn {t} (mapped by {})",
+                    w.mapped_by.as_deref().unwrap_or("?")
+                ))
+                .unwrap_or_else(|| ", not mapped to a turn".into())
+        ),
+        (crate::model::ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
+            "introduced by a non-agent write {} ({})",
+            w.write,
+            short(&w.commit)
+        ),
+        (s, _) => format!(
+            "{}{}",
+            s.as_str(),
+            p.reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ),
+    };
+    out.push_str(&format!(
+        "PROVENANCE  {prov}\n            reconstruction {}\n\n",
+        p.reconstruction.as_str()
+    ));
+    let o = &doc.origin;
+    match o.status {
+        Status::Localized => {
+            out.push_str(&format!(
+                "ORIGIN      turn {} — {}{}\n",
+                o.turn.unwrap_or(0),
+                o.kind.map(|k| k.words()).unwrap_or("?"),
+                o.bound
+                    .map(|b| format!(
+                        " (candidates up to turn {b}, {})",
+                        o.bound_by.as_deref().unwrap_or("")
+                    ))
+                    .unwrap_or_default()
+            ));
+            if let Some(q) = &o.quote {
+                out.push_str(&format!("            \"{}\"\n", clip(q, 100)));
+            }
+        }
+        Status::Undetermined => out.push_str(&format!(
+            "ORIGIN      undetermined ({}){}\n",
+            o.reason
+                .map(|r| serde_json::to_value(r)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default())
+                .unwrap_or_default(),
+            o.detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        )),
+    }
+    for a in &doc.other_origins {
+        out.push_str(&format!(
+            "            {}{}: {}\n",
+            a.judge,
+            a.repeat.map(|r| format!(" repeat {r}")).unwrap_or_default(),
+            match (a.origin.turn, a.origin.kind) {
+                (Some(t), Some(k)) => format!("turn {t}, {}", k.words()),
+                _ => "undetermined".into(),
+            }
+        ));
+    }
+    out.push('\n');
+    if doc.missed_opportunities.is_empty() {
+        out.push_str("MISSED      none\n\n");
+    } else {
+        let list: Vec<String> = doc
+            .missed_opportunities
+            .iter()
+            .map(|m| {
+                format!(
+                    "turn {} ({}, VR {}, SA {})",
+                    m.turn,
+                    m.kind.as_str(),
+                    m.vr,
+                    m.sa
+                )
+            })
+            .collect();
+        out.push_str(&format!("MISSED      {}\n\n", list.join("; ")));
+    }
+    out.push_str("RECOMMENDATION\n");
+    for line in doc.recommendation.lines() {
+        out.push_str(&format!("  {line}\n").trim_end().to_string());
+        out.push('\n');
+    }
+    if !doc.warnings.is_empty() {
+        out.push('\n');
+        for w in &doc.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,118 @@
+//! `git sage checkpoint`: the preventive security-plan block, printed or kept in the agent's
+//! instructions file between markers (idempotent: a second run changes nothing).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::Context;
+use crate::error::{Error, Result};
+
+const START: &str = "<!-- git-sage checkpoint: start (managed by `git sage checkpoint`; edits inside are replaced) -->";
+const END: &str = "<!-- git-sage checkpoint: end -->";
+
+/// Print the security-plan checkpoint, or insert it into AGENTS.md / CLAUDE.md
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  git sage checkpoint --cwe 918\n  git sage checkpoint --agent-file AGENTS.md\n  git sage checkpoint --agent-file CLAUDE.md --remove"
+)]
+pub struct CheckpointArgs {
+    /// Insert the block into this file (created if missing) between markers
+    #[arg(long, value_name = "FILE")]
+    pub agent_file: Option<PathBuf>,
+
+    /// Add the defence checklist of this CWE
+    #[arg(long, value_name = "N")]
+    pub cwe: Option<u32>,
+
+    /// Take the block out of --agent-file again
+    #[arg(long, requires = "agent_file")]
+    pub remove: bool,
+
+    /// A directory whose checkpoint.md / checklists.yaml override the embedded ones
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+}
+
+/// `text` with the managed block replaced by `block` (or removed when `None`).
+pub fn splice(text: &str, block: Option<&str>) -> String {
+    let managed = block.map(|b| format!("{START}\n{}\n{END}\n", b.trim_end()));
+    if let (Some(a), Some(z)) = (text.find(START), text.find(END))
+        && a < z
+    {
+        let mut end = z + END.len();
+        if text[end..].starts_with('\n') {
+            end += 1;
+        }
+        let mut out = text[..a].to_string();
+        if let Some(m) = &managed {
+            out.push_str(m);
+        } else if out.ends_with("\n\n") {
+            out.pop();
+        }
+        out.push_str(&text[end..]);
+        return out;
+    }
+    match managed {
+        None => text.to_string(),
+        Some(m) => {
+            let mut out = text.to_string();
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&m);
+            out
+        }
+    }
+}
+
+pub fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
+    let block = crate::report::recommend::checkpoint(args.cwe, args.templates.as_deref())?;
+    let Some(path) = &args.agent_file else {
+        ctx.print(&block)?;
+        return Ok(0);
+    };
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::input(format!("cannot read {}: {e}", path.display()))),
+    };
+    let new = splice(&old, (!args.remove).then_some(block.as_str()));
+    if new == old {
+        eprintln!("{}: already up to date", path.display());
+        return Ok(0);
+    }
+    crate::judge::cache::write_atomic(path, new.as_bytes())
+        .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))?;
+    eprintln!(
+        "{}: security-plan checkpoint {}",
+        path.display(),
+        if args.remove { "removed" } else { "written" }
+    );
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idempotent_insert_replace_remove() {
+        let doc = "# Agents\n\nBe careful.\n";
+        let once = splice(doc, Some("PLAN v1"));
+        assert!(
+            once.starts_with(doc)
+                && once.contains("PLAN v1")
+                && once.ends_with(&format!("{END}\n"))
+        );
+        assert_eq!(splice(&once, Some("PLAN v1")), once);
+        let twice = splice(&once, Some("PLAN v2"));
+        assert!(twice.contains("PLAN v2") && !twice.contains("PLAN v1"));
+        assert_eq!(twice.matches(START).count(), 1);
+        assert_eq!(splice(&twice, None), doc);
+        assert_eq!(splice("", Some("P")), format!("{START}\nP\n{END}\n"));
+    }
+}

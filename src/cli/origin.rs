@@ -1,0 +1,154 @@
+//! `git sage origin --scores S --provenance P`: the origin rule again on saved results, with
+//! other levers, and no judge calls.
+
+use clap::Args;
+use serde::Serialize;
+
+use super::Context;
+use super::args::DataFormat;
+use crate::error::{Error, Result};
+use crate::origin::{self, Input, Missed, Origin, TurnFacts};
+use crate::report::json::ProvenanceDoc;
+
+/// Re-apply the origin rule to saved scores and provenance (no judge calls)
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  git sage provenance --finding f.yaml --format json > prov.json\n  git sage judge HEAD:.sage/sessions/fix.yaml --out scores.json\n  git sage origin --scores scores.json --provenance prov.json --vr-max 2 --two-types"
+)]
+pub struct OriginArgs {
+    /// A sage.scores/1 file (git sage judge --out)
+    #[arg(long, value_name = "FILE")]
+    pub scores: std::path::PathBuf,
+
+    /// A sage.provenance/1 file (git sage provenance --format json)
+    #[arg(long, value_name = "FILE")]
+    pub provenance: std::path::PathBuf,
+
+    /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
+    #[arg(long, value_name = "N")]
+    pub vr_max: Option<u8>,
+
+    /// Missed opportunity when a later turn's SA is at most N [default: sage.saMax, else 1]
+    #[arg(long, value_name = "N")]
+    pub sa_max: Option<u8>,
+
+    /// not_noticed / noticed_chose_poorly instead of the three types
+    #[arg(long)]
+    pub two_types: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = DataFormat::Text)]
+    pub format: DataFormat,
+}
+
+#[derive(Serialize)]
+struct Out {
+    origin: Origin,
+    missed_opportunities: Vec<Missed>,
+    recommendation: String,
+}
+
+pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
+    let scores = crate::judge::run::read_scores(&args.scores)?;
+    let text = std::fs::read_to_string(&args.provenance)
+        .map_err(|e| Error::input(format!("cannot read {}: {e}", args.provenance.display())))?;
+    let prov: ProvenanceDoc = serde_json::from_str(&text).map_err(|e| {
+        Error::input(format!(
+            "{}:{}: not a sage.provenance/1 file: {e}",
+            args.provenance.display(),
+            e.line()
+        ))
+        .hint("write one with git sage provenance --format json")
+    })?;
+    let p = &prov.provenance;
+    let introducing_turn = p
+        .introducing_write
+        .as_ref()
+        .filter(|w| w.agent)
+        .and_then(|w| w.turn);
+    let delivered_turn = p
+        .writes
+        .iter()
+        .filter(|w| w.agent)
+        .filter_map(|w| w.turn)
+        .max();
+    let last_turn = prov
+        .session
+        .as_ref()
+        .map(|s| s.scope.last)
+        .or(scores.scope.as_ref().map(|s| s.last))
+        .or(scores.turns.last().map(|t| t.turn))
+        .unwrap_or(0);
+    let input = Input {
+        status: p.status,
+        introducing_turn,
+        delivered_turn,
+        last_turn,
+        turns: scores
+            .turns
+            .iter()
+            .map(|t| TurnFacts {
+                turn: t.turn,
+                kind: t.kind,
+                applicable: t.applicable,
+                opportunity: t.opportunity,
+                scores: t.scores,
+                quotes: t.quotes.clone(),
+            })
+            .collect(),
+        no_session: false,
+    };
+    let levers = super::blame_origin::levers(ctx, args.vr_max, args.sa_max, args.two_types)?;
+    let (origin, missed) = origin::locate(&input, &levers);
+    let recommendation =
+        crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None)?;
+    let out = Out {
+        origin,
+        missed_opportunities: missed,
+        recommendation,
+    };
+    match args.format {
+        DataFormat::Json => ctx.print_json(&out)?,
+        DataFormat::Text => {
+            let o = &out.origin;
+            let mut s = match (o.turn, o.kind) {
+                (Some(t), Some(k)) => format!(
+                    "origin: turn {t} — {}{}\n",
+                    k.words(),
+                    o.quote
+                        .as_deref()
+                        .map(|q| format!(": \"{q}\""))
+                        .unwrap_or_default()
+                ),
+                _ => format!(
+                    "origin: undetermined — {}\n",
+                    o.detail.as_deref().unwrap_or("")
+                ),
+            };
+            let missed: Vec<String> = out
+                .missed_opportunities
+                .iter()
+                .map(|m| {
+                    format!(
+                        "turn {} ({}, VR {}, SA {})",
+                        m.turn,
+                        m.kind.as_str(),
+                        m.vr,
+                        m.sa
+                    )
+                })
+                .collect();
+            s.push_str(&format!(
+                "missed opportunities: {}\n\n{}\n",
+                if missed.is_empty() {
+                    "none".into()
+                } else {
+                    missed.join("; ")
+                },
+                out.recommendation
+            ));
+            ctx.print(&s)?;
+        }
+    }
+    Ok(0)
+}

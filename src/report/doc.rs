@@ -1,0 +1,54 @@
+//! `sage.report/1`: everything `blame-origin` found, the one document every report renders.
+
+use serde::{Deserialize, Serialize};
+
+use super::json::{FindingJson, ProvenanceJson, RangeJson, SessionJson};
+use crate::judge::model::{JudgeInfo, TurnScore};
+use crate::origin::{Missed, Origin};
+
+pub const REPORT_SCHEMA: &str = "sage.report/1";
+
+/// One judged turn in a report: the scores plus a short, redacted excerpt of what was said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportTurn {
+    #[serde(flatten)]
+    pub score: TurnScore,
+    #[serde(default)]
+    pub agent: String,
+    #[serde(default)]
+    pub excerpt: String,
+}
+
+/// The origin another judge or repeat found, for consistency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AltOrigin {
+    pub judge: String,
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportDoc {
+    pub schema: String,
+    pub finding: FindingJson,
+    /// The finding came from `--find-anchor` and no person confirmed it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unconfirmed: bool,
+    pub range: RangeJson,
+    pub provenance: ProvenanceJson,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionJson>,
+    pub turns: Vec<ReportTurn>,
+    pub origin: Origin,
+    pub missed_opportunities: Vec<Missed>,
+    pub recommendation: String,
+    pub judge: JudgeInfo,
+    /// Origins under the other judges and repeats; `manual_review` when their types disagree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_origins: Vec<AltOrigin>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub manual_review: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,187 @@
+//! What to change in the agent's instructions, by origin type (SPEC §6), with the CWE's defence
+//! checklist; and the security-plan checkpoint block. Templates in templates/ (embedded; a user
+//! directory may override them).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use minijinja::value::Serde;
+
+use crate::error::{Error, Result};
+use crate::origin::{Missed, Origin, OriginType, Status};
+
+const CHECKLISTS: &str = include_str!("../../templates/checklists.yaml");
+const CHECKPOINT: &str = include_str!("../../templates/checkpoint.md");
+const RECOMMENDATIONS: &[(&str, &str)] = &[
+    (
+        "inadequate_defence",
+        include_str!("../../templates/recommendations/inadequate_defence.md.j2"),
+    ),
+    (
+        "unaddressed_requirement",
+        include_str!("../../templates/recommendations/unaddressed_requirement.md.j2"),
+    ),
+    (
+        "defect_in_change",
+        include_str!("../../templates/recommendations/defect_in_change.md.j2"),
+    ),
+    (
+        "undetermined",
+        include_str!("../../templates/recommendations/undetermined.md.j2"),
+    ),
+    (
+        "missed",
+        include_str!("../../templates/recommendations/missed.md.j2"),
+    ),
+];
+
+fn read_override(dir: Option<&Path>, rel: &str) -> Result<Option<String>> {
+    let Some(p) = dir.map(|d| d.join(rel)).filter(|p| p.exists()) else {
+        return Ok(None);
+    };
+    std::fs::read_to_string(&p)
+        .map(Some)
+        .map_err(|e| Error::input(format!("cannot read template {}: {e}", p.display())))
+}
+
+/// The defence checklist of a CWE, if there is one.
+pub fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
+    let Some(cwe) = cwe else {
+        return Ok(Vec::new());
+    };
+    let text = read_override(dir, "checklists.yaml")?.unwrap_or_else(|| CHECKLISTS.to_string());
+    let all: BTreeMap<u32, Vec<String>> =
+        serde_yaml::from_str(&text).map_err(|e| Error::input(format!("checklists.yaml: {e}")))?;
+    // 287 and 306 share the authentication list when only one is present.
+    Ok(all.get(&cwe).cloned().unwrap_or_default())
+}
+
+/// The security-plan block (for AGENTS.md / CLAUDE.md), with the CWE's checklist when known.
+pub fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
+    let mut block = read_override(dir, "checkpoint.md")?.unwrap_or_else(|| CHECKPOINT.to_string());
+    let list = checklist(cwe, dir)?;
+    if !list.is_empty() {
+        block.push_str(&format!(
+            "\nDefence checklist for CWE-{}:\n",
+            cwe.unwrap_or(0)
+        ));
+        for item in list {
+            block.push_str(&format!("- {item}\n"));
+        }
+    }
+    Ok(block)
+}
+
+/// The recommendation that ends a report.
+pub fn recommendation(
+    origin: &Origin,
+    missed: &[Missed],
+    cwe: Option<u32>,
+    dir: Option<&Path>,
+) -> Result<String> {
+    let name = match (origin.status, origin.kind) {
+        (
+            Status::Localized,
+            Some(OriginType::InadequateDefence | OriginType::NoticedChosePoorly),
+        ) => {
+            // Two-type output folds (iii) in; the turn's relation to the bound tells them apart.
+            if origin.kind == Some(OriginType::NoticedChosePoorly) && origin.turn == origin.bound {
+                "defect_in_change"
+            } else {
+                "inadequate_defence"
+            }
+        }
+        (Status::Localized, Some(OriginType::UnaddressedRequirement | OriginType::NotNoticed)) => {
+            "unaddressed_requirement"
+        }
+        (Status::Localized, Some(OriginType::DefectInChange)) => "defect_in_change",
+        _ => "undetermined",
+    };
+    let list = checklist(cwe, dir)?;
+    let mut out = String::new();
+    for part in [name, "missed"] {
+        let rel = format!("recommendations/{part}.md.j2");
+        let src = match read_override(dir, &rel)? {
+            Some(s) => s,
+            None => RECOMMENDATIONS
+                .iter()
+                .find(|(n, _)| *n == part)
+                .map(|(_, s)| s.to_string())
+                .unwrap_or_default(),
+        };
+        let mut env = minijinja::Environment::new();
+        env.add_template("t", &src)
+            .map_err(|e| Error::input(format!("template {rel}: {e}")))?;
+        let text = env
+            .get_template("t")
+            .and_then(|t| t.render(minijinja::context! { origin => Serde(origin), missed => Serde(missed), checklist => list.clone(), cwe => cwe }))
+            .map_err(|e| Error::input(format!("template {rel}: {e}")))?;
+        if !text.trim().is_empty() {
+            out.push_str(text.trim());
+            out.push_str("\n\n");
+        }
+    }
+    Ok(out.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Reason;
+
+    #[test]
+    fn ssrf_inadequate_defence_names_the_checklist() {
+        let o = Origin {
+            status: Status::Localized,
+            turn: Some(1),
+            kind: Some(OriginType::InadequateDefence),
+            quote: None,
+            reason: None,
+            bound: Some(3),
+            bound_by: None,
+            detail: None,
+        };
+        let missed = vec![Missed {
+            turn: 5,
+            kind: crate::transcript::TurnKind::Review,
+            vr: 1,
+            sa: 0,
+        }];
+        let r = recommendation(&o, &missed, Some(918), None).unwrap();
+        assert!(r.contains("bypass"), "{r}");
+        assert!(
+            r.contains("resolve the host name and reject private"),
+            "{r}"
+        );
+        assert!(
+            r.contains("loopback") && r.contains("link-local") && r.contains("metadata"),
+            "{r}"
+        );
+        assert!(r.contains("Missed opportunities at turn 5"), "{r}");
+        let u = Origin {
+            status: Status::Undetermined,
+            turn: None,
+            kind: None,
+            quote: None,
+            reason: Some(Reason::NoSession),
+            bound: None,
+            bound_by: None,
+            detail: Some("no session".into()),
+        };
+        assert!(
+            recommendation(&u, &[], None, None)
+                .unwrap()
+                .contains("git sage record")
+        );
+        assert!(
+            checkpoint(Some(918), None)
+                .unwrap()
+                .contains("Defence checklist for CWE-918")
+        );
+        for cwe in [
+            918, 22, 78, 89, 79, 94, 502, 611, 327, 798, 200, 287, 306, 352, 601,
+        ] {
+            assert!(!checklist(Some(cwe), None).unwrap().is_empty(), "{cwe}");
+        }
+    }
+}
