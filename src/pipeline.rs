@@ -76,18 +76,31 @@ pub fn attach_session(
             return Ok(None);
         }
     }
-    let infos = range
-        .commits
-        .iter()
-        .map(|c| repo.commit_info(c.id))
-        .collect::<Result<Vec<_>>>()?;
+    let t = crate::timing::stage("commit infos");
+    let ids: Vec<crate::git::Oid> = range.commits.iter().map(|c| c.id).collect();
+    let infos = crate::history::parallel::map_chunks(repo, ids.len(), |repo, r| {
+        ids[r].iter().map(|&id| repo.commit_info(id)).collect()
+    })?;
+    drop(t);
+    let t = crate::timing::stage("discover sessions");
+    // What each commit changed: read once, for discovery and for mapping.
+    let base_tree = repo.tree_of(range.base)?;
+    let trees: Vec<crate::git::Oid> = std::iter::once(base_tree)
+        .chain(infos.iter().map(|i| i.tree))
+        .collect();
+    let changed = crate::history::parallel::map_chunks(repo, infos.len(), |repo, r| {
+        r.map(|i| repo.changed_paths(trees[i], trees[i + 1]))
+            .collect()
+    })?;
     let mut candidates = match named {
         Some(s) => vec![discover::explicit(Some(repo), s)?],
-        None => discover::discover(repo, range, &infos)?,
+        None => discover::discover(repo, &infos, &changed)?,
     };
     if candidates.is_empty() {
         return Ok(None);
     }
+    drop(t);
+    let t = crate::timing::stage("parse session");
     let mut errors = Vec::new();
     let mut chosen: Option<(Found, Transcript)> = None;
     let mut others = Vec::new();
@@ -109,7 +122,6 @@ pub fn attach_session(
     let Some((found, transcript)) = chosen else {
         return Ok(None);
     };
-    let base_tree = repo.tree_of(range.base)?;
     let views: Vec<WriteView> = infos
         .iter()
         .enumerate()
@@ -117,9 +129,13 @@ pub fn attach_session(
             info,
             parent_tree: if i == 0 { base_tree } else { infos[i - 1].tree },
             anchored_path: prov.writes[i].snapshot.path.as_str(),
+            changed: &changed[i],
         })
         .collect();
+    drop(t);
+    let t = crate::timing::stage("map writes to turns");
     let mapping = mapping::map(repo, &views, &transcript)?;
+    drop(t);
     let scope = mapping::scope(&transcript, &mapping);
     if !others.is_empty() {
         prov.notes.push(format!(
@@ -203,7 +219,9 @@ pub fn blame(
                     s.found.name
                 ));
             }
+            let t = crate::timing::stage("judge");
             let out = crate::judge::run::judge(&s.transcript, &s.scope, &judge_opts)?;
+            drop(t);
             (Some(out.doc), out.unreachable)
         }
         None => (None, 0),

@@ -549,6 +549,12 @@ impl Repo {
     }
 
     pub fn commit_info(&self, id: Oid) -> Result<CommitInfo> {
+        // Through the pack reader when it has the commit: no libgit2 object, no lock.
+        if let Some((Kind::Commit, data)) = self.read_raw(id)?
+            && let Some(info) = parse_commit(id, &data)
+        {
+            return Ok(info);
+        }
         let c = self
             .inner
             .find_commit(id.0)
@@ -568,6 +574,77 @@ impl Repo {
             summary: text(c.summary_bytes().unwrap_or_default()),
             message: text(c.message_bytes()),
         })
+    }
+
+    /// Entries of a raw tree: name → (is a directory, id).
+    fn raw_entries(
+        &self,
+        tree: Option<Oid>,
+    ) -> Result<std::collections::BTreeMap<Vec<u8>, (bool, Oid)>> {
+        let mut out = std::collections::BTreeMap::new();
+        let Some(t) = tree else { return Ok(out) };
+        let Some((Kind::Tree, data)) = self.read_raw(t)? else {
+            return Err(Error::env(format!(
+                "tree {} is missing or not a tree",
+                t.short()
+            )));
+        };
+        let mut d: &[u8] = &data;
+        while !d.is_empty() {
+            let (Some(sp), Some(nul)) = (memchr::memchr(b' ', d), memchr::memchr(0, d)) else {
+                break;
+            };
+            let Some(id) = d.get(nul + 1..nul + 21) else {
+                break;
+            };
+            out.insert(
+                d[sp + 1..nul].to_vec(),
+                (&d[..sp] == b"40000", Oid::from_raw(id)),
+            );
+            d = &d[nul + 21..];
+        }
+        Ok(out)
+    }
+
+    fn diff_into(
+        &self,
+        old: Option<Oid>,
+        new: Option<Oid>,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
+        if old == new {
+            return Ok(());
+        }
+        let a = self.raw_entries(old)?;
+        let b = self.raw_entries(new)?;
+        let mut names: Vec<&Vec<u8>> = a.keys().chain(b.keys()).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let (x, y) = (a.get(name), b.get(name));
+            if x.map(|e| e.1) == y.map(|e| e.1) && x.map(|e| e.0) == y.map(|e| e.0) {
+                continue;
+            }
+            let path = format!("{prefix}{}", String::from_utf8_lossy(name));
+            let dir = |e: Option<&(bool, Oid)>| e.filter(|e| e.0).map(|e| e.1);
+            let file = |e: Option<&(bool, Oid)>| e.is_some_and(|e| !e.0);
+            if file(x) || file(y) {
+                out.push(path.clone());
+            }
+            if dir(x).is_some() || dir(y).is_some() {
+                self.diff_into(dir(x), dir(y), &format!("{path}/"), out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Paths whose content differs between two trees (added, deleted or modified files),
+    /// by comparing tree objects directly: unchanged subtrees cost nothing.
+    pub fn changed_paths(&self, old_tree: Oid, new_tree: Oid) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        self.diff_into(Some(old_tree), Some(new_tree), "", &mut out)?;
+        Ok(out)
     }
 
     /// The tree id of a commit.
@@ -659,35 +736,10 @@ impl Repo {
 
     /// The content of a file of a tree, if the path names a file there.
     pub fn file_in_tree(&self, tree: Oid, path: &str) -> Result<Option<Rc<Vec<u8>>>> {
-        match self.entry_at(tree, path)? {
-            Some(e) => Ok(Some(self.read_blob(e.blob)?)),
+        match self.blob_at(&mut PathLookup::new(path), tree)? {
+            Some(b) => Ok(Some(self.read_blob(b)?)),
             None => Ok(None),
         }
-    }
-
-    /// Paths whose content differs between two trees (added, deleted or modified files).
-    pub fn changed_paths(&self, old_tree: Oid, new_tree: Oid) -> Result<Vec<String>> {
-        let err = |e| git_err("cannot compare trees", e);
-        let old = self.inner.find_tree(old_tree.0).map_err(err)?;
-        let new = self.inner.find_tree(new_tree.0).map_err(err)?;
-        let mut opts = git2::DiffOptions::new();
-        opts.skip_binary_check(true);
-        let diff = self
-            .inner
-            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
-            .map_err(err)?;
-        let mut out: Vec<String> = Vec::new();
-        for d in diff.deltas() {
-            for f in [d.old_file(), d.new_file()] {
-                if let Some(p) = f.path() {
-                    let p = p.to_string_lossy().replace('\\', "/");
-                    if !out.contains(&p) {
-                        out.push(p);
-                    }
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// Entries of a directory of a tree: (name, is a directory).
@@ -732,4 +784,50 @@ impl Repo {
         .map_err(err)?;
         Ok(out)
     }
+}
+
+/// Parses a raw commit object (headers, blank line, message) like `git cat-file commit`.
+fn parse_commit(id: Oid, data: &[u8]) -> Option<CommitInfo> {
+    let text = String::from_utf8_lossy(data);
+    let (head, message) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let mut tree = None;
+    let mut parents = Vec::new();
+    let mut author = None;
+    let mut committer = None;
+    for line in head.lines() {
+        if line.starts_with(' ') {
+            continue; // continuation of a multi-line header (gpgsig, mergetag)
+        }
+        let (key, value) = line.split_once(' ')?;
+        match key {
+            "tree" => tree = Some(Oid(git2::Oid::from_str(value).ok()?)),
+            "parent" => parents.push(Oid(git2::Oid::from_str(value).ok()?)),
+            "author" => author = Some(value),
+            "committer" => committer = Some(value),
+            _ => {}
+        }
+    }
+    // `Name <email> 1700000000 +0000`
+    let person = |v: &str| -> Option<(String, String, i64)> {
+        let lt = v.find('<')?;
+        let gt = lt + v[lt..].find('>')?;
+        let when: i64 = v[gt + 1..].split_whitespace().next()?.parse().ok()?;
+        Some((v[..lt].trim().to_string(), v[lt + 1..gt].to_string(), when))
+    };
+    let (an, ae, _) = person(author?)?;
+    let (cn, ce, time) = person(committer?)?;
+    let first_para = message.trim_start().split("\n\n").next().unwrap_or("");
+    let summary = first_para.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(CommitInfo {
+        id,
+        parents,
+        tree: tree?,
+        author_name: an,
+        author_email: ae,
+        committer_name: cn,
+        committer_email: ce,
+        time,
+        summary,
+        message: message.to_string(),
+    })
 }

@@ -90,10 +90,38 @@ struct CweLexicon {
     specific: PerDim,
 }
 
+/// A phrase list compiled for one pass over a text (ASCII case-insensitive).
+struct Phrases(Option<aho_corasick::AhoCorasick>);
+
+impl Phrases {
+    fn new<'a>(list: impl IntoIterator<Item = &'a String>) -> Phrases {
+        let pats: Vec<&str> = list
+            .into_iter()
+            .map(String::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .collect();
+        if pats.is_empty() {
+            return Phrases(None);
+        }
+        Phrases(
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(pats)
+                .ok(),
+        )
+    }
+
+    fn any(&self, text: &str) -> bool {
+        self.0.as_ref().is_some_and(|ac| ac.is_match(text))
+    }
+}
+
 /// The phrase lists in force for one judging run.
 pub struct Offline {
-    criterion: CriterionLexicon,
-    cwes: Vec<CweLexicon>,
+    generic: [Phrases; 4],
+    specific: [Phrases; 4],
+    completeness: Phrases,
+    verification: Phrases,
     /// Which CWE lists apply, and why (for the report).
     pub selected: String,
 }
@@ -170,9 +198,16 @@ impl Offline {
                 "no CWE list applies: generic phrases only".to_string(),
             )
         };
+        let per = |f: &dyn Fn(Dim) -> Vec<String>| Dim::ALL.map(|d| Phrases::new(&f(d)));
         Ok(Offline {
-            criterion,
-            cwes,
+            generic: per(&|d| criterion.generic.get(d).to_vec()),
+            specific: per(&|d| {
+                cwes.iter()
+                    .flat_map(|l| l.specific.get(d).iter().cloned())
+                    .collect()
+            }),
+            completeness: Phrases::new(&criterion.completeness),
+            verification: Phrases::new(&criterion.verification),
             selected,
         })
     }
@@ -209,24 +244,15 @@ impl Offline {
     }
 
     fn level(&self, d: Dim, unit: &str, in_test: bool) -> u8 {
-        let u = unit.to_lowercase();
-        let has = |list: &[String]| {
-            list.iter()
-                .any(|p| !p.trim().is_empty() && u.contains(&p.to_lowercase()))
-        };
+        let i = Dim::ALL.iter().position(|x| *x == d).expect("a dimension");
         // Verification counts only where something is actually tested or tried.
-        if d == Dim::Vr && !in_test && !has(&self.criterion.verification) {
+        if d == Dim::Vr && !in_test && !self.verification.any(unit) {
             return 0;
         }
-        let specific = self.cwes.iter().any(|l| has(l.specific.get(d)));
-        if specific {
-            return if has(&self.criterion.completeness) {
-                3
-            } else {
-                2
-            };
+        if self.specific[i].any(unit) {
+            return if self.completeness.any(unit) { 3 } else { 2 };
         }
-        u8::from(has(self.criterion.generic.get(d)))
+        u8::from(self.generic[i].any(unit))
     }
 }
 

@@ -463,7 +463,7 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
     }
     out.push_str("RECOMMENDATION\n");
     for line in doc.recommendation.lines() {
-        out.push_str(&format!("  {line}\n").trim_end().to_string());
+        out.push_str(format!("  {line}").trim_end());
         out.push('\n');
     }
     if !doc.warnings.is_empty() {

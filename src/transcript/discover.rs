@@ -5,7 +5,6 @@
 
 use crate::error::{Error, Result};
 use crate::git::{CommitInfo, Oid, Repo};
-use crate::history::range::Range;
 
 use super::lines::Input;
 
@@ -70,8 +69,13 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
     )
 }
 
-/// Every session the range points at, best first. `infos` are the range's commits, in order.
-pub fn discover(repo: &Repo, range: &Range, infos: &[CommitInfo]) -> Result<Vec<Found>> {
+/// Every session the range points at, best first. `infos` are the range's commits, in order,
+/// and `changed` the paths each of them changed.
+pub fn discover(
+    repo: &Repo,
+    infos: &[CommitInfo],
+    changed_by: &[Vec<String>],
+) -> Result<Vec<Found>> {
     let mut found: Vec<Found> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut push = |found: &mut Vec<Found>, name: String, by: String, bytes: Vec<u8>| {
@@ -99,10 +103,9 @@ pub fn discover(repo: &Repo, range: &Range, infos: &[CommitInfo]) -> Result<Vec<
         }
     }
     // Files in known places that the range changed, as of the last commit that changed them.
-    let mut prev_tree = repo.tree_of(range.base)?;
     let mut changed: Vec<(String, Oid, Oid)> = Vec::new(); // (path, commit, tree)
-    for c in infos {
-        for p in repo.changed_paths(prev_tree, c.tree)? {
+    for (c, paths) in infos.iter().zip(changed_by) {
+        for p in paths.iter().cloned() {
             let known = KNOWN_FILES
                 .iter()
                 .any(|k| p == *k || p.ends_with(&format!("/{k}")))
@@ -112,7 +115,6 @@ pub fn discover(repo: &Repo, range: &Range, infos: &[CommitInfo]) -> Result<Vec<
                 changed.push((p, c.id, c.tree));
             }
         }
-        prev_tree = c.tree;
     }
     // .sage/sessions first: recorded on purpose.
     changed.sort_by_key(|(p, _, _)| !p.starts_with(".sage/sessions/"));

@@ -67,6 +67,8 @@ pub struct WriteView<'a> {
     pub parent_tree: Oid,
     /// The anchored file's path in this write's snapshot.
     pub anchored_path: &'a str,
+    /// The paths this write changed.
+    pub changed: &'a [String],
 }
 
 fn same_file(transcript_path: &str, repo_path: &str) -> bool {
@@ -139,7 +141,7 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
     let mut replay_turn: Vec<Option<u32>> = vec![None; n];
     let mut replay_failures = 0usize;
     for (i, w) in writes.iter().enumerate() {
-        for path in repo.changed_paths(w.parent_tree, w.info.tree)? {
+        for path in w.changed.iter().cloned() {
             let start = *cursor.get(&path).unwrap_or(&0);
             let candidates: Vec<usize> = (start..edits.len())
                 .filter(|&k| same_file(edits[k].1, &path))

@@ -1,0 +1,369 @@
+//! `blame-origin`, `demo`, `origin` and `checkpoint` through the real binary; every report
+//! format snapshot-tested on the worked example.
+
+use crate::common::{HUMAN, Repo};
+
+#[test]
+fn demo_tells_the_expected_story() {
+    let r = Repo::new();
+    let out = r.sage(&["demo"]).ok().stdout;
+    // introduced by the agent's write; origin earlier, in the plan, inadequate defence
+    assert!(
+        out.contains("PROVENANCE  introduced by the agent's write 2"),
+        "{out}"
+    );
+    assert!(out.contains("at turn 3 (mapped by replay)"), "{out}");
+    assert!(
+        out.contains("ORIGIN      turn 1 — inadequate defence"),
+        "{out}"
+    );
+    assert!(
+        out.contains("we will check that the scheme is https"),
+        "{out}"
+    );
+    // the "tests are green" review turn is a missed opportunity
+    let missed = out.lines().find(|l| l.starts_with("MISSED")).unwrap();
+    assert!(missed.contains("turn 5 (review"), "{missed}");
+    assert!(
+        out.contains("Tests are green") || out.contains("the SSRF fix is complete"),
+        "{out}"
+    );
+    // the recommendation names the SSRF defences
+    for needle in [
+        "resolve the host name",
+        "private",
+        "loopback",
+        "link-local",
+        "metadata",
+    ] {
+        assert!(out.contains(needle), "recommendation lacks {needle}: {out}");
+    }
+}
+
+#[test]
+fn every_report_format_of_the_demo() {
+    let r = Repo::new();
+    let keep = r.path().join("demo");
+    r.sage(&["demo", "--keep", keep.to_str().unwrap(), "--format", "json"])
+        .ok();
+    let d = keep.to_str().unwrap();
+    for (fmt, name) in [
+        ("text", "text"),
+        ("md", "markdown"),
+        ("json", "json"),
+        ("html", "html"),
+        ("sarif", "sarif"),
+    ] {
+        let out = r
+            .sage(&[
+                "-C",
+                d,
+                "blame-origin",
+                "--finding",
+                ".sage/findings/ssrf-preview.yaml",
+                "--format",
+                fmt,
+            ])
+            .ok()
+            .stdout;
+        insta::assert_snapshot!(format!("demo_{name}"), out);
+    }
+    // JSON follows the contract
+    let v = r
+        .sage(&[
+            "-C",
+            d,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["schema"], "sage.report/1");
+    assert_eq!(v["provenance"]["status"], "introduced");
+    assert_eq!(v["provenance"]["introducing_write"]["turn"], 3);
+    assert_eq!(v["origin"]["status"], "localized");
+    assert_eq!(v["origin"]["turn"], 1);
+    assert_eq!(v["origin"]["type"], "inadequate_defence");
+    assert!(
+        v["missed_opportunities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["turn"] == 5 && m["kind"] == "review")
+    );
+    assert_eq!(v["judge"]["name"], "offline");
+    // --out and --fail-on
+    let out = keep.join("r.sarif");
+    let run = r.sage(&[
+        "-C",
+        d,
+        "blame-origin",
+        "--finding",
+        ".sage/findings/ssrf-preview.yaml",
+        "--format",
+        "sarif",
+        "--out",
+        out.to_str().unwrap(),
+        "--fail-on",
+        "origin",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.is_empty());
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        s["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        9
+    );
+    assert_eq!(
+        r.sage(&[
+            "-C",
+            d,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--fail-on",
+            "introduced"
+        ])
+        .code,
+        1
+    );
+    // the rule again, from saved results, with other levers
+    let prov = keep.join("prov.json");
+    let scores = keep.join("scores.json");
+    std::fs::write(
+        &prov,
+        r.sage(&[
+            "-C",
+            d,
+            "provenance",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .stdout,
+    )
+    .unwrap();
+    r.sage(&[
+        "-C",
+        d,
+        "judge",
+        "HEAD:.sage/sessions/fix-ssrf.yaml",
+        "--out",
+        scores.to_str().unwrap(),
+        "-q",
+    ])
+    .ok();
+    let o = r
+        .sage(&[
+            "origin",
+            "--scores",
+            scores.to_str().unwrap(),
+            "--provenance",
+            prov.to_str().unwrap(),
+            "--format",
+            "json",
+            "--two-types",
+            "--vr-max",
+            "0",
+            "--sa-max",
+            "0",
+        ])
+        .ok()
+        .json();
+    assert_eq!(o["origin"]["turn"], 1);
+    assert_eq!(o["origin"]["type"], "noticed_chose_poorly");
+    r.sage(&[
+        "origin",
+        "--scores",
+        prov.to_str().unwrap(),
+        "--provenance",
+        prov.to_str().unwrap(),
+    ])
+    .bad_input("not a sage.scores/1 file");
+}
+
+#[test]
+fn transcripts_cannot_inject_html() {
+    let r = Repo::new();
+    r.write("app.py", "def f(url):\n    return get(url)\n");
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("app.py", "def f(url):\n    if not url.startswith(\"https://\"): raise ValueError\n    return get(url)\n");
+    r.write(
+        ".sage/sessions/s.yaml",
+        "task: fix the <b>SSRF</b>\nturns:\n  - text: \"<script>alert('x')</script> We will check the scheme is https. <img src=x onerror=alert(1)>\"\n    kind: planning\n",
+    );
+    r.commit("fix");
+    let f = r.finding(
+        "a.yaml",
+        "id: x\ncwe: 918\nfile: app.py\nfragment: 'if not url.startswith(\"https://\"):'\n",
+    );
+    for fmt in ["html", "md"] {
+        let out = r
+            .sage(&["blame-origin", "--finding", &f, "--format", fmt])
+            .ok()
+            .stdout;
+        assert!(!out.contains("<script>alert"), "{fmt}: {out}");
+        assert!(!out.contains("<img src=x"), "{fmt}: {out}");
+        assert!(
+            out.contains("&lt;script&gt;")
+                || out.contains("\\&lt;script\\&gt;")
+                || out.contains("&lt;script"),
+            "{fmt}: {out}"
+        );
+    }
+}
+
+#[test]
+fn no_session_and_a_session_of_another_range() {
+    let r = Repo::new();
+    r.write("app.py", "def f(url):\n    return get(url)\n");
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("app.py", "def f(url):\n    if not url.startswith(\"https://\"): raise ValueError\n    return get(url)\n");
+    r.commit("fix");
+    let f = r.finding(
+        "a.yaml",
+        "file: app.py\nfragment: 'if not url.startswith(\"https://\"):'\n",
+    );
+    let v = r
+        .sage(&["blame-origin", "--finding", &f, "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        v["provenance"]["status"], "introduced",
+        "provenance is still reported"
+    );
+    assert_eq!(v["origin"]["status"], "undetermined");
+    assert_eq!(v["origin"]["reason"], "no_session");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("no session transcript found")
+    );
+    // a session whose edits belong elsewhere: nothing maps, and the report says so
+    let other = r.path().join("other.yaml");
+    std::fs::write(&other, "task: fix the xss in the comments page\nturns:\n  - text: Escaping the comment body.\n    file_changes:\n      - {path: web/comments.py, old: a, new: b}\n").unwrap();
+    let v = r
+        .sage(&[
+            "blame-origin",
+            "--finding",
+            &f,
+            "--session",
+            other.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("no write of the range maps to a turn"),
+        "{}",
+        v["warnings"]
+    );
+    assert!(v["provenance"]["writes"][0]["turn"].is_null());
+    // a finding on a file outside the range's files is still judged on provenance
+    r.write("README.md", "x\n");
+    r.git(&["checkout", "-q", "main"]);
+    r.git(&["checkout", "-q", "agent"]);
+    let g = r.finding("b.yaml", "file: nowhere.py\nfragment: x\n");
+    r.sage(&["blame-origin", "--finding", &g])
+        .bad_input("nowhere.py is not in the repository");
+    r.sage(&[
+        "blame-origin",
+        "--finding",
+        &f,
+        "--session",
+        "/no/such.yaml",
+    ])
+    .bad_input("cannot read session /no/such.yaml");
+}
+
+#[test]
+fn checkpoint_block_in_agents_md() {
+    let r = Repo::new();
+    let printed = r.sage(&["checkpoint", "--cwe", "918"]).ok().stdout;
+    assert!(
+        printed.contains("## Security plan") && printed.contains("Defence checklist for CWE-918")
+    );
+    std::fs::write(r.path().join("AGENTS.md"), "# Agents\n\nUse tabs.\n").unwrap();
+    r.sage(&["checkpoint", "--agent-file", "AGENTS.md"]).ok();
+    let once = std::fs::read_to_string(r.path().join("AGENTS.md")).unwrap();
+    assert!(once.starts_with("# Agents\n\nUse tabs.\n") && once.contains("## Security plan"));
+    let run = r.sage(&["checkpoint", "--agent-file", "AGENTS.md"]).ok();
+    assert!(run.stderr.contains("already up to date"));
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("AGENTS.md")).unwrap(),
+        once
+    );
+    r.sage(&["checkpoint", "--agent-file", "AGENTS.md", "--remove"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("AGENTS.md")).unwrap(),
+        "# Agents\n\nUse tabs.\n"
+    );
+}
+
+#[test]
+fn find_anchor_with_bandit_or_a_clear_message() {
+    let r = Repo::new();
+    r.write(
+        "loader.py",
+        "import json\n\ndef load(path):\n    return json.load(open(path))\n",
+    );
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("loader.py", "import yaml\n\ndef load(path):\n    with open(path) as f:\n        return yaml.load(f, Loader=yaml.Loader)\n");
+    r.commit("switch to yaml");
+    let bandit = std::process::Command::new("python3")
+        .args(["-m", "bandit", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+        || std::process::Command::new("bandit")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    let run = r.sage(&[
+        "blame-origin",
+        "--find-anchor",
+        "bandit",
+        "--format",
+        "json",
+    ]);
+    if !bandit {
+        assert_eq!(run.code, 3, "{run:?}");
+        assert!(
+            run.stderr.contains("bandit is not installed"),
+            "{}",
+            run.stderr
+        );
+        eprintln!("skipped: bandit is not installed; checked the message instead");
+        return;
+    }
+    let v = run.ok().json();
+    assert_eq!(v["unconfirmed"], true);
+    assert_eq!(v["finding"]["file"], "loader.py");
+    assert!(
+        v["finding"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("unconfirmed:B506"),
+        "{}",
+        v["finding"]["id"]
+    );
+    assert_eq!(v["provenance"]["status"], "introduced");
+    assert!(v["warnings"].to_string().contains("unconfirmed"));
+    let text = r
+        .sage(&["blame-origin", "--find-anchor", "bandit"])
+        .ok()
+        .stdout;
+    assert!(text.contains("UNCONFIRMED"), "{text}");
+}
