@@ -10,6 +10,7 @@ pub mod git;
 pub mod history;
 pub mod judge;
 pub mod model;
+pub mod notes;
 pub mod origin;
 pub mod pipeline;
 pub mod report;

@@ -78,6 +78,10 @@ pub struct BlameOriginArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub out: Option<std::path::PathBuf>,
 
+    /// Write origin notes (refs/notes/sage) on the introducing write and the branch tip
+    #[arg(long, help_heading = "Output")]
+    pub notes: bool,
+
     /// Exit 1 when an origin is localised, or when the defect was introduced in the range
     #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
     pub fail_on: Option<FailOn>,
@@ -165,6 +169,13 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     };
     let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
     emit(ctx, &render(&doc, args.format)?, args.out.as_deref())?;
+    if args.notes {
+        let n = super::notes::write(&repo, &doc)?;
+        eprintln!(
+            "git-sage: wrote {n} note(s) under {} (git log --notes=sage)",
+            crate::git::NOTES_REF
+        );
+    }
     std::mem::forget(repo);
     if unreachable > 0 {
         return Err(Error::env(format!(

@@ -3,10 +3,16 @@
 pub mod args;
 pub mod blame_origin;
 pub mod checkpoint;
+pub mod config;
 pub mod demo;
+pub mod gate;
+pub mod hooks;
 pub mod judge;
+pub mod manpage;
+pub mod notes;
 pub mod origin;
 pub mod provenance;
+pub mod record;
 pub mod turns;
 
 use std::io::Write;
@@ -32,8 +38,8 @@ Exit status:
   2  bad usage or bad input (one line naming the file or revision)
   3  internal or environment failure
 
-Settings come from git config (sage.base, sage.agentPattern); flags override them.
-See README.md and docs/ for the anchor format and a tour.";
+Settings come from git config sage.* (`git sage config` lists them); flags override them.
+See README.md and docs/ (anchors, sessions, judges, git integration, CI) for a tour.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -64,6 +70,14 @@ pub enum Command {
     Origin(origin::OriginArgs),
     Demo(demo::DemoArgs),
     Checkpoint(checkpoint::CheckpointArgs),
+    Notes(notes::NotesArgs),
+    Hooks(hooks::HooksArgs),
+    Record(record::RecordArgs),
+    Config(config::ConfigArgs),
+    InstallMan(manpage::InstallManArgs),
+    Completions(manpage::CompletionsArgs),
+    #[command(hide = true)]
+    Hook(hooks::HookArgs),
 }
 
 /// What every subcommand needs: where to run, and how to print.
@@ -122,5 +136,12 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Origin(a) => origin::run(&ctx, a),
         Command::Demo(a) => demo::run(&ctx, a),
         Command::Checkpoint(a) => checkpoint::run(&ctx, a),
+        Command::Notes(a) => notes::run(&ctx, a),
+        Command::Hooks(a) => hooks::run(&ctx, a),
+        Command::Hook(a) => hooks::run_hook(&ctx, a),
+        Command::Record(a) => record::run(&ctx, a),
+        Command::Config(a) => config::run(&ctx, a),
+        Command::InstallMan(a) => manpage::install(&ctx, a),
+        Command::Completions(a) => manpage::completions(&ctx, a),
     }
 }

@@ -831,3 +831,292 @@ fn parse_commit(id: Oid, data: &[u8]) -> Option<CommitInfo> {
         message: message.to_string(),
     })
 }
+
+/// The notes ref git sage writes; never another tool's.
+pub const NOTES_REF: &str = "refs/notes/sage";
+
+impl Repo {
+    /// The note on `commit` under refs/notes/sage, if any.
+    pub fn read_note(&self, commit: Oid) -> Result<Option<String>> {
+        self.check_notes_ref()?;
+        match self.inner.find_note(Some(NOTES_REF), commit.0) {
+            Ok(n) => Ok(Some(
+                String::from_utf8_lossy(n.message_bytes()).into_owned(),
+            )),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(
+                format_args!("cannot read the note on {}", commit.short()),
+                e,
+            )),
+        }
+    }
+
+    /// A notes ref that names something other than a commit is not ours to overwrite.
+    fn check_notes_ref(&self) -> Result<()> {
+        match self.inner.find_reference(NOTES_REF) {
+            Ok(r) => match r.peel(git2::ObjectType::Any) {
+                Ok(obj) if obj.kind() == Some(git2::ObjectType::Commit) => Ok(()),
+                Ok(obj) => Err(Error::input(format!(
+                    "{NOTES_REF} points at a {} ({}), not a notes commit",
+                    obj.kind().map_or("object", |k| k.str()),
+                    Oid(obj.id()).short()
+                ))
+                .hint(format!("inspect it with `git show {NOTES_REF}`; move it aside with `git update-ref -d {NOTES_REF}` if it is not needed"))),
+                Err(e) => Err(git_err(format_args!("cannot read {NOTES_REF}"), e)),
+            },
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(git_err(format_args!("cannot read {NOTES_REF}"), e)),
+        }
+    }
+
+    /// The identity notes are written with: the user's, else `git-sage`.
+    fn note_signature(&self) -> git2::Signature<'static> {
+        self.inner
+            .signature()
+            .or_else(|_| git2::Signature::now("git-sage", "git-sage@localhost"))
+            .expect("a fixed signature is valid")
+    }
+
+    /// Rewrites the note on `commit` as `edit(old)` says, holding the notes lock so that
+    /// concurrent git-sage writers cannot lose each other's sections.
+    pub fn update_note(&self, commit: Oid, edit: &dyn Fn(Option<&str>) -> String) -> Result<()> {
+        self.check_notes_ref()?;
+        let sig = self.note_signature();
+        // libgit2 rebuilds the notes commit from whatever the ref points at when
+        // it writes, not from the note we read, so two writers could each merge
+        // their own section into a stale copy and one would vanish. A lock file
+        // in the common git dir serialises the read-modify-write among sage
+        // processes; libgit2 itself guards the ref update against other tools.
+        let _lock = NotesLock::acquire(&self.inner.commondir().join("sage-notes.lock"))?;
+        let old = self.read_note(commit)?;
+        let new = edit(old.as_deref());
+        if old.as_deref() == Some(new.as_str()) {
+            return Ok(());
+        }
+        let mut delay = std::time::Duration::from_millis(5);
+        for _ in 0..100 {
+            match self
+                .inner
+                .note(&sig, &sig, Some(NOTES_REF), commit.0, &new, true)
+            {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.code(),
+                        git2::ErrorCode::Modified | git2::ErrorCode::Locked
+                    ) =>
+                {
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(std::time::Duration::from_millis(100));
+                }
+                Err(e) => {
+                    return Err(git_err(
+                        format_args!("cannot write the note on {}", commit.short()),
+                        e,
+                    ));
+                }
+            }
+        }
+        Err(Error::env(format!(
+            "cannot write the note on {}: {NOTES_REF} stayed locked",
+            commit.short()
+        ))
+        .hint("try again"))
+    }
+
+    /// A config value with where it came from (`local`, `global`, `system`, …).
+    pub fn config_entry(&self, key: &str) -> Result<Option<(String, String)>> {
+        let config = self
+            .inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?;
+        let entries = match config.entries(Some(&regex_escape(key))) {
+            Ok(e) => e,
+            Err(_) => return Ok(None),
+        };
+        let mut last = None;
+        let mut entries = entries;
+        while let Some(Ok(e)) = entries.next() {
+            if e.name().is_ok_and(|n| n.eq_ignore_ascii_case(key)) {
+                let level = match e.level() {
+                    git2::ConfigLevel::System => "system",
+                    git2::ConfigLevel::XDG | git2::ConfigLevel::Global => "global",
+                    git2::ConfigLevel::Local => "local",
+                    git2::ConfigLevel::Worktree => "worktree",
+                    _ => "other",
+                };
+                last = Some((
+                    String::from_utf8_lossy(e.value_bytes()).into_owned(),
+                    level.to_string(),
+                ));
+            }
+        }
+        Ok(last)
+    }
+
+    /// Every value of a multi-valued config key.
+    pub fn config_all(&self, key: &str) -> Result<Vec<String>> {
+        let config = self
+            .inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?;
+        let mut out = Vec::new();
+        if let Ok(mut entries) = config.multivar(key, None) {
+            while let Some(Ok(e)) = entries.next() {
+                out.push(String::from_utf8_lossy(e.value_bytes()).into_owned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds a value to a multi-valued key of the repository's config.
+    pub fn config_add(&self, key: &str, value: &str) -> Result<()> {
+        let mut config = self
+            .inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?;
+        let mut local = config
+            .open_level(git2::ConfigLevel::Local)
+            .map_err(|e| git_err("cannot open the repository config", e))?;
+        local
+            .set_multivar(key, "^$", value)
+            .map_err(|e| git_err(format_args!("cannot set {key}"), e))?;
+        let _ = &mut config;
+        Ok(())
+    }
+
+    /// Removes one value of a multi-valued key of the repository's config.
+    pub fn config_remove(&self, key: &str, value: &str) -> Result<()> {
+        let config = self
+            .inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?;
+        let mut local = config
+            .open_level(git2::ConfigLevel::Local)
+            .map_err(|e| git_err("cannot open the repository config", e))?;
+        match local.remove_multivar(key, &format!("^{}$", regex_escape(value))) {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(git_err(format_args!("cannot unset {key}"), e)),
+        }
+    }
+
+    /// Where hooks run: `core.hooksPath` (relative to the work tree), else the git dir's hooks/.
+    pub fn hooks_dir(&self) -> Result<PathBuf> {
+        if let Some(p) = self.config_string("core.hooksPath")? {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                return Ok(p);
+            }
+            let base = self.workdir().unwrap_or_else(|| self.git_dir());
+            return Ok(base.join(p));
+        }
+        Ok(self.inner.commondir().join("hooks"))
+    }
+
+    pub fn is_bare(&self) -> bool {
+        self.inner.is_bare()
+    }
+
+    /// `MERGE_HEAD` during a merge.
+    pub fn merge_head(&self) -> Result<Option<Oid>> {
+        let p = self.inner.path().join("MERGE_HEAD");
+        match std::fs::read_to_string(&p) {
+            Ok(t) => Ok(t
+                .lines()
+                .next()
+                .and_then(|l| git2::Oid::from_str(l.trim()).ok())
+                .map(Oid)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Paths staged in the index that differ from HEAD (added or modified).
+    pub fn staged_paths(&self) -> Result<Vec<String>> {
+        let err = |e| git_err("cannot read the index", e);
+        let head_tree = self.inner.head().ok().and_then(|h| h.peel_to_tree().ok());
+        let index = self.inner.index().map_err(err)?;
+        let diff = self
+            .inner
+            .diff_tree_to_index(head_tree.as_ref(), Some(&index), None)
+            .map_err(err)?;
+        Ok(diff
+            .deltas()
+            .filter(|d| d.status() != git2::Delta::Deleted)
+            .filter_map(|d| {
+                d.new_file()
+                    .path()
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+            })
+            .collect())
+    }
+
+    /// `git notes copy` for refs/notes/sage (post-rewrite without notes.rewriteRef).
+    pub fn copy_note(&self, from: Oid, to: Oid) -> Result<()> {
+        let Some(text) = self.read_note(from)? else {
+            return Ok(());
+        };
+        self.update_note(to, &|old| match old {
+            None => text.clone(),
+            Some(o) => crate::notes::merge_text(o, &text),
+        })
+    }
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// An exclusive lock file, removed on drop; a lock older than a minute is
+/// taken to be left by a crashed process and broken.
+struct NotesLock(PathBuf);
+
+impl NotesLock {
+    fn acquire(path: &Path) -> Result<NotesLock> {
+        let start = std::time::Instant::now();
+        let mut delay = std::time::Duration::from_millis(2);
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => return Ok(NotesLock(path.to_path_buf())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > std::time::Duration::from_secs(60));
+                    if stale {
+                        let _ = std::fs::remove_file(path);
+                        continue;
+                    }
+                    if start.elapsed() > std::time::Duration::from_secs(30) {
+                        return Err(Error::env(format!(
+                            "cannot lock {}: another git-sage is writing notes",
+                            path.display()
+                        ))
+                        .hint("if no git-sage is running, remove the lock file"));
+                    }
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(Error::env(format!("cannot create {}: {e}", path.display()))),
+            }
+        }
+    }
+}
+
+impl Drop for NotesLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -32,9 +32,21 @@ impl Repo {
         self.dir.path()
     }
 
+    /// The fake home directory every command of this repository runs with.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     fn env(&self, cmd: &mut Command) {
+        // git-sage itself on PATH, so that `git sage` and the hooks find it.
+        let bin = cargo_bin("git-sage");
+        let path = format!(
+            "{}:{}",
+            bin.parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", path)
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")

@@ -5,6 +5,7 @@ mod common;
 mod conformance;
 mod findings;
 mod gitfmt;
+mod gitint;
 mod help;
 mod judge;
 mod provenance;

@@ -1,0 +1,191 @@
+//! The hooks' check: analyse a branch (merged or pushed) against the confirmed findings in
+//! `sage.findings` (default `.sage/findings/*.{sarif,json,yaml,yml}`) or a `sage.scanner` run,
+//! print a short summary, write notes, and refuse only with `sage.block=true`.
+
+use std::path::{Path, PathBuf};
+
+use super::Context;
+use crate::error::Result;
+use crate::git::Repo;
+use crate::judge::backends::Spec;
+use crate::judge::cache::{self, Cache};
+use crate::judge::run::Options;
+use crate::model::{Anchor, ProvenanceStatus};
+use crate::pipeline::{self, BlameRequest};
+
+const DEFAULT_FINDINGS: &str = ".sage/findings/*.{sarif,json,yaml,yml}";
+
+/// `*` and `{a,b}` in the last path component, relative to `root`.
+pub fn glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
+    let (dir, file) = match pattern.rsplit_once('/') {
+        Some((d, f)) => (root.join(d), f.to_string()),
+        None => (root.to_path_buf(), pattern.to_string()),
+    };
+    let alternatives: Vec<String> = match (file.find('{'), file.find('}')) {
+        (Some(a), Some(z)) if a < z => file[a + 1..z]
+            .split(',')
+            .map(|alt| format!("{}{alt}{}", &file[..a], &file[z + 1..]))
+            .collect(),
+        _ => vec![file.clone()],
+    };
+    let matches = |name: &str, pat: &str| -> bool {
+        let parts: Vec<&str> = pat.split('*').collect();
+        if parts.len() == 1 {
+            return name == pat;
+        }
+        let mut rest = name;
+        if !rest.starts_with(parts[0]) {
+            return false;
+        }
+        rest = &rest[parts[0].len()..];
+        for (i, p) in parts[1..].iter().enumerate() {
+            if i == parts.len() - 2 {
+                return rest.ends_with(p);
+            }
+            match rest.find(p) {
+                Some(at) => rest = &rest[at + p.len()..],
+                None => return false,
+            }
+        }
+        true
+    };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| alternatives.iter().any(|a| matches(n, a)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn hook_options(repo: &Repo) -> Result<Options> {
+    let cfg = |k: &str| repo.config_string(k).ok().flatten();
+    let judge = Spec::parse(&cfg("sage.judge").unwrap_or_else(|| "offline".into()))?;
+    Ok(Options {
+        judges: vec![judge],
+        jobs: cfg("sage.jobs").and_then(|v| v.parse().ok()).unwrap_or(8),
+        rpm: cfg("sage.rpm").and_then(|v| v.parse().ok()),
+        task: cfg("sage.task"),
+        templates_dir: cfg("sage.templates").map(Into::into),
+        cache: Cache::new(cache::default_dir(cfg("sage.cacheDir").as_deref())),
+        progress: false,
+        ..Options::default()
+    })
+}
+
+/// Analyses `base..tip`; returns the exit code for the hook (1 only when blocking).
+pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> Result<i32> {
+    let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    let mut anchors: Vec<(Anchor, bool)> = Vec::new();
+    let patterns = {
+        let v = repo.config_all("sage.findings")?;
+        if v.is_empty() {
+            vec![DEFAULT_FINDINGS.to_string()]
+        } else {
+            v
+        }
+    };
+    for pat in &patterns {
+        for file in glob(&root, pat) {
+            match crate::finding::load_all(&file) {
+                Ok(all) => anchors.extend(all.into_iter().map(|a| (a, false))),
+                Err(e) => eprintln!("git-sage: warning: skipping {}: {e}", file.display()),
+            }
+        }
+    }
+    let range = crate::history::range::resolve(repo, Some(tip), Some(base))?;
+    if anchors.is_empty() {
+        if let Some(scanner) = repo.config_string("sage.scanner")? {
+            anchors.push((
+                crate::finding::scan::find_anchor(repo, &range, &scanner)?,
+                true,
+            ));
+        } else {
+            return Ok(0);
+        }
+    }
+    let agents = crate::history::range::AgentMatcher::from_settings(repo, None)?;
+    let levers = super::blame_origin::levers(ctx, None, None, false)?;
+    let write_notes = repo
+        .config_string("sage.notes")?
+        .is_none_or(|v| super::hooks::truthy(&v));
+    let mut present = 0;
+    eprintln!(
+        "git sage: {} of {} ({} commit(s)) against {} finding(s):",
+        what,
+        &tip[..7.min(tip.len())],
+        range.commits.len(),
+        anchors.len()
+    );
+    for (anchor, unconfirmed) in &anchors {
+        let req = BlameRequest {
+            anchor,
+            session: None,
+            judge: hook_options(repo)?,
+            levers,
+            judge_sees_anchor: false,
+            unconfirmed: *unconfirmed,
+            templates_dir: None,
+        };
+        let (doc, _) = match pipeline::blame(repo, &range, &agents, req) {
+            Ok(x) => x,
+            Err(e) if e.exit_code() == 2 => {
+                eprintln!("  {}: skipped ({e})", anchor.id);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if doc.provenance.status != ProvenanceStatus::NoCodeLocation {
+            present += 1;
+        }
+        let origin = match (doc.origin.turn, doc.origin.kind) {
+            (Some(t), Some(k)) => format!("origin turn {t} ({})", k.words()),
+            _ => "origin undetermined".to_string(),
+        };
+        let missed = if doc.missed_opportunities.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} missed opportunit{}",
+                doc.missed_opportunities.len(),
+                if doc.missed_opportunities.len() == 1 {
+                    "y"
+                } else {
+                    "ies"
+                }
+            )
+        };
+        eprintln!(
+            "  {}: {}, {origin}{missed}",
+            anchor.id,
+            doc.provenance.status.as_str().replace('_', " ")
+        );
+        if write_notes {
+            super::notes::write(repo, &doc)?;
+        }
+    }
+    if write_notes {
+        eprintln!(
+            "  (notes: git log --notes=sage; details: git sage blame-origin {} --base {} --finding <file>)",
+            &tip[..7.min(tip.len())],
+            &base[..7.min(base.len())]
+        );
+    }
+    let block = repo
+        .config_string("sage.block")?
+        .is_some_and(|v| super::hooks::truthy(&v));
+    if block && present > 0 {
+        eprintln!(
+            "git sage: {what} refused: {present} confirmed finding(s) still present (sage.block=true; git config sage.block false to allow)"
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

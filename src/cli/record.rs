@@ -1,0 +1,255 @@
+//! `git sage record`: copy the current agent session of this worktree into .sage/sessions/,
+//! secrets redacted, so it is committed alongside the patch (and the prepare-commit-msg hook
+//! adds its `Sage-Session:` trailer).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use clap::{Args, ValueEnum};
+use sha2::{Digest, Sha256};
+
+use super::Context;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Agent {
+    Auto,
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Aider,
+}
+
+/// Copy the current agent session into .sage/sessions/ (secrets redacted)
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Looked for, for this worktree:\n  Claude Code  ~/.claude/projects/<worktree path with / and . as ->/*.jsonl\n  Codex        ~/.codex/sessions/**/rollout-*.jsonl whose session_meta cwd is the worktree\n  Gemini CLI   ~/.gemini/tmp/*/chats/session-*.json[l] whose projectHash is the worktree's\n  Aider        .aider.chat.history.md in the worktree\n--agent auto takes the most recently written."
+)]
+pub struct RecordArgs {
+    /// Which agent's session to take
+    #[arg(long, value_enum, default_value_t = Agent::Auto)]
+    pub agent: Agent,
+
+    /// Copy this file instead of looking for one
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+
+    /// Refuse sessions larger than this many MB [default: sage.recordMaxSize, else 20]
+    #[arg(long, value_name = "MB")]
+    pub max_size: Option<u64>,
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+fn mtime(p: &Path) -> SystemTime {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() && depth > 0 {
+            walk(&p, depth - 1, out);
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+}
+
+fn newest(mut v: Vec<PathBuf>) -> Option<PathBuf> {
+    v.sort_by_key(|p| std::cmp::Reverse(mtime(p)));
+    v.into_iter().next()
+}
+
+/// Claude Code names a project folder after its path with every non-alphanumeric as `-`.
+pub fn claude_dir_name(worktree: &Path) -> String {
+    worktree
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+fn find(agent: Agent, worktree: &Path) -> Option<(Agent, PathBuf)> {
+    let h = home()?;
+    let w = worktree.to_string_lossy().into_owned();
+    match agent {
+        Agent::ClaudeCode => {
+            let mut v = Vec::new();
+            walk(
+                &h.join(".claude/projects").join(claude_dir_name(worktree)),
+                0,
+                &mut v,
+            );
+            newest(
+                v.into_iter()
+                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                    .collect(),
+            )
+            .map(|p| (agent, p))
+        }
+        Agent::Codex => {
+            let mut v = Vec::new();
+            walk(&h.join(".codex/sessions"), 4, &mut v);
+            let mine: Vec<PathBuf> = v
+                .into_iter()
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+                })
+                .filter(|p| {
+                    std::fs::read_to_string(p)
+                        .ok()
+                        .and_then(|t| {
+                            t.lines()
+                                .next()
+                                .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                        })
+                        .is_some_and(|v| {
+                            v.pointer("/payload/cwd").and_then(|c| c.as_str()) == Some(w.as_str())
+                        })
+                })
+                .collect();
+            newest(mine).map(|p| (agent, p))
+        }
+        Agent::Gemini => {
+            let hash: String = Sha256::digest(w.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let mut v = Vec::new();
+            walk(&h.join(".gemini/tmp"), 2, &mut v);
+            let mine: Vec<PathBuf> = v
+                .into_iter()
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("session-"))
+                })
+                .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(&hash)))
+                .collect();
+            newest(mine).map(|p| (agent, p))
+        }
+        Agent::Aider => {
+            let p = worktree.join(".aider.chat.history.md");
+            p.is_file().then_some((agent, p))
+        }
+        Agent::Auto => {
+            let all: Vec<(Agent, PathBuf)> =
+                [Agent::ClaudeCode, Agent::Codex, Agent::Gemini, Agent::Aider]
+                    .into_iter()
+                    .filter_map(|a| find(a, worktree))
+                    .collect();
+            all.into_iter().max_by_key(|(_, p)| mtime(p))
+        }
+    }
+}
+
+/// Redacts secrets while leaving opaque fields (signatures, encrypted reasoning) byte for byte.
+pub fn redact_session(text: &str) -> (String, usize) {
+    static PROTECTED: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = PROTECTED.get_or_init(|| {
+        regex::Regex::new(r#""(signature|encrypted_content|data|redacted_thinking|encrypted_reasoning)"\s*:\s*"(?:[^"\\]|\\.)*""#).expect("valid regex")
+    });
+    let mut kept: Vec<String> = Vec::new();
+    let masked = re.replace_all(text, |c: &regex::Captures| {
+        kept.push(c[0].to_string());
+        format!("\u{0}SAGEKEEP{}\u{0}", kept.len() - 1)
+    });
+    let (mut out, n) = crate::judge::redact::redact(&masked);
+    for (i, k) in kept.iter().enumerate() {
+        out = out.replacen(&format!("\u{0}SAGEKEEP{i}\u{0}"), k, 1);
+    }
+    (out, n)
+}
+
+pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
+    let repo = ctx.repo()?;
+    let worktree = repo
+        .workdir()
+        .ok_or_else(|| Error::input("a bare repository has no worktree to record a session for"))?;
+    let worktree = worktree.canonicalize().unwrap_or(worktree);
+    let (agent, src) = match &args.session {
+        Some(p) => (args.agent, p.clone()),
+        None => find(args.agent, &worktree)
+            .or_else(|| {
+                let cwd = ctx.cwd.canonicalize().ok()?;
+                (cwd != worktree).then(|| find(args.agent, &cwd)).flatten()
+            })
+            .ok_or_else(|| {
+                Error::input(format!("no {} session found for {}", match args.agent { Agent::Auto => "agent".into(), a => format!("{a:?}") }, worktree.display()))
+                    .hint("run git sage record from the worktree the agent worked in, or pass --session FILE")
+            })?,
+    };
+    let max_mb = args
+        .max_size
+        .or(repo
+            .config_string("sage.recordMaxSize")?
+            .and_then(|v| v.parse().ok()))
+        .unwrap_or(20);
+    let size = std::fs::metadata(&src)
+        .map_err(|e| Error::input(format!("cannot read {}: {e}", src.display())))?
+        .len();
+    if size > max_mb * 1024 * 1024 {
+        return Err(Error::input(format!("{} is {} MB, over the {max_mb} MB cap for recorded sessions", src.display(), size / 1024 / 1024))
+            .hint("raise it with --max-size MB (or git config sage.recordMaxSize), or record a shorter session"));
+    }
+    let bytes = std::fs::read(&src)
+        .map_err(|e| Error::input(format!("cannot read {}: {e}", src.display())))?;
+    let (text, redactions) = redact_session(&String::from_utf8_lossy(&bytes));
+    let stem = src
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".into());
+    let ext = src
+        .extension()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "log".into());
+    let prefix = match agent {
+        Agent::ClaudeCode => "claude-code",
+        Agent::Codex => "codex",
+        Agent::Gemini => "gemini",
+        Agent::Aider => "aider",
+        Agent::Auto => "session",
+    };
+    let name = format!("{prefix}-{}.{ext}", stem.trim_start_matches('.'));
+    let dest = worktree.join(".sage/sessions").join(&name);
+    crate::judge::cache::write_atomic(&dest, text.as_bytes())
+        .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
+    let rel = format!(".sage/sessions/{name}");
+    ctx.print(&format!("{rel}\n"))?;
+    eprintln!(
+        "git-sage: recorded {} ({} KB, {redactions} secret(s) redacted) as {rel}; `git add {rel}` and commit it with the patch (the prepare-commit-msg hook adds its Sage-Session: trailer)",
+        src.display(),
+        bytes.len() / 1024
+    );
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_survive_redaction() {
+        let line = r#"{"type":"thinking","thinking":"key sk-proj-abcdefghijklmnopqrstuvwx1234","signature":"ErAEClkIDRgCsk-proj-abcdefghijklmnopqrstuvwxyzABCD"}"#;
+        let (out, n) = redact_session(line);
+        assert_eq!(n, 1);
+        assert!(out.contains("[REDACTED:openai-key]"));
+        assert!(
+            out.contains("\"signature\":\"ErAEClkIDRgCsk-proj-abcdefghijklmnopqrstuvwxyzABCD\"")
+        );
+        assert_eq!(
+            claude_dir_name(Path::new("/home/me/my.shop")),
+            "-home-me-my-shop"
+        );
+    }
+}

@@ -1,0 +1,492 @@
+//! Git integration: origin notes, hooks with real merges and rebases, session recording,
+//! settings, man pages — and the odd repositories (detached, bare, no identity).
+
+use crate::common::{AGENT, HUMAN, Repo};
+
+/// The demo repository (agent/fix-ssrf checked out, finding in .sage/findings/), hooks off.
+fn demo(r: &Repo) -> std::path::PathBuf {
+    let dir = r.path().join("demo");
+    r.sage(&["demo", "--keep", dir.to_str().unwrap(), "--format", "json"])
+        .ok();
+    dir
+}
+
+fn run_git(dir: &std::path::Path, r: &Repo, args: &[&str]) -> crate::common::Run {
+    let mut cmd = std::process::Command::new("git");
+    let bin = assert_cmd::cargo::cargo_bin("git-sage");
+    cmd.current_dir(dir)
+        .args(args)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("HOME", r.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Merger")
+        .env("GIT_AUTHOR_EMAIL", "merger@example.com")
+        .env("GIT_COMMITTER_NAME", "Merger")
+        .env("GIT_COMMITTER_EMAIL", "merger@example.com");
+    crate::common::Run::from(cmd.output().unwrap())
+}
+
+#[test]
+fn notes_sections_replace_keep_and_show() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    let blame = |extra: &[&str]| {
+        let mut a = vec!["-C", ds, "blame-origin", "--notes", "-q"];
+        a.extend_from_slice(extra);
+        r.sage(&a).ok()
+    };
+    blame(&["--finding", ".sage/findings/ssrf-preview.yaml"]);
+    blame(&["--finding", ".sage/findings/ssrf-preview.yaml"]);
+    blame(&[
+        "--anchor-file",
+        "media/fetcher.py",
+        "--anchor-snippet",
+        "resp.read(MAX_BYTES)",
+        "--id",
+        "read-cap",
+    ]);
+    let log = run_git(&d, &r, &["log", "--notes=sage", "--format=%h %s%n%N"])
+        .ok()
+        .stdout;
+    assert!(log.contains("sage: origin turn 1 (inadequate defence) for ssrf-preview (CWE-918); introduced here (write 2, turn 3)"), "{log}");
+    let tip = r.sage(&["-C", ds, "notes", "show"]).ok().stdout;
+    assert_eq!(
+        tip.matches("for ssrf-preview").count(),
+        1,
+        "re-analysis replaced, not duplicated: {tip}"
+    );
+    assert!(tip.contains("for read-cap"), "other sections kept: {tip}");
+    let v = r.sage(&["-C", ds, "notes", "show", "--json"]).ok().json();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert_eq!(
+        r.sage(&["-C", ds, "notes", "show", "HEAD~2"]).code,
+        1,
+        "no note on the test commit"
+    );
+    // never another tool's notes ref
+    assert!(run_git(&d, &r, &["notes", "list"]).stdout.trim().is_empty());
+}
+
+#[test]
+fn concurrent_note_writers_lose_nothing() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let bin = assert_cmd::cargo::cargo_bin("git-sage");
+    let children: Vec<_> = (0..8)
+        .map(|k| {
+            std::process::Command::new(&bin)
+                .current_dir(&d)
+                .args([
+                    "blame-origin",
+                    "-q",
+                    "--notes",
+                    "--anchor-file",
+                    "media/fetcher.py",
+                    "--anchor-snippet",
+                    "MAX_BYTES",
+                    "--id",
+                    &format!("finding-{k}"),
+                ])
+                .env("HOME", r.home())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let v = r
+        .sage(&["-C", d.to_str().unwrap(), "notes", "show", "--json"])
+        .ok()
+        .json();
+    let ids: std::collections::BTreeSet<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["finding"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 8, "{ids:?}");
+}
+
+#[test]
+fn hooks_install_is_idempotent_keeps_and_restores_existing_hooks() {
+    let r = Repo::new();
+    let hooks = r.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(hooks.join("pre-push"), "#!/bin/sh\necho mine\n").unwrap();
+    r.sage(&["hooks", "install"]).ok();
+    let once = std::fs::read_to_string(hooks.join("pre-push")).unwrap();
+    assert!(once.starts_with("#!/bin/sh\necho mine\n") && once.contains("git sage hook pre-push"));
+    r.sage(&["hooks", "install"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
+        once
+    );
+    let status = r.sage(&["hooks", "status"]).ok().stdout;
+    assert!(
+        status.contains("pre-merge-commit     installed")
+            && status.contains("notes.rewriteRef includes refs/notes/sage: yes"),
+        "{status}"
+    );
+    assert_eq!(
+        r.git(&["config", "--get-all", "notes.rewriteRef"]),
+        "refs/notes/sage"
+    );
+    r.sage(&["hooks", "uninstall"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    assert!(!hooks.join("pre-merge-commit").exists());
+    // core.hooksPath is respected, and an existing rewriteRef value is kept
+    r.git(&["config", "core.hooksPath", "myhooks"]);
+    r.git(&["config", "--add", "notes.rewriteRef", "refs/notes/commits"]);
+    r.sage(&["hooks", "install"]).ok();
+    assert!(r.path().join("myhooks/post-rewrite").exists());
+    assert_eq!(
+        r.git(&["config", "--get-all", "notes.rewriteRef"]),
+        "refs/notes/sage\nrefs/notes/commits",
+        "uninstall leaves rewriteRef; install does not add a duplicate"
+    );
+    // a hooks path that cannot be a directory: one clear line
+    r.git(&["config", "core.hooksPath", "afile"]);
+    std::fs::write(r.path().join("afile"), "x").unwrap();
+    let run = r.sage(&["hooks", "install"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.stderr.contains("afile"), "{}", run.stderr);
+}
+
+fn merge(d: &std::path::Path, r: &Repo) -> crate::common::Run {
+    run_git(d, r, &["checkout", "-q", "main"]).ok();
+    run_git(
+        d,
+        r,
+        &["merge", "--no-ff", "-m", "merge agent", "agent/fix-ssrf"],
+    )
+}
+
+#[test]
+fn merge_hook_summarises_writes_notes_and_blocks_only_when_asked() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("git sage: merge of"), "{}", m.stderr);
+    assert!(
+        m.stderr
+            .contains("ssrf-preview: introduced, origin turn 1 (inadequate defence)"),
+        "{}",
+        m.stderr
+    );
+    let note = r
+        .sage(&["-C", ds, "notes", "show", "agent/fix-ssrf"])
+        .ok()
+        .stdout;
+    assert!(note.contains("origin turn 1"), "{note}");
+    // sage.block=true refuses the merge while the finding is present
+    run_git(&d, &r, &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    run_git(&d, &r, &["config", "sage.block", "true"]).ok();
+    let m = merge(&d, &r);
+    assert_ne!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("merge refused"), "{}", m.stderr);
+    run_git(&d, &r, &["merge", "--abort"]);
+    // an internal error warns and lets the merge go on ...
+    run_git(&d, &r, &["config", "sage.block", "false"]).ok();
+    run_git(&d, &r, &["config", "sage.judge", "nonsense"]).ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("hook could not run"), "{}", m.stderr);
+    // ... unless sage.strict=true
+    run_git(&d, &r, &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    run_git(&d, &r, &["config", "sage.strict", "true"]).ok();
+    let m = merge(&d, &r);
+    assert_ne!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("sage.strict=true"), "{}", m.stderr);
+}
+
+#[test]
+fn notes_survive_rebase_and_amend() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "-q",
+        "--notes",
+        "--finding",
+        ".sage/findings/ssrf-preview.yaml",
+    ])
+    .ok();
+    // main moves on; the agent branch is rebased onto it
+    run_git(&d, &r, &["checkout", "-q", "main"]).ok();
+    std::fs::write(d.join("CHANGES.md"), "main moved\n").unwrap();
+    run_git(&d, &r, &["add", "CHANGES.md"]).ok();
+    run_git(&d, &r, &["commit", "-q", "-m", "main moves"]).ok();
+    run_git(&d, &r, &["checkout", "-q", "agent/fix-ssrf"]).ok();
+    run_git(&d, &r, &["rebase", "-q", "main"]).ok();
+    let note = r.sage(&["-C", ds, "notes", "show", "HEAD"]).ok().stdout;
+    assert!(
+        note.contains("for ssrf-preview"),
+        "rebased tip keeps its note: {note}"
+    );
+    let fix = run_git(&d, &r, &["log", "--format=%H", "--grep", "Fix SSRF", "-1"])
+        .ok()
+        .stdout;
+    assert!(
+        r.sage(&["-C", ds, "notes", "show", fix.trim()])
+            .ok()
+            .stdout
+            .contains("introduced here")
+    );
+    // without notes.rewriteRef, the post-rewrite hook carries them across an amend
+    run_git(&d, &r, &["config", "--unset-all", "notes.rewriteRef"]).ok();
+    run_git(
+        &d,
+        &r,
+        &[
+            "commit",
+            "-q",
+            "--amend",
+            "-m",
+            "Document the https-only rule (amended)",
+        ],
+    )
+    .ok();
+    let note = r.sage(&["-C", ds, "notes", "show", "HEAD"]).ok().stdout;
+    assert!(
+        note.contains("for ssrf-preview"),
+        "amended tip keeps its note: {note}"
+    );
+}
+
+#[test]
+fn record_copies_the_session_and_the_commit_gets_its_trailer() {
+    let r = Repo::new();
+    r.write("a.py", "x = 1\n");
+    r.commit_as(HUMAN, "base");
+    r.sage(&["hooks", "install"]).ok();
+    // a fake Claude Code home for this worktree
+    let wt = r.path().canonicalize().unwrap();
+    let proj = r
+        .home()
+        .join(".claude/projects")
+        .join(wt.to_string_lossy().replace(['/', '.', '_'], "-"));
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(
+        proj.join("4606c3cc.jsonl"),
+        "{\"type\":\"assistant\",\"sessionId\":\"s\",\"message\":{\"id\":\"m\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"EqAKsk-proj-abcdefghijklmnopqrstuvwxyz1234\"},{\"type\":\"text\",\"text\":\"token ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}]}}\n",
+    )
+    .unwrap();
+    let out = r.sage(&["record"]).ok();
+    assert_eq!(
+        out.stdout.trim(),
+        ".sage/sessions/claude-code-4606c3cc.jsonl"
+    );
+    let copy = std::fs::read_to_string(r.path().join(".sage/sessions/claude-code-4606c3cc.jsonl"))
+        .unwrap();
+    assert!(
+        copy.contains("[REDACTED:github-token]") && !copy.contains("ghp_"),
+        "{copy}"
+    );
+    assert!(
+        copy.contains("\"signature\":\"EqAKsk-proj-abcdefghijklmnopqrstuvwxyz1234\""),
+        "signatures untouched: {copy}"
+    );
+    // staged with the patch: prepare-commit-msg adds the trailer
+    r.write("a.py", "x = 2\n");
+    r.git(&["add", "-A"]);
+    r.git_as(AGENT, &["commit", "-q", "-m", "fix"]);
+    let msg = r.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        msg.contains("Sage-Session: .sage/sessions/claude-code-4606c3cc.jsonl"),
+        "{msg}"
+    );
+    // caps and misses are clear
+    r.sage(&["record", "--max-size", "0"])
+        .bad_input("over the 0 MB cap");
+    r.sage(&["record", "--agent", "codex"])
+        .bad_input("no Codex session found");
+}
+
+#[test]
+fn config_man_and_completions() {
+    let r = Repo::new();
+    r.git(&["config", "sage.judge", "openai:gpt-4.1"]);
+    let c = r.sage(&["config"]).ok().stdout;
+    assert!(
+        c.contains("sage.judge           = openai:gpt-4.1") && c.contains("[git config (local)]"),
+        "{c}"
+    );
+    assert!(
+        c.contains("sage.block           = false") && c.contains("[default]"),
+        "{c}"
+    );
+    let man = r.path().join("man");
+    r.sage(&["install-man", "--dir", man.to_str().unwrap()])
+        .ok();
+    let page = std::fs::read_to_string(man.join("man1/git-sage.1")).unwrap();
+    assert!(
+        page.contains(".TH git-sage") && page.contains("blame\\-origin"),
+        "{}",
+        &page[..300]
+    );
+    assert!(man.join("man1/git-sage-blame-origin.1").exists());
+    for sh in ["bash", "zsh", "fish"] {
+        assert!(
+            r.sage(&["completions", sh])
+                .ok()
+                .stdout
+                .contains("blame-origin")
+        );
+    }
+}
+
+#[test]
+fn odd_repositories() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    // detached HEAD
+    run_git(&d, &r, &["checkout", "-q", "--detach", "agent/fix-ssrf"]).ok();
+    let v = r
+        .sage(&[
+            "-C",
+            ds,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--format",
+            "json",
+            "--notes",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["origin"]["turn"], 1);
+    // no user identity: notes fall back to git-sage
+    let who = run_git(&d, &r, &["log", "-1", "--format=%an", "refs/notes/sage"])
+        .ok()
+        .stdout;
+    assert_eq!(who.trim(), "git-sage");
+    // a bare clone: provenance and the report still work
+    let bare = r.path().join("bare.git");
+    run_git(
+        &d,
+        &r,
+        &["clone", "-q", "--bare", ds, bare.to_str().unwrap()],
+    )
+    .ok();
+    let f = d.join(".sage/findings/ssrf-preview.yaml");
+    let v = r
+        .sage(&[
+            "-C",
+            bare.to_str().unwrap(),
+            "blame-origin",
+            "agent/fix-ssrf",
+            "--base",
+            "main",
+            "--finding",
+            f.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["provenance"]["status"], "introduced");
+    r.sage(&["-C", bare.to_str().unwrap(), "record"])
+        .bad_input("bare repository");
+    // a notes ref that is not a notes commit is not overwritten
+    let blob = run_git(&d, &r, &["hash-object", "-w", "--stdin"]).stdout;
+    let blob = if blob.trim().is_empty() {
+        run_git(&d, &r, &["rev-parse", "HEAD:README.md"])
+            .ok()
+            .stdout
+    } else {
+        blob
+    };
+    run_git(&d, &r, &["update-ref", "refs/notes/sage", blob.trim()]).ok();
+    let run = r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "-q",
+        "--finding",
+        ".sage/findings/ssrf-preview.yaml",
+        "--notes",
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("refs/notes/sage points at a blob"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn pre_push_analyses_what_is_pushed() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    let remote = r.path().join("remote.git");
+    run_git(&d, &r, &["init", "-q", "--bare", remote.to_str().unwrap()]).ok();
+    run_git(
+        &d,
+        &r,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    )
+    .ok();
+    run_git(&d, &r, &["push", "-q", "origin", "main"]).ok();
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    // a real push of the agent branch: the new commits are analysed, notes written
+    let p = run_git(&d, &r, &["push", "origin", "agent/fix-ssrf"]);
+    assert_eq!(p.code, 0, "{p:?}");
+    assert!(
+        p.stderr.contains("ssrf-preview: introduced, origin turn 1"),
+        "{}",
+        p.stderr
+    );
+    assert!(
+        r.sage(&["-C", ds, "notes", "show", "agent/fix-ssrf"])
+            .ok()
+            .stdout
+            .contains("origin turn 1")
+    );
+    // sage.block refuses the push
+    run_git(&d, &r, &["config", "sage.block", "true"]).ok();
+    run_git(&d, &r, &["commit", "-q", "--allow-empty", "-m", "one more"]).ok();
+    let p = run_git(&d, &r, &["push", "origin", "agent/fix-ssrf"]);
+    assert_ne!(p.code, 0, "{p:?}");
+    // the pre-commit framework passes the range in its environment, not on stdin
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("git-sage"));
+    cmd.current_dir(&d)
+        .args(["hook", "pre-push", "origin", remote.to_str().unwrap()])
+        .env("HOME", r.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("PRE_COMMIT_FROM_REF", "main")
+        .env("PRE_COMMIT_TO_REF", "agent/fix-ssrf")
+        .stdin(std::process::Stdio::null());
+    let run = crate::common::Run::from(cmd.output().unwrap());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("ssrf-preview: introduced"),
+        "{}",
+        run.stderr
+    );
+}
