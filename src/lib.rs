@@ -3,6 +3,8 @@
 //! Stages, one module each: `finding` (confirmed defects → anchors), `history` (provenance
 //! from git), `report` (text and JSON), `git` (the only git2 user), `cli` (subcommands).
 
+pub mod agree;
+pub mod batch;
 pub mod cli;
 pub mod error;
 pub mod finding;
@@ -14,6 +16,7 @@ pub mod notes;
 pub mod origin;
 pub mod pipeline;
 pub mod report;
+pub mod stats;
 pub mod timing;
 pub mod transcript;
 

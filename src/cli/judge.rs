@@ -108,6 +108,7 @@ pub fn options(ctx: &Context, a: &JudgeArgs) -> Result<Options> {
         tries: 5,
         answer_tries: 3,
         progress: !a.quiet,
+        defer: None,
     })
 }
 

@@ -1,6 +1,8 @@
 //! The command line: global options, one file per subcommand, output helpers.
 
+pub mod agree;
 pub mod args;
+pub mod batch;
 pub mod blame_origin;
 pub mod checkpoint;
 pub mod config;
@@ -68,6 +70,8 @@ pub enum Command {
     Turns(turns::TurnsArgs),
     Judge(Box<judge::JudgeCmd>),
     Origin(origin::OriginArgs),
+    Batch(Box<batch::BatchArgs>),
+    Agree(agree::AgreeArgs),
     Demo(demo::DemoArgs),
     Checkpoint(checkpoint::CheckpointArgs),
     Notes(notes::NotesArgs),
@@ -134,6 +138,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Turns(a) => turns::run(&ctx, a),
         Command::Judge(a) => judge::run(&ctx, a),
         Command::Origin(a) => origin::run(&ctx, a),
+        Command::Batch(a) => batch::run(&ctx, a),
+        Command::Agree(a) => agree::run(&ctx, a),
         Command::Demo(a) => demo::run(&ctx, a),
         Command::Checkpoint(a) => checkpoint::run(&ctx, a),
         Command::Notes(a) => notes::run(&ctx, a),

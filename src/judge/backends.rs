@@ -98,6 +98,36 @@ pub fn family(model: &str) -> Option<&'static str> {
         .map(|(f, _)| *f)
 }
 
+/// The base URL and API key of an HTTP judge, from the environment (keys only from there).
+pub fn endpoint(spec: &Spec) -> Result<(String, Option<String>)> {
+    Ok(match spec {
+        Spec::OpenAi { .. } => (
+            std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into()),
+            std::env::var("OPENAI_API_KEY")
+                .ok()
+                .filter(|k| !k.is_empty()),
+        ),
+        Spec::Anthropic { .. } => {
+            let key = std::env::var("ANTHROPIC_API_KEY")
+                .ok()
+                .filter(|k| !k.is_empty());
+            if key.is_none() {
+                return Err(
+                    Error::input("anthropic judge: ANTHROPIC_API_KEY is not set").hint(
+                        "export ANTHROPIC_API_KEY=…; API keys are read from the environment only",
+                    ),
+                );
+            }
+            (
+                std::env::var("ANTHROPIC_BASE_URL")
+                    .unwrap_or_else(|_| "https://api.anthropic.com".into()),
+                key,
+            )
+        }
+        _ => (String::new(), None),
+    })
+}
+
 /// A failed call, and whether trying again may help.
 #[derive(Debug, Clone)]
 pub enum CallError {
@@ -159,30 +189,7 @@ fn transport(e: reqwest::Error) -> CallError {
 
 impl Backend {
     pub fn new(spec: Spec, timeout: Duration) -> Result<Backend> {
-        let (base_url, api_key) = match &spec {
-            Spec::OpenAi { .. } => (
-                std::env::var("OPENAI_BASE_URL")
-                    .unwrap_or_else(|_| "https://api.openai.com/v1".into()),
-                std::env::var("OPENAI_API_KEY")
-                    .ok()
-                    .filter(|k| !k.is_empty()),
-            ),
-            Spec::Anthropic { .. } => {
-                let key = std::env::var("ANTHROPIC_API_KEY")
-                    .ok()
-                    .filter(|k| !k.is_empty());
-                if key.is_none() {
-                    return Err(Error::input("anthropic judge: ANTHROPIC_API_KEY is not set")
-                        .hint("export ANTHROPIC_API_KEY=…; API keys are read from the environment only"));
-                }
-                (
-                    std::env::var("ANTHROPIC_BASE_URL")
-                        .unwrap_or_else(|_| "https://api.anthropic.com".into()),
-                    key,
-                )
-            }
-            _ => (String::new(), None),
-        };
+        let (base_url, api_key) = endpoint(&spec)?;
         let replay = match &spec {
             Spec::Replay { file } => load_replay(file)?,
             _ => HashMap::new(),
@@ -230,7 +237,8 @@ impl Backend {
         }
     }
 
-    async fn openai(&self, model: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+    /// The chat-completions body of a request (also a line of an OpenAI batch).
+    pub fn openai_body(&self, model: &str, req: &Request<'_>) -> Value {
         let mut messages = vec![
             json!({"role": "system", "content": req.prompt.system}),
             json!({"role": "user", "content": req.prompt.user()}),
@@ -240,8 +248,7 @@ impl Backend {
             messages.push(json!({"role": "user", "content": REPAIR.replace("{error}", error)}));
         }
         let mut body = json!({"model": model, "temperature": 0, "messages": messages});
-        let use_schema = self.schema_ok.load(Ordering::Relaxed);
-        if use_schema {
+        if self.schema_ok.load(Ordering::Relaxed) {
             let schema = if req.single {
                 json!({"type": "object", "additionalProperties": false, "required": ["turns"], "properties": {"turns": {"type": "array", "items": req.schema}}})
             } else {
@@ -249,6 +256,12 @@ impl Backend {
             };
             body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "turn_scores", "strict": true, "schema": schema}});
         }
+        body
+    }
+
+    async fn openai(&self, model: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+        let use_schema = self.schema_ok.load(Ordering::Relaxed);
+        let body = self.openai_body(model, req);
         let mut r = self
             .client
             .post(format!("{}/chat/completions", self.base_url))
@@ -276,30 +289,11 @@ impl Backend {
             message: format!("the server sent malformed JSON: {e}"),
             after: None,
         })?;
-        let content = v
-            .pointer("/choices/0/message/content")
-            .and_then(Value::as_str)
-            .ok_or_else(|| CallError::Retry {
-                message: "the response has no choices[0].message.content".into(),
-                after: None,
-            })?;
-        let u = &v["usage"];
-        let usage = Usage {
-            input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
-            output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
-            cached_input_tokens: u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            cost_usd: u["cost"].as_f64(),
-        };
-        Ok(Reply {
-            text: content.to_string(),
-            usage,
-        })
+        openai_reply(&v)
     }
 
-    async fn anthropic(&self, model: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+    /// The Messages body of a request (also the params of an Anthropic batch request).
+    pub fn anthropic_body(&self, model: &str, req: &Request<'_>) -> Value {
         // One block per turn, the cache breakpoint on the last: the next turn's request finds
         // this prefix in the provider's cache.
         let mut blocks: Vec<Value> = req
@@ -322,7 +316,7 @@ impl Backend {
         } else {
             req.schema.clone()
         };
-        let body = json!({
+        json!({
             "model": model,
             "max_tokens": if req.single { 8192 } else { 1024 },
             "temperature": 0,
@@ -330,7 +324,11 @@ impl Backend {
             "messages": messages,
             "tools": [{"name": "record_scores", "description": "Record the scores of the turn(s).", "input_schema": input_schema}],
             "tool_choice": {"type": "tool", "name": "record_scores"}
-        });
+        })
+    }
+
+    async fn anthropic(&self, model: &str, req: &Request<'_>) -> Result<Reply, CallError> {
+        let body = self.anthropic_body(model, req);
         let resp = self
             .client
             .post(format!("{}/v1/messages", self.base_url))
@@ -348,31 +346,7 @@ impl Backend {
             message: format!("the server sent malformed JSON: {e}"),
             after: None,
         })?;
-        let mut answer = String::new();
-        for block in v["content"].as_array().into_iter().flatten() {
-            match block["type"].as_str() {
-                Some("tool_use") => {
-                    answer = block["input"].to_string();
-                    break;
-                }
-                Some("text") => answer.push_str(block["text"].as_str().unwrap_or("")),
-                _ => {}
-            }
-        }
-        let u = &v["usage"];
-        let cached = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
-        let usage = Usage {
-            input_tokens: u["input_tokens"].as_u64().unwrap_or(0)
-                + cached
-                + u["cache_creation_input_tokens"].as_u64().unwrap_or(0),
-            output_tokens: u["output_tokens"].as_u64().unwrap_or(0),
-            cached_input_tokens: cached,
-            cost_usd: None,
-        };
-        Ok(Reply {
-            text: answer,
-            usage,
-        })
+        Ok(anthropic_reply(&v))
     }
 
     async fn command(&self, cmd: &str, req: &Request<'_>) -> Result<Reply, CallError> {
@@ -483,6 +457,60 @@ fn load_replay(file: &PathBuf) -> Result<HashMap<String, (String, Usage)>> {
         out.insert(key.to_string(), (answer.to_string(), usage));
     }
     Ok(out)
+}
+
+/// The answer and usage of a chat-completions response.
+pub fn openai_reply(v: &Value) -> Result<Reply, CallError> {
+    let content = v
+        .pointer("/choices/0/message/content")
+        .and_then(Value::as_str)
+        .ok_or_else(|| CallError::Retry {
+            message: "the response has no choices[0].message.content".into(),
+            after: None,
+        })?;
+    let u = &v["usage"];
+    let usage = Usage {
+        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        cached_input_tokens: u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cost_usd: u["cost"].as_f64(),
+    };
+    Ok(Reply {
+        text: content.to_string(),
+        usage,
+    })
+}
+
+/// The answer (the tool input, else the text) and usage of a Messages response.
+pub fn anthropic_reply(v: &Value) -> Reply {
+    let mut answer = String::new();
+    for block in v["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str() {
+            Some("tool_use") => {
+                answer = block["input"].to_string();
+                break;
+            }
+            Some("text") => answer.push_str(block["text"].as_str().unwrap_or("")),
+            _ => {}
+        }
+    }
+    let u = &v["usage"];
+    let cached = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+    let usage = Usage {
+        input_tokens: u["input_tokens"].as_u64().unwrap_or(0)
+            + cached
+            + u["cache_creation_input_tokens"].as_u64().unwrap_or(0),
+        output_tokens: u["output_tokens"].as_u64().unwrap_or(0),
+        cached_input_tokens: cached,
+        cost_usd: None,
+    };
+    Reply {
+        text: answer,
+        usage,
+    }
 }
 
 #[cfg(test)]

@@ -91,6 +91,21 @@ impl Cache {
         serde_json::from_str(&text).ok()
     }
 
+    pub fn enabled(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Stores an answer, saying when it could not.
+    pub fn try_put(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
+        let Some(p) = self.path(key) else {
+            return Err(std::io::Error::other("the cache is disabled"));
+        };
+        write_atomic(
+            &p,
+            &serde_json::to_vec(entry).map_err(std::io::Error::other)?,
+        )
+    }
+
     /// Stores an answer; a cache that cannot be written only costs a repeat call later.
     pub fn put(&self, key: &str, entry: &Entry) {
         let Some(p) = self.path(key) else { return };

@@ -2,6 +2,7 @@
 
 pub mod answer;
 pub mod backends;
+pub mod batch_api;
 pub mod cache;
 pub mod model;
 pub mod offline;

@@ -50,6 +50,19 @@ pub struct Options {
     pub tries: u32,
     pub answer_tries: u32,
     pub progress: bool,
+    /// Collect the uncached requests of HTTP judges here instead of making them (the first
+    /// pass of `batch --batch-api`); their turns come back as failed.
+    pub defer: Option<Arc<Mutex<Vec<Deferred>>>>,
+}
+
+/// A request set aside for a provider's batch interface.
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    pub judge: Spec,
+    /// Where the answer goes in the cache.
+    pub cache_key: String,
+    /// The provider's request body (chat completions or messages).
+    pub body: Value,
 }
 
 impl Default for Options {
@@ -73,6 +86,7 @@ impl Default for Options {
             tries: 5,
             answer_tries: 3,
             progress: true,
+            defer: None,
         }
     }
 }
@@ -466,6 +480,35 @@ fn run_jobs(
                     counts.lock().expect("counts").1 += 1;
                     bar.inc(1);
                     return (job.turn, JobResult::Answers(a));
+                }
+                if let Some(defer) = &opts.defer {
+                    let req = Request {
+                        prompt: &job.prompt,
+                        repairs: &[],
+                        schema,
+                        single: job.turn.is_none(),
+                        key: &job.request_key,
+                    };
+                    let body = match &backend.spec {
+                        Spec::OpenAi { model } => Some(backend.openai_body(model, &req)),
+                        Spec::Anthropic { model } => Some(backend.anthropic_body(model, &req)),
+                        _ => None,
+                    };
+                    if let Some(body) = body {
+                        defer.lock().expect("deferred").push(Deferred {
+                            judge: backend.spec.clone(),
+                            cache_key,
+                            body,
+                        });
+                        bar.inc(1);
+                        return (
+                            job.turn,
+                            JobResult::Failed {
+                                error: "deferred to the provider's batch interface".into(),
+                                unreachable: true,
+                            },
+                        );
+                    }
                 }
                 let mut repairs: Vec<(String, String)> = Vec::new();
                 let mut last_error = String::new();

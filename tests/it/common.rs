@@ -122,9 +122,17 @@ impl Repo {
     }
 
     pub fn sage_in(&self, dir: &Path, args: &[&str]) -> Run {
+        self.sage_env(dir, args, &[])
+    }
+
+    /// The binary with extra environment (judge endpoints and keys).
+    pub fn sage_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(cargo_bin("git-sage"));
         self.env(&mut cmd);
         cmd.current_dir(dir).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         Run::from(cmd.output().expect("run git-sage"))
     }
 }

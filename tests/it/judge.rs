@@ -24,7 +24,7 @@ turns:
 const APPLICABLE: usize = 3;
 
 /// The turn a prompt asks about ("Score turn N of the log above").
-fn asked_turn(body: &str) -> u32 {
+pub(crate) fn asked_turn(body: &str) -> u32 {
     let at = body.find("Score turn ").expect("instruction present") + "Score turn ".len();
     body[at..]
         .split(|c: char| !c.is_ascii_digit())
@@ -34,7 +34,7 @@ fn asked_turn(body: &str) -> u32 {
         .unwrap()
 }
 
-fn answer(turn: u32, quote: &str) -> String {
+pub(crate) fn answer(turn: u32, quote: &str) -> String {
     serde_json::json!({
         "turn": turn, "applicable": true, "opportunity": true, "kind": "planning",
         "scores": {"tr": 0, "di": if quote.is_empty() { 0 } else { 2 }, "vr": 0, "sa": 0},

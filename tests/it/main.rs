@@ -1,5 +1,6 @@
 //! Integration tests: the real `git-sage` binary against temporary repositories built with git.
 
+mod batch;
 mod blame;
 mod common;
 mod conformance;

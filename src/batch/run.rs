@@ -1,0 +1,145 @@
+//! Runs cases on worker threads, one repository at a time per worker; each finished case is
+//! handed back at once so it can be written before the next one ends (resumability).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use super::{Case, CaseResult, CaseStatus, RESULT_SCHEMA};
+use crate::error::{Error, Result};
+use crate::git::Repo;
+use crate::history::range::{self, AgentMatcher};
+use crate::judge::run::Options;
+use crate::origin::Levers;
+use crate::pipeline::{self, BlameRequest};
+use crate::report::doc::ReportDoc;
+
+/// How every case is analysed.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Cases at once.
+    pub jobs: usize,
+    pub judge: Options,
+    pub levers: Levers,
+    pub judge_sees_anchor: bool,
+}
+
+/// `blame-origin` for one case.
+pub fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
+    let repo = Repo::discover(&case.repo)?;
+    let range = range::resolve(&repo, case.tip.as_deref(), case.base.as_deref())?;
+    let agents = AgentMatcher::from_settings(&repo, case.agent.as_deref())?;
+    let anchor = crate::finding::load(&crate::finding::Request {
+        finding: Some(case.finding.clone()),
+        select: case.select.clone(),
+        inline: None,
+    })?;
+    let mut judge = opts.judge.clone();
+    judge.progress = false;
+    if case.task.is_some() {
+        judge.task = case.task.clone();
+    }
+    if let Some(c) = &case.criterion {
+        judge.criterion = c.clone();
+    }
+    let templates_dir = judge.templates_dir.clone();
+    let req = BlameRequest {
+        anchor: &anchor,
+        session: case.session.as_deref(),
+        judge,
+        levers: opts.levers,
+        judge_sees_anchor: opts.judge_sees_anchor,
+        unconfirmed: false,
+        templates_dir,
+    };
+    let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
+    if unreachable > 0 {
+        // Not a result: a turn without scores would bias the origin. The answers that did
+        // come back are cached, so the rerun asks only for the rest.
+        return Err(Error::env(format!(
+            "{unreachable} turn(s) could not be scored: the judge was unreachable after retries"
+        )));
+    }
+    Ok(doc)
+}
+
+/// Runs one case, turning errors and panics into a failed result.
+pub fn run_one(case: &Case, opts: &RunOptions) -> CaseResult {
+    let start = Instant::now();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyse(case, opts)));
+    let (status, report, error, exit_code) = match outcome {
+        Ok(Ok(doc)) => (CaseStatus::Ok, Some(doc), None, None),
+        Ok(Err(e)) => (
+            CaseStatus::Failed,
+            None,
+            Some(e.to_string()),
+            Some(e.exit_code()),
+        ),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            (
+                CaseStatus::Failed,
+                None,
+                Some(format!("internal error: {msg}")),
+                Some(3),
+            )
+        }
+    };
+    CaseResult {
+        schema: RESULT_SCHEMA.into(),
+        case: case.id.clone(),
+        labels: case.labels.clone(),
+        status,
+        error,
+        exit_code,
+        seconds: (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        report,
+    }
+}
+
+/// Runs `cases` with `opts.jobs` workers; `done` receives each result as it finishes, on the
+/// calling thread. A case that fails does not stop the others; an error from `done` (say,
+/// the results file cannot be written) does, once running cases end.
+pub fn run_all(
+    cases: &[&Case],
+    opts: &RunOptions,
+    mut done: impl FnMut(CaseResult) -> Result<()>,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let workers = opts.jobs.clamp(1, cases.len().max(1));
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<CaseResult>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || {
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    if tx.send(run_one(case, opts)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut first_err = None;
+        for r in rx {
+            if first_err.is_some() {
+                continue;
+            }
+            if let Err(e) = done(r) {
+                stop.store(true, Ordering::Relaxed);
+                first_err = Some(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    })
+}

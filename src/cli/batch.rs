@@ -1,0 +1,287 @@
+//! `git sage batch`: blame-origin over a corpus of cases, resumable, shardable, with the
+//! summary tables.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use super::Context;
+use super::args::JudgeArgs;
+use crate::batch::run::{self, RunOptions};
+use crate::batch::summary::{self, Summary};
+use crate::batch::{CaseResult, CaseStatus, Manifest, Shard, read_results};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummaryFormat {
+    Text,
+    Md,
+    Json,
+}
+
+/// Run blame-origin over a corpus of cases (a manifest) and print the summary tables
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("jobs", |a| a.help("Cases analysed at once [default: the number of CPUs]; each case's judge makes up to sage.jobs requests at once")),
+    after_help = "Results are JSONL, one sage.batch/1 line per case (its sage.report/1 and labels). Finished cases \
+are skipped when the command runs again; failed ones are retried; judge answers are cached, so nothing is asked twice.\n\n\
+Examples:\n  git sage batch corpus.yaml\n  git sage batch corpus.yaml --shard 2/4 --out shard2.jsonl      # one job of a CI matrix\n  \
+git sage batch --summarize shard*.jsonl --format md             # the tables over all shards\n  \
+git sage batch corpus.yaml --judge openai:gpt-4.1 --batch-api    # provider batch interface\n\nThe manifest format: docs/batch.md"
+)]
+pub struct BatchArgs {
+    /// The manifest (sage.manifest/1 YAML)
+    #[arg(value_name = "MANIFEST", required_unless_present = "summarize")]
+    pub manifest: Option<PathBuf>,
+
+    /// Results file (JSONL) [default: MANIFEST's name with .results.jsonl, or .shard-I-of-N.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Run only the I-th of N interleaved parts of the manifest (CI matrices)
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+
+    /// Run nothing: print the tables over these results files (e.g. every shard's)
+    #[arg(long, value_name = "RESULTS", num_args = 1.., conflicts_with_all = ["manifest", "shard", "out"])]
+    pub summarize: Vec<PathBuf>,
+
+    /// Summary format on stdout
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
+    pub format: SummaryFormat,
+
+    /// Send the judge calls through the provider's batch interface (OpenAI Batch, Anthropic
+    /// Message Batches): cheaper, slower; an interrupted wait resumes on the next run
+    #[arg(long, help_heading = "Judge")]
+    pub batch_api: bool,
+
+    /// How often to ask the provider whether a batch has finished
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 30,
+        help_heading = "Judge"
+    )]
+    pub poll_interval: u64,
+
+    /// Submit the batch (or check on it) and stop instead of waiting; run again to collect
+    #[arg(long, requires = "batch_api", help_heading = "Judge")]
+    pub no_wait: bool,
+
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+
+    /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
+    #[arg(long, value_name = "N", help_heading = "Origin rule")]
+    pub vr_max: Option<u8>,
+
+    /// Missed opportunity when a later turn's SA is at most N [default: sage.saMax, else 1]
+    #[arg(long, value_name = "N", help_heading = "Origin rule")]
+    pub sa_max: Option<u8>,
+
+    /// Report not_noticed / noticed_chose_poorly instead of the three origin types
+    #[arg(long, help_heading = "Origin rule")]
+    pub two_types: bool,
+}
+
+fn default_out(manifest: &Path, shard: Option<Shard>) -> PathBuf {
+    let stem = manifest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "batch".into());
+    let name = match shard {
+        Some(s) => format!("{stem}.shard-{}-of-{}.jsonl", s.index, s.count),
+        None => format!("{stem}.results.jsonl"),
+    };
+    manifest.with_file_name(name)
+}
+
+fn render(ctx: &Context, s: &Summary, format: SummaryFormat) -> Result<()> {
+    match format {
+        SummaryFormat::Text => ctx.print(&summary::text(s)),
+        SummaryFormat::Md => ctx.print(&summary::markdown(s)),
+        SummaryFormat::Json => ctx.print_json(s),
+    }
+}
+
+/// 0 when every case was analysed; else the worst failure's code (3 retryable, 2 bad input).
+fn exit_for(results: &[CaseResult]) -> i32 {
+    results
+        .iter()
+        .filter(|r| r.status == CaseStatus::Failed)
+        .map(|r| r.exit_code.unwrap_or(3))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Rewrites the results file with one line per case, in manifest order.
+fn compact(path: &Path, order: &[String]) -> Result<()> {
+    let (mut results, _) = read_results(path)?;
+    let pos = |c: &str| order.iter().position(|o| o == c).unwrap_or(usize::MAX);
+    results.sort_by_key(|r| pos(&r.case));
+    let mut bytes = Vec::new();
+    for r in &results {
+        serde_json::to_writer(&mut bytes, r)
+            .map_err(|e| Error::env(format!("cannot encode a result: {e}")))?;
+        bytes.push(b'\n');
+    }
+    crate::judge::cache::write_atomic(path, &bytes)
+        .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))
+}
+
+pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
+    if !args.summarize.is_empty() {
+        let mut all = Vec::new();
+        for p in &args.summarize {
+            if !p.exists() {
+                return Err(Error::input(format!(
+                    "cannot read {}: no such file",
+                    p.display()
+                )));
+            }
+            all.extend(read_results(p)?.0);
+        }
+        let s = summary::summarise(&all);
+        render(ctx, &s, args.format)?;
+        return Ok(0);
+    }
+    let manifest_path = args.manifest.as_ref().expect("clap requires MANIFEST");
+    let manifest = Manifest::load(manifest_path)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(manifest_path, args.shard));
+    let mine: Vec<&crate::batch::Case> = manifest
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| args.shard.is_none_or(|s| s.takes(*i)))
+        .map(|(_, c)| c)
+        .collect();
+    let (previous, torn) = read_results(&out)?;
+    if torn > 0 {
+        eprintln!(
+            "git-sage: {}: an unfinished last line was dropped (that case runs again)",
+            out.display()
+        );
+    }
+    let finished: std::collections::HashSet<&str> = previous
+        .iter()
+        .filter(|r| r.status == CaseStatus::Ok)
+        .map(|r| r.case.as_str())
+        .collect();
+    let todo: Vec<&crate::batch::Case> = mine
+        .iter()
+        .copied()
+        .filter(|c| !finished.contains(c.id.as_str()))
+        .collect();
+
+    let mut judge_args = args.judge.clone();
+    let case_jobs = judge_args
+        .jobs
+        .take()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let mut judge = super::judge::options(ctx, &judge_args)?;
+    judge.progress = false;
+    let opts = RunOptions {
+        jobs: case_jobs,
+        judge,
+        levers: super::blame_origin::levers(ctx, args.vr_max, args.sa_max, args.two_types)?,
+        judge_sees_anchor: false,
+    };
+
+    if args.batch_api {
+        crate::batch::deferred::check(&opts)?;
+    }
+    if !args.judge.quiet {
+        eprintln!(
+            "git-sage: {} case(s){}: {} already done, {} to run → {}",
+            mine.len(),
+            args.shard
+                .map(|s| format!(" in shard {}/{}", s.index, s.count))
+                .unwrap_or_default(),
+            mine.len() - todo.len(),
+            todo.len(),
+            out.display()
+        );
+    }
+    if args.batch_api && !todo.is_empty() {
+        let ready = crate::batch::deferred::prepare(
+            &todo,
+            &opts,
+            &out,
+            std::time::Duration::from_secs(args.poll_interval.max(1)),
+            !args.no_wait,
+            args.judge.quiet,
+        )?;
+        if !ready {
+            eprintln!(
+                "git-sage: the judge batch is still running at the provider; run the same command again to collect it"
+            );
+            return Ok(0);
+        }
+    }
+
+    let bar = indicatif::ProgressBar::new(todo.len() as u64);
+    if args.judge.quiet || todo.is_empty() {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    } else {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "batch [{bar:30}] {pos}/{len} cases {msg} ({elapsed}, eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&out)
+        .map_err(|e| Error::env(format!("cannot open {}: {e}", out.display())))?;
+    let mut failed = 0usize;
+    run::run_all(&todo, &opts, |r| {
+        if r.status == CaseStatus::Failed {
+            failed += 1;
+            bar.set_message(format!("· {failed} failed"));
+            bar.suspend(|| {
+                eprintln!(
+                    "git-sage: case {} failed: {}",
+                    r.case,
+                    r.error.as_deref().unwrap_or("")
+                )
+            });
+        }
+        let mut line = serde_json::to_vec(&r)
+            .map_err(|e| Error::env(format!("cannot encode a result: {e}")))?;
+        line.push(b'\n');
+        file.write_all(&line)
+            .and_then(|_| file.flush())
+            .map_err(|e| Error::env(format!("cannot write {}: {e}", out.display())))?;
+        bar.inc(1);
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    drop(file);
+    let order: Vec<String> = manifest.cases.iter().map(|c| c.id.clone()).collect();
+    compact(&out, &order)?;
+    let (results, _) = read_results(&out)?;
+    let ids: std::collections::HashSet<&str> = mine.iter().map(|c| c.id.as_str()).collect();
+    let these: Vec<CaseResult> = results
+        .into_iter()
+        .filter(|r| ids.contains(r.case.as_str()))
+        .collect();
+    render(ctx, &summary::summarise(&these), args.format)?;
+    let code = exit_for(&these);
+    if code != 0 {
+        eprintln!(
+            "git-sage: {} case(s) failed (listed above); run the same command again to retry them",
+            these
+                .iter()
+                .filter(|r| r.status == CaseStatus::Failed)
+                .count()
+        );
+    }
+    Ok(code)
+}
