@@ -1,7 +1,9 @@
 //! git-sage: SAGE (Security Awareness Gap Evaluation) as a git subcommand.
 //!
 //! Stages, one module each: `finding` (confirmed defects → anchors), `history` (provenance
-//! from git), `report` (text and JSON), `git` (the only git2 user), `cli` (subcommands).
+//! from git), `transcript` (sessions → turns), `judge` (scores), `origin` (the rule),
+//! `report` (every format), `notes` (git notes), `batch`/`agree`/`stats` (corpora),
+//! `screen` (silent-failure candidates), `git` (the only git2 user), `cli` (subcommands).
 
 pub mod agree;
 pub mod batch;
@@ -16,6 +18,7 @@ pub mod notes;
 pub mod origin;
 pub mod pipeline;
 pub mod report;
+pub mod screen;
 pub mod stats;
 pub mod timing;
 pub mod transcript;

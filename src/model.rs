@@ -66,7 +66,7 @@ pub enum Locator {
 /// Where an anchor came from, for reports and for `--select` messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AnchorSource {
-    /// `anchor-yaml`, `sarif`, `bandit-json`, `semgrep-json` or `inline`.
+    /// `anchor-yaml`, `sarif`, `bandit-json`, `semgrep-json`, `screen` or `inline`.
     pub format: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
@@ -92,6 +92,9 @@ pub struct Anchor {
     pub kind: AnchorKind,
     pub description: Option<String>,
     pub source: AnchorSource,
+    /// Not confirmed by a person (a scanner's or `screen`'s candidate).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unconfirmed: bool,
 }
 
 /// Provenance status (SPEC §4).

@@ -337,7 +337,7 @@ pub fn blame(
         warnings.push("no session transcript found for the range (pass --session, commit one under .sage/sessions/, or add a Sage-Session: trailer)".into());
     }
     if req.unconfirmed {
-        warnings.push("the finding came from a scanner run (--find-anchor) and is unconfirmed: confirm it before acting on the origin".into());
+        warnings.push("the finding is unconfirmed (a scanner result or a screening candidate): confirm it before acting on the origin".into());
     }
     let doc = ReportDoc {
         schema: REPORT_SCHEMA.into(),

@@ -48,7 +48,7 @@ pub fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
         judge,
         levers: opts.levers,
         judge_sees_anchor: opts.judge_sees_anchor,
-        unconfirmed: false,
+        unconfirmed: anchor.unconfirmed,
         templates_dir,
     };
     let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;

@@ -44,7 +44,7 @@ pub struct BlameOriginArgs {
 
     /// No confirmed finding: run this scanner on the files the range changed and take its most
     /// severe result, marked unconfirmed in every report
-    #[arg(long, value_name = "SCANNER", value_parser = ["bandit", "semgrep"], conflicts_with_all = ["finding", "anchor_file"], help_heading = "Finding")]
+    #[arg(long, value_name = "SCANNER", value_parser = ["bandit", "semgrep", "screen"], conflicts_with_all = ["finding", "anchor_file"], help_heading = "Finding")]
     pub find_anchor: Option<String>,
 
     /// The agent's session transcript (path or REV:path) [default: found in git]
@@ -153,7 +153,11 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             crate::finding::scan::find_anchor(&repo, &range, scanner)?,
             true,
         ),
-        None => (finding::load(&args.finding.request())?, false),
+        None => {
+            let a = finding::load(&args.finding.request())?;
+            let unconfirmed = a.unconfirmed;
+            (a, unconfirmed)
+        }
     };
     let mut judge = super::judge::options(ctx, &args.judge)?;
     judge.task = judge.task.clone();

@@ -57,7 +57,7 @@ pub const SETTINGS: &[(&str, &str, &str)] = &[
     (
         "sage.scanner",
         "none",
-        "bandit | semgrep: the hooks' anchor when there are no findings",
+        "bandit | semgrep | screen: the hooks' anchor when there are no findings",
     ),
     (
         "sage.block",

@@ -95,7 +95,10 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
     for pat in &patterns {
         for file in glob(&root, pat) {
             match crate::finding::load_all(&file) {
-                Ok(all) => anchors.extend(all.into_iter().map(|a| (a, false))),
+                Ok(all) => anchors.extend(all.into_iter().map(|a| {
+                    let u = a.unconfirmed;
+                    (a, u)
+                })),
                 Err(e) => eprintln!("git-sage: warning: skipping {}: {e}", file.display()),
             }
         }

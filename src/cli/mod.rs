@@ -15,6 +15,7 @@ pub mod notes;
 pub mod origin;
 pub mod provenance;
 pub mod record;
+pub mod screen;
 pub mod turns;
 
 use std::io::Write;
@@ -71,6 +72,7 @@ pub enum Command {
     Judge(Box<judge::JudgeCmd>),
     Origin(origin::OriginArgs),
     Batch(Box<batch::BatchArgs>),
+    Screen(Box<screen::ScreenArgs>),
     Agree(agree::AgreeArgs),
     Demo(demo::DemoArgs),
     Checkpoint(checkpoint::CheckpointArgs),
@@ -139,6 +141,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Judge(a) => judge::run(&ctx, a),
         Command::Origin(a) => origin::run(&ctx, a),
         Command::Batch(a) => batch::run(&ctx, a),
+        Command::Screen(a) => screen::run(&ctx, a),
         Command::Agree(a) => agree::run(&ctx, a),
         Command::Demo(a) => demo::run(&ctx, a),
         Command::Checkpoint(a) => checkpoint::run(&ctx, a),

@@ -22,7 +22,6 @@ struct Raw {
     /// Accepted for the reports of later stages; not used by provenance.
     #[allow(dead_code)]
     task: Option<String>,
-    #[allow(dead_code)]
     unconfirmed: Option<bool>,
 }
 
@@ -195,6 +194,7 @@ fn convert(raw: Raw, shown: &str, index: usize, default_id: String) -> Result<An
             path: Some(shown.to_string()),
             index: Some(index + 1),
         },
+        unconfirmed: raw.unconfirmed.unwrap_or(false),
     })
 }
 

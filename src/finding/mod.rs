@@ -218,6 +218,7 @@ pub(crate) fn to_anchors(
                     path: Some(shown.to_string()),
                     index: Some(i + 1),
                 },
+                unconfirmed: false,
             }
         })
         .collect())
@@ -382,6 +383,7 @@ fn from_inline(i: &Inline) -> Result<Anchor> {
             path: None,
             index: None,
         },
+        unconfirmed: false,
     })
 }
 

@@ -11,7 +11,7 @@ use crate::history::range::Range;
 use crate::model::Anchor;
 
 /// The command that runs a scanner here, if any: its own executable, else the Python module.
-fn scanner_command(name: &str) -> Option<Vec<String>> {
+pub fn scanner_command(name: &str) -> Option<Vec<String>> {
     let works = |cmd: &[&str]| {
         Command::new(cmd[0])
             .args(&cmd[1..])
@@ -28,6 +28,9 @@ fn scanner_command(name: &str) -> Option<Vec<String>> {
 }
 
 pub fn find_anchor(repo: &Repo, range: &Range, scanner: &str) -> Result<Anchor> {
+    if scanner == "screen" {
+        return crate::screen::top_anchor(repo, range);
+    }
     let base_tree = repo.tree_of(range.base)?;
     let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
     let dir = tempfile::tempdir()

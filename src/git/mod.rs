@@ -742,6 +742,44 @@ impl Repo {
         }
     }
 
+    /// Every file path of a tree (recursively), with `/` separators.
+    pub fn tree_paths(&self, tree: Oid) -> Result<Vec<String>> {
+        let t = self
+            .inner
+            .find_tree(tree.0)
+            .map_err(|e| git_err(format_args!("cannot read tree {}", tree.short()), e))?;
+        let mut out = Vec::new();
+        t.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob)
+                && let Ok(name) = entry.name()
+            {
+                out.push(format!("{dir}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(|e| git_err("cannot walk a tree", e))?;
+        Ok(out)
+    }
+
+    /// Writes the files of a commit's tree into `dir` (which need not be this repository's
+    /// worktree), with their modes.
+    pub fn checkout_to(&self, commit: Oid, dir: &Path) -> Result<()> {
+        let c = self
+            .inner
+            .find_commit(commit.0)
+            .map_err(|e| git_err(format_args!("cannot read commit {}", commit.short()), e))?;
+        let mut co = git2::build::CheckoutBuilder::new();
+        co.target_dir(dir).force().recreate_missing(true);
+        self.inner
+            .checkout_tree(c.as_object(), Some(&mut co))
+            .map_err(|e| {
+                git_err(
+                    format_args!("cannot write {} into {}", commit.short(), dir.display()),
+                    e,
+                )
+            })
+    }
+
     /// Entries of a directory of a tree: (name, is a directory).
     pub fn list_dir(&self, tree: Oid, dir: &str) -> Result<Vec<(String, bool)>> {
         let err = |e| git_err(format_args!("cannot list {dir}"), e);

@@ -10,5 +10,6 @@ mod gitint;
 mod help;
 mod judge;
 mod provenance;
+mod screen;
 mod sessions;
 mod turns;

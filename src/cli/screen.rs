@@ -1,0 +1,169 @@
+//! `git sage screen`: which green agent patches deserve a security look (SPEC §8, L0–L3).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::Context;
+use super::args::RangeArgs;
+use crate::error::{Error, Result};
+use crate::history::range;
+use crate::screen::{self, Options, report};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScreenFormat {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+}
+
+/// Find silent-failure candidates among the Python files a range changed (L0–L3)
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Layers: L0 the file parses (tree-sitter); L1 the base's functions and classes are kept and \
+imports resolve (repository, standard library, declared or installed packages — looked up, never imported), and \
+the tests pass when --run-tests is given; L2 Bandit (high-severity findings, when installed); L3 the rule score R \
+(templates/screen/python/*.yaml). A candidate passes L0 and L1 and is flagged by L2 or L3; confirm it before \
+using it as a failure anchor.\n\nRepository code is never run unless you pass --run-tests.\n\n\
+Examples:\n  git sage screen agent/fix --base main\n  git sage screen --cwe 918 --format sarif --out screen.sarif\n  \
+git sage screen --emit-anchors .sage/candidates && git sage blame-origin --finding .sage/candidates/<file>.yaml\n  \
+git sage screen --run-tests 'python -m pytest -q'"
+)]
+pub struct ScreenArgs {
+    #[command(flatten)]
+    pub range: RangeArgs,
+
+    /// The task's CWE (×1.3 for sinks of that CWE, +10 when its weakness pattern remains)
+    #[arg(long, value_name = "N", help_heading = "Rules")]
+    pub cwe: Option<String>,
+
+    /// Flag a file when R reaches this
+    #[arg(long, value_name = "R", default_value_t = 15.0, help_heading = "Rules")]
+    pub threshold: f64,
+
+    /// Bandit findings at or above this severity flag a file (L2)
+    #[arg(long, value_enum, default_value_t = Severity::High, help_heading = "Rules")]
+    pub l2_severity: Severity,
+
+    /// Do not run Bandit (L2)
+    #[arg(long, help_heading = "Rules")]
+    pub no_bandit: bool,
+
+    /// Run the repository's tests with this command, in a scratch checkout of the tip (this
+    /// runs repository code: only for repositories you trust)
+    #[arg(long, value_name = "CMD", help_heading = "Rules")]
+    pub run_tests: Option<String>,
+
+    /// Give up on the tests after this many seconds
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 600,
+        requires = "run_tests",
+        help_heading = "Rules"
+    )]
+    pub tests_timeout: u64,
+
+    /// Directory overriding the tables (DIR/screen/python/*.yaml) [default: sage.templates]
+    #[arg(long, value_name = "DIR", help_heading = "Rules")]
+    pub templates: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ScreenFormat::Text, help_heading = "Output")]
+    pub format: ScreenFormat,
+
+    /// Write the report to FILE instead of stdout
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub out: Option<PathBuf>,
+
+    /// Write an anchor YAML (marked unconfirmed) per candidate into DIR, for blame-origin
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub emit_anchors: Option<PathBuf>,
+
+    /// Exit 1 when there are candidates
+    #[arg(long, help_heading = "Output")]
+    pub fail_on_candidates: bool,
+
+    /// Only these paths (after `--`; directories, or globs with * and ?)
+    #[arg(last = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+}
+
+pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
+    let repo = ctx.repo()?;
+    let range = range::resolve(
+        &repo,
+        args.range.branch.as_deref(),
+        args.range.base.as_deref(),
+    )?;
+    let task_cwe = match &args.cwe {
+        None => None,
+        Some(c) => Some(crate::finding::parse_cwe(c).ok_or_else(|| {
+            Error::input(format!(
+                "--cwe {c}: expected a CWE number such as 918 or CWE-918"
+            ))
+        })?),
+    };
+    if !args.threshold.is_finite() || args.threshold < 0.0 {
+        return Err(Error::input("--threshold takes a number from 0 to 100"));
+    }
+    let opts = Options {
+        task_cwe,
+        threshold: args.threshold,
+        l2_severity: match args.l2_severity {
+            Severity::Low => 1,
+            Severity::Medium => 2,
+            Severity::High => 3,
+        },
+        bandit: !args.no_bandit,
+        run_tests: args.run_tests.clone(),
+        tests_timeout: std::time::Duration::from_secs(args.tests_timeout.max(1)),
+        paths: args.paths.clone(),
+        templates_dir: args.templates.clone().or_else(|| {
+            repo.config_string("sage.templates")
+                .ok()
+                .flatten()
+                .map(Into::into)
+        }),
+    };
+    let doc = screen::screen(&repo, &range, &opts)?;
+    if let Some(dir) = &args.emit_anchors {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::env(format!("cannot create {}: {e}", dir.display())))?;
+        let anchors = report::anchors(&doc);
+        for (name, text) in &anchors {
+            let p = dir.join(name);
+            std::fs::write(&p, text)
+                .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
+        }
+        eprintln!(
+            "git-sage: wrote {} anchor(s) into {} (unconfirmed: confirm before acting on them)",
+            anchors.len(),
+            dir.display()
+        );
+    }
+    let text = match args.format {
+        ScreenFormat::Text => report::text(&doc),
+        ScreenFormat::Json => crate::report::jsonfmt::to_string(&doc)
+            .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
+        ScreenFormat::Sarif => {
+            let mut s = serde_json::to_string_pretty(&report::sarif(&doc))
+                .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
+            s.push('\n');
+            s
+        }
+    };
+    super::blame_origin::emit(ctx, &text, args.out.as_deref())?;
+    Ok(if args.fail_on_candidates && !doc.candidates.is_empty() {
+        1
+    } else {
+        0
+    })
+}

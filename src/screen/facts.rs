@@ -1,0 +1,77 @@
+//! What a language module reads out of one source file, in a form the language-independent
+//! layers (L1 preservation, L3 rules) work on: definitions, imports, calls with their
+//! arguments, and qualified names referenced. Names are qualified through the file's imports
+//! (`ET.fromstring` after `import xml.etree.ElementTree as ET` is `xml.etree.ElementTree.fromstring`).
+
+use serde::Serialize;
+
+/// Why a file could not be parsed (L0).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParseError {
+    pub line: u32,
+    pub message: String,
+}
+
+/// An import statement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Import {
+    /// The module as written, with leading dots for relative imports.
+    pub module: String,
+    /// Names imported from it (`from m import a, b`), empty for `import m`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    pub line: u32,
+    /// Guarded by `try: … except ImportError` (or similar): its absence is handled.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+/// How an argument's value is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgKind {
+    /// A constant: a plain string, a number, True/False/None.
+    Literal,
+    /// A string built at run time: f-string, `%`, `+` or `.format`.
+    Formatted,
+    /// Anything else (a name, a call, an attribute…).
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arg {
+    /// The keyword, for keyword arguments.
+    pub name: Option<String>,
+    pub text: String,
+    pub kind: ArgKind,
+    /// Mentions a function parameter or a value derived from one, or an input source.
+    pub tainted: bool,
+    /// … and the taint comes (at least partly) from a function parameter.
+    pub from_parameter: bool,
+}
+
+/// A call, its callee qualified through the imports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Call {
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub args: Vec<Arg>,
+}
+
+/// A referenced name (identifier or attribute chain), qualified.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ref {
+    pub name: String,
+    pub line: u32,
+}
+
+/// Everything L1 and L3 need from a file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// Module-level functions, classes and methods (`Class.method`).
+    pub defs: Vec<String>,
+    pub imports: Vec<Import>,
+    pub calls: Vec<Call>,
+    pub refs: Vec<Ref>,
+}

@@ -1,0 +1,272 @@
+//! The screening report: candidates with their lines and R breakdown as text, SARIF 2.1.0,
+//! and anchor YAMLs (unconfirmed) ready for `blame-origin`. JSON is the document itself.
+
+use serde_json::{Value, json};
+
+use super::{Candidate, FileResult, ScreenDoc};
+
+/// The candidate of a file: where to look (the strongest sink or Bandit finding) and why.
+pub fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
+    let mut reasons = Vec::new();
+    let mut lines: Vec<(u32, u32)> = Vec::new();
+    let mut cwe = None;
+    let l3 = r.l3.as_ref();
+    let by_l3 = l3.is_some_and(|s| s.flagged);
+    if let Some(s) = l3 {
+        let mut sinks: Vec<&super::rules::Hit> = s.sinks.iter().collect();
+        sinks.sort_by(|a, b| {
+            b.contribution
+                .unwrap_or(0.0)
+                .total_cmp(&a.contribution.unwrap_or(0.0))
+        });
+        for h in &sinks {
+            reasons.push(format!(
+                "sink {} (line {}): {}",
+                h.id,
+                join(&h.lines),
+                h.why
+            ));
+        }
+        if by_l3 && let Some(top) = sinks.first() {
+            lines.push((top.lines[0], top.lines[0]));
+            cwe = top.cwe.first().copied();
+        }
+        for h in &s.sources {
+            reasons.push(format!("source {} (line {})", h.id, join(&h.lines)));
+        }
+        if let Some(w) = &s.weakness {
+            reasons.push(format!(
+                "weakness pattern of CWE-{} remains (line {})",
+                w.cwe, w.line
+            ));
+        }
+    }
+    let by_l2 = r.l2.as_ref().is_some_and(|l| l.flagged);
+    if let Some(l2) = &r.l2 {
+        for f in l2
+            .findings
+            .iter()
+            .filter(|f| f.severity_rank() >= l2_severity)
+        {
+            reasons.push(format!(
+                "Bandit {} {} (lines {}-{}){}: {}",
+                f.test_id,
+                f.severity.to_lowercase(),
+                f.start,
+                f.end,
+                f.cwe.map(|c| format!(" CWE-{c}")).unwrap_or_default(),
+                f.text
+            ));
+            if lines.is_empty() {
+                lines.push((f.start, f.end));
+                cwe = cwe.or(f.cwe);
+            }
+        }
+    }
+    let (start, end) = lines.first().copied().unwrap_or((1, 1));
+    Candidate {
+        path: r.path.clone(),
+        start,
+        end,
+        score: l3.map_or(0.0, |s| s.score),
+        by_l2,
+        by_l3,
+        cwe,
+        reasons,
+    }
+}
+
+fn join(lines: &[u32]) -> String {
+    lines
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn layers(f: &FileResult) -> String {
+    let mark = |b: Option<bool>| match b {
+        Some(true) => "pass",
+        Some(false) => "FAIL",
+        None => "–",
+    };
+    let flag = |b: Option<bool>| match b {
+        Some(true) => "flag",
+        Some(false) => "–",
+        None => "n/a",
+    };
+    format!(
+        "L0 {:4}  L1 {:4}  L2 {:4}  L3 {:>5}",
+        mark(f.l0.as_ref().map(|l| l.ok)),
+        mark(f.l1.as_ref().map(|l| l.ok)),
+        flag(f.l2.as_ref().map(|l| l.flagged)),
+        f.l3.as_ref().map_or("–".to_string(), |s| format!(
+            "{:.1}{}",
+            s.score,
+            if s.flagged { "*" } else { "" }
+        ))
+    )
+}
+
+pub fn text(d: &ScreenDoc) -> String {
+    let c = &d.counts;
+    let mut out = format!(
+        "git sage screen · {}..{} ({} commit(s)) · {} Python file(s)\nL0 failed {} · L1 failed {} · L2 flagged {} · L3 flagged {} (R ≥ {}) · candidates {} · range R {:.1}\nBandit: {}{} · tests: {}\n",
+        &d.base[..7.min(d.base.len())],
+        &d.tip[..7.min(d.tip.len())],
+        d.commits,
+        c.files,
+        c.l0_failed,
+        c.l1_failed,
+        c.l2_flagged,
+        c.l3_flagged,
+        d.threshold,
+        c.candidates,
+        d.score,
+        d.bandit.status,
+        d.bandit
+            .detail
+            .as_ref()
+            .map(|x| format!(" ({x})"))
+            .unwrap_or_default(),
+        d.tests.status
+    );
+    if !d.candidates.is_empty() {
+        out.push_str("\nCANDIDATES  (confirm before using them as failure anchors)\n");
+        for k in &d.candidates {
+            out.push_str(&format!(
+                "  {}:{}  R {:.1}{}{}\n",
+                k.path,
+                if k.start == k.end {
+                    k.start.to_string()
+                } else {
+                    format!("{}-{}", k.start, k.end)
+                },
+                k.score,
+                if k.by_l2 { " · Bandit" } else { "" },
+                k.cwe.map(|c| format!(" · CWE-{c}")).unwrap_or_default()
+            ));
+            for r in &k.reasons {
+                out.push_str(&format!("      {r}\n"));
+            }
+        }
+    }
+    out.push_str("\nFILES\n");
+    for f in &d.files {
+        if f.status == "deleted" {
+            out.push_str(&format!("  {}  (deleted)\n", f.path));
+            continue;
+        }
+        out.push_str(&format!(
+            "  {}  {}{}\n",
+            layers(f),
+            f.path,
+            if f.candidate { "  ← candidate" } else { "" }
+        ));
+        if let Some(e) = f.l0.as_ref().and_then(|l| l.error.as_ref()) {
+            out.push_str(&format!("      L0: line {}: {}\n", e.line, e.message));
+        }
+        if let Some(l1) = &f.l1 {
+            if !l1.missing_defs.is_empty() {
+                out.push_str(&format!(
+                    "      L1: removed since the base: {}\n",
+                    l1.missing_defs.join(", ")
+                ));
+            }
+            for u in &l1.unresolved_imports {
+                out.push_str(&format!("      L1: line {}: import {} resolves nowhere (repository, standard library, declared or installed packages)\n", u.line, u.module));
+            }
+            if l1.tests_failed {
+                out.push_str("      L1: the tests failed\n");
+            }
+        }
+        if let Some(e) = f.l2.as_ref().and_then(|l| l.error.as_ref()) {
+            out.push_str(&format!("      L2: Bandit could not scan it: {e}\n"));
+        }
+    }
+    if let Some(detail) = d
+        .tests
+        .detail
+        .as_ref()
+        .filter(|_| d.tests.status != "not run")
+    {
+        out.push_str(&format!("\ntests {}: {detail}\n", d.tests.status));
+    }
+    for n in &d.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+pub fn sarif(d: &ScreenDoc) -> Value {
+    let results: Vec<Value> = d
+        .candidates
+        .iter()
+        .map(|k| {
+            json!({
+                "ruleId": "sage/screen-candidate",
+                "level": "warning",
+                "message": {"text": format!("Silent-failure candidate (R {:.1}{}): {}", k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, k.reasons.join("; "))},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": k.path, "uriBaseId": "%SRCROOT%"}, "region": {"startLine": k.start, "endLine": k.end}}}],
+                "partialFingerprints": {"sageScreen/v1": format!("{}:{}", k.path, k.cwe.map(|c| c.to_string()).unwrap_or_default())},
+                "properties": {"score": k.score, "by_l2": k.by_l2, "by_l3": k.by_l3, "cwe": k.cwe, "unconfirmed": true}
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "git-sage",
+                "informationUri": "https://example.invalid/git-sage",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": [{
+                    "id": "sage/screen-candidate",
+                    "name": "SilentFailureCandidate",
+                    "shortDescription": {"text": "A changed file that parses, keeps its definitions and imports, and is flagged by Bandit or the rule score R"},
+                    "help": {"text": "Screening (SPEC §8): candidates need a person's confirmation before they become failure anchors for git sage blame-origin."}
+                }]
+            }},
+            "results": results
+        }]
+    })
+}
+
+fn slug(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// Anchor YAMLs (file name, content) for the candidates, marked unconfirmed.
+pub fn anchors(d: &ScreenDoc) -> Vec<(String, String)> {
+    d.candidates
+        .iter()
+        .map(|k| {
+            let id = format!("screen-{}-{}", slug(k.path.trim_end_matches(".py")), k.start);
+            let reasons: Vec<String> = k.reasons.iter().map(|r| format!("  {}", r.replace('\n', " "))).collect();
+            let mut y = format!("# Written by git sage screen: a candidate, not a confirmed defect. Confirm it, then\n# git sage blame-origin --finding <this file>\nid: {id}\nunconfirmed: true\n");
+            if let Some(c) = k.cwe {
+                y.push_str(&format!("cwe: {c}\n"));
+            }
+            y.push_str(&format!("file: {}\nlines: \"{}-{}\"\ndescription: |\n  screen R {:.1}{}\n{}\n", yaml_str(&k.path), k.start, k.end, k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, reasons.join("\n")));
+            (format!("{id}.yaml"), y)
+        })
+        .collect()
+}
+
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}

@@ -1,0 +1,596 @@
+//! L3: the rule score R of SPEC §8 over a file's facts, from editable tables (sources, sinks,
+//! guards, weakness patterns). Pure: tables in, facts in, score and breakdown out.
+//!
+//! R = Σ source weights + Σ sink weights × 1.5 (the file also has a source) × 1.3 (the sink's
+//! CWE is the task's) + 10 (the task's weakness pattern remains: a pattern of weaknesses.yaml
+//! for its CWE matches, or a sink of that CWE is still there) − 2 per guard category (at most
+//! −10), clamped to 0–100; each source, sink and guard counts once per file.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::facts::{Arg, ArgKind, Call, Facts};
+use crate::error::{Error, Result};
+
+/// A condition on a call's arguments; every given part must hold.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct When {
+    /// Keyword arguments that must be given with one of these values (`*`: any value).
+    #[serde(default)]
+    pub kwarg: BTreeMap<String, Vec<String>>,
+    /// The entry does not apply when one of these keywords has one of these values.
+    #[serde(default)]
+    pub unless_kwarg: BTreeMap<String, Vec<String>>,
+    /// What the first positional argument must be.
+    #[serde(default)]
+    pub first_arg: Option<ArgIs>,
+    /// What at least one argument must be.
+    #[serde(default)]
+    pub any_arg: Option<ArgIs>,
+    #[serde(default)]
+    pub min_args: Option<usize>,
+    #[serde(default)]
+    pub max_args: Option<usize>,
+    /// The file must import one of these modules (prefix match).
+    #[serde(default)]
+    pub requires_import: Vec<String>,
+    /// The entry does not apply in a file with a guard of one of these categories (a
+    /// confined path is not a traversal).
+    #[serde(default)]
+    pub unless_guard: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgIs {
+    /// Built at run time from pieces (f-string, `%`, `+`, `.format`).
+    Formatted,
+    /// Not a constant.
+    Dynamic,
+    /// Derived from a function parameter or an input source.
+    Tainted,
+    /// A constant.
+    Literal,
+}
+
+/// One table entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub id: String,
+    /// Qualified names of calls or attribute chains: `a.b` exactly (or anything under it for
+    /// attribute chains), `*.b` any object's member b, `a.*` anything under a.
+    #[serde(default, rename = "match")]
+    pub names: Vec<String>,
+    /// Regular expressions over the file's text, as an alternative to names.
+    #[serde(default)]
+    pub pattern: Vec<String>,
+    /// Names that look alike but are not this entry (`re.search` is not an LDAP search).
+    #[serde(default)]
+    pub except: Vec<String>,
+    #[serde(default)]
+    pub when: When,
+    #[serde(default)]
+    pub weight: f64,
+    /// CWE(s) the entry stands for.
+    #[serde(default)]
+    pub cwe: Vec<u32>,
+    /// Guard category (guards only).
+    #[serde(default)]
+    pub category: Option<String>,
+    /// `parameter`: a function parameter (or a value derived from it) reaches a sink.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Guards only: what the call returns is clean (no longer tainted).
+    #[serde(default)]
+    pub sanitizes: bool,
+    /// What the entry means; shown in documentation and explanations.
+    pub why: String,
+}
+
+/// The weakness patterns of a CWE: when the task names it and one matches, +10.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Weakness {
+    pub cwe: u32,
+    pub pattern: Vec<String>,
+    pub why: String,
+}
+
+/// The tables of one language, compiled.
+#[derive(Debug)]
+pub struct Tables {
+    pub sources: Vec<Entry>,
+    pub sinks: Vec<Entry>,
+    pub guards: Vec<Entry>,
+    pub weaknesses: Vec<Weakness>,
+    patterns: BTreeMap<String, Regex>,
+}
+
+fn load<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> Result<Vec<T>> {
+    serde_yaml::from_str(text).map_err(|e| {
+        let at = e
+            .location()
+            .map(|l| format!(":{}", l.line()))
+            .unwrap_or_default();
+        Error::input(format!(
+            "{name}{at}: {}",
+            e.to_string().lines().next().unwrap_or("")
+        ))
+    })
+}
+
+impl Tables {
+    /// `texts`: (file name for messages, content) of sources, sinks, guards, weaknesses.
+    pub fn parse(
+        sources: (&str, &str),
+        sinks: (&str, &str),
+        guards: (&str, &str),
+        weaknesses: (&str, &str),
+    ) -> Result<Tables> {
+        let sources: Vec<Entry> = load(sources.0, sources.1)?;
+        let sinks: Vec<Entry> = load(sinks.0, sinks.1)?;
+        let guards: Vec<Entry> = load(guards.0, guards.1)?;
+        let weaknesses: Vec<Weakness> = load(weaknesses.0, weaknesses.1)?;
+        let mut patterns = BTreeMap::new();
+        let all_patterns = sources
+            .iter()
+            .chain(&sinks)
+            .chain(&guards)
+            .flat_map(|e| e.pattern.iter().map(move |p| (e.id.clone(), p.clone())))
+            .chain(weaknesses.iter().flat_map(|w| {
+                w.pattern
+                    .iter()
+                    .map(move |p| (format!("CWE-{}", w.cwe), p.clone()))
+            }));
+        for (id, p) in all_patterns {
+            let re = Regex::new(&format!("(?m){p}")).map_err(|e| {
+                Error::input(format!(
+                    "screen table entry {id}: pattern {p:?} is not a valid regex: {}",
+                    e.to_string().lines().last().unwrap_or("")
+                ))
+            })?;
+            patterns.insert(p, re);
+        }
+        for g in &guards {
+            if g.category.is_none() {
+                return Err(Error::input(format!(
+                    "{}: guard {} has no category",
+                    guards_name(),
+                    g.id
+                )));
+            }
+        }
+        Ok(Tables {
+            sources,
+            sinks,
+            guards,
+            weaknesses,
+            patterns,
+        })
+    }
+
+    /// Whether a call cleans its value (a guard marked `sanitizes`).
+    pub fn is_sanitizer(&self, name: &str) -> bool {
+        self.guards
+            .iter()
+            .any(|e| e.sanitizes && e.names.iter().any(|p| call_matches(p, name)))
+    }
+
+    /// Whether a qualified name is an input source (for the taint of the facts).
+    pub fn is_source(&self, name: &str) -> bool {
+        self.sources.iter().any(|e| {
+            e.names.iter().any(|p| ref_matches(p, name))
+                && !e.except.iter().any(|x| ref_matches(x, name))
+        })
+    }
+}
+
+fn guards_name() -> &'static str {
+    "guards.yaml"
+}
+
+/// `a.b` matches `a.b` and, for chains, `a.b.c`; `*.b` matches any `x.b`; `a.*` anything under a.
+pub fn ref_matches(pattern: &str, name: &str) -> bool {
+    if let Some(member) = pattern.strip_prefix("*.") {
+        return name == member
+            || name.ends_with(&format!(".{member}"))
+            || name.contains(&format!(".{member}."));
+    }
+    if let Some(prefix) = pattern.strip_suffix(".*") {
+        return name.starts_with(&format!("{prefix}."));
+    }
+    name == pattern || name.starts_with(&format!("{pattern}."))
+}
+
+/// Calls match exactly (`a.b`), by member (`*.b`) or under a prefix (`a.*`).
+pub fn call_matches(pattern: &str, name: &str) -> bool {
+    if let Some(member) = pattern.strip_prefix("*.") {
+        return name == member || name.ends_with(&format!(".{member}"));
+    }
+    if let Some(prefix) = pattern.strip_suffix(".*") {
+        return name.starts_with(&format!("{prefix}."));
+    }
+    name == pattern
+}
+
+fn arg_is(a: &Arg, what: ArgIs) -> bool {
+    match what {
+        ArgIs::Formatted => a.kind == ArgKind::Formatted,
+        ArgIs::Dynamic => a.kind != ArgKind::Literal,
+        ArgIs::Tainted => a.tainted,
+        ArgIs::Literal => a.kind == ArgKind::Literal,
+    }
+}
+
+/// A keyword's value against the table's: `*` any, else the same text (quotes ignored) or a
+/// qualified form of it (`yaml.SafeLoader` for `SafeLoader`).
+fn value_matches(values: &[String], text: &str) -> bool {
+    let bare = text.trim().trim_matches(|c| c == '"' || c == '\'');
+    values
+        .iter()
+        .any(|v| v == "*" || v == text || v == bare || text.ends_with(&format!(".{v}")))
+}
+
+fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
+    let positional: Vec<&Arg> = call.args.iter().filter(|a| a.name.is_none()).collect();
+    let kw = |k: &str| call.args.iter().find(|a| a.name.as_deref() == Some(k));
+    w.kwarg
+        .iter()
+        .all(|(k, vals)| kw(k).is_some_and(|a| value_matches(vals, &a.text)))
+        && !w
+            .unless_kwarg
+            .iter()
+            .any(|(k, vals)| kw(k).is_some_and(|a| value_matches(vals, &a.text)))
+        && w.first_arg
+            .is_none_or(|what| positional.first().is_some_and(|a| arg_is(a, what)))
+        && w.any_arg
+            .is_none_or(|what| call.args.iter().any(|a| arg_is(a, what)))
+        && w.min_args.is_none_or(|n| call.args.len() >= n)
+        && w.max_args.is_none_or(|n| positional.len() <= n)
+        && (w.requires_import.is_empty()
+            || w.requires_import.iter().any(|m| {
+                facts
+                    .imports
+                    .iter()
+                    .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
+            }))
+}
+
+/// Where an entry matched in a file (1-based lines), and whether a parameter's value reached it.
+fn find(
+    e: &Entry,
+    facts: &Facts,
+    text: &str,
+    patterns: &BTreeMap<String, Regex>,
+) -> (Vec<u32>, bool) {
+    let mut lines = Vec::new();
+    let mut tainted = false;
+    if !e.names.is_empty() {
+        for c in &facts.calls {
+            if e.names.iter().any(|p| call_matches(p, &c.name))
+                && !e.except.iter().any(|x| call_matches(x, &c.name))
+                && holds(&e.when, c, facts)
+            {
+                lines.push(c.line);
+                tainted |= c.args.iter().any(|a| a.from_parameter);
+            }
+        }
+        let has_call_conditions = !e.when.kwarg.is_empty()
+            || !e.when.unless_kwarg.is_empty()
+            || e.when.first_arg.is_some()
+            || e.when.any_arg.is_some()
+            || e.when.min_args.is_some()
+            || e.when.max_args.is_some();
+        if !has_call_conditions {
+            for r in &facts.refs {
+                if e.names.iter().any(|p| ref_matches(p, &r.name))
+                    && !e.except.iter().any(|x| ref_matches(x, &r.name))
+                    && (e.when.requires_import.is_empty()
+                        || holds(
+                            &e.when,
+                            &Call {
+                                name: String::new(),
+                                line: 0,
+                                end_line: 0,
+                                args: Vec::new(),
+                            },
+                            facts,
+                        ))
+                {
+                    lines.push(r.line);
+                }
+            }
+        }
+    }
+    for p in &e.pattern {
+        if let Some(re) = patterns.get(p) {
+            for m in re.find_iter(text) {
+                lines.push(text[..m.start()].matches('\n').count() as u32 + 1);
+            }
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    (lines, tainted)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub id: String,
+    pub weight: f64,
+    pub lines: Vec<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cwe: Vec<u32>,
+    /// Sinks: weight × factors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contribution: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub factors: Vec<String>,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GuardHit {
+    pub category: String,
+    pub ids: Vec<String>,
+    pub lines: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeaknessHit {
+    pub cwe: u32,
+    pub line: u32,
+    pub why: String,
+}
+
+/// R and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Score {
+    pub score: f64,
+    pub flagged: bool,
+    pub sources: Vec<Hit>,
+    pub sinks: Vec<Hit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weakness: Option<WeaknessHit>,
+    pub guards: Vec<GuardHit>,
+    pub guard_deduction: f64,
+}
+
+/// Scores one file.
+pub fn score(
+    t: &Tables,
+    facts: &Facts,
+    text: &str,
+    task_cwe: Option<u32>,
+    threshold: f64,
+) -> Score {
+    let mut by_cat: BTreeMap<String, GuardHit> = BTreeMap::new();
+    for g in &t.guards {
+        let (lines, _) = find(g, facts, text, &t.patterns);
+        if !lines.is_empty() {
+            let cat = g.category.clone().unwrap_or_default();
+            let h = by_cat.entry(cat.clone()).or_insert_with(|| GuardHit {
+                category: cat,
+                ids: Vec::new(),
+                lines: Vec::new(),
+            });
+            h.ids.push(g.id.clone());
+            h.lines.extend(lines);
+        }
+    }
+    let guards: Vec<GuardHit> = by_cat
+        .into_values()
+        .map(|mut g| {
+            g.lines.sort_unstable();
+            g.lines.dedup();
+            g
+        })
+        .collect();
+    let mut sinks = Vec::new();
+    let mut any_tainted_sink = false;
+    for e in &t.sinks {
+        if e.when
+            .unless_guard
+            .iter()
+            .any(|c| guards.iter().any(|g| &g.category == c))
+        {
+            continue;
+        }
+        let (lines, tainted) = find(e, facts, text, &t.patterns);
+        if !lines.is_empty() {
+            any_tainted_sink |= tainted;
+            sinks.push(Hit {
+                id: e.id.clone(),
+                weight: e.weight,
+                lines,
+                cwe: e.cwe.clone(),
+                contribution: None,
+                factors: Vec::new(),
+                why: e.why.clone(),
+            });
+        }
+    }
+    let mut sources = Vec::new();
+    for e in &t.sources {
+        let lines = if e.kind.as_deref() == Some("parameter") {
+            // a parameter reaching a sink: the sinks' lines where that happened
+            if any_tainted_sink {
+                sinks
+                    .iter()
+                    .flat_map(|s| s.lines.iter().copied())
+                    .take(1)
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        } else {
+            find(e, facts, text, &t.patterns).0
+        };
+        if !lines.is_empty() {
+            sources.push(Hit {
+                id: e.id.clone(),
+                weight: e.weight,
+                lines,
+                cwe: Vec::new(),
+                contribution: None,
+                factors: Vec::new(),
+                why: e.why.clone(),
+            });
+        }
+    }
+    let has_source = !sources.is_empty();
+    let mut total: f64 = sources.iter().map(|s| s.weight).sum();
+    for s in &mut sinks {
+        let mut c = s.weight;
+        if has_source {
+            c *= 1.5;
+            s.factors.push("×1.5 a source in the file".into());
+        }
+        if task_cwe.is_some_and(|w| s.cwe.contains(&w)) {
+            c *= 1.3;
+            s.factors.push("×1.3 the task's CWE".into());
+        }
+        s.contribution = Some((c * 10.0).round() / 10.0);
+        total += c;
+    }
+    // The task's weakness remains when one of its patterns matches, or when a sink of that
+    // CWE is still there (the sink tables are the weakness patterns of their CWEs).
+    let weakness = task_cwe.and_then(|cwe| {
+        t.weaknesses
+            .iter()
+            .filter(|w| w.cwe == cwe)
+            .find_map(|w| {
+                w.pattern
+                    .iter()
+                    .find_map(|p| t.patterns.get(p).and_then(|re| re.find(text)))
+                    .map(|m| WeaknessHit {
+                        cwe,
+                        line: text[..m.start()].matches('\n').count() as u32 + 1,
+                        why: w.why.clone(),
+                    })
+            })
+            .or_else(|| {
+                sinks
+                    .iter()
+                    .find(|s| s.cwe.contains(&cwe))
+                    .map(|s| WeaknessHit {
+                        cwe,
+                        line: s.lines[0],
+                        why: format!("a sink of CWE-{cwe} remains ({})", s.id),
+                    })
+            })
+    });
+    if weakness.is_some() {
+        total += 10.0;
+    }
+    let guard_deduction = (2.0 * guards.len() as f64).min(10.0);
+    total -= guard_deduction;
+    // + 0.0 turns a -0.0 into 0.0 for the reports
+    let score = (total.clamp(0.0, 100.0) * 10.0).round() / 10.0 + 0.0;
+    Score {
+        score,
+        flagged: score >= threshold,
+        sources,
+        sinks,
+        weakness,
+        guards,
+        guard_deduction,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables() -> Tables {
+        Tables::parse(
+            ("sources.yaml", "- {id: flask-request, match: [flask.request.args], weight: 4, why: request}\n- {id: parameter, kind: parameter, weight: 2, why: param}\n"),
+            ("sinks.yaml", "- {id: eval, match: [eval], weight: 12, cwe: [95], why: eval}\n- {id: shell, match: [subprocess.run], when: {kwarg: {shell: [\"True\"]}}, weight: 12, cwe: [78], why: shell}\n"),
+            ("guards.yaml", "- {id: literal-eval, match: [ast.literal_eval], category: safe-parsing, why: x}\n- {id: escape, match: [html.escape], category: escaping, why: x}\n"),
+            ("weaknesses.yaml", "- {cwe: 95, pattern: ['eval\\('], why: eval remains}\n"),
+        )
+        .unwrap()
+    }
+
+    fn facts(src: &str, t: &Tables) -> Facts {
+        super::super::python::parse(src, &|q| t.is_source(q)).unwrap()
+    }
+
+    #[test]
+    fn the_rule_of_spec_8() {
+        let t = tables();
+        let src = "from flask import request\n\ndef f():\n    return eval(request.args.get('x'))\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        // source 4 + eval 12 × 1.5; no parameter reaches it
+        assert_eq!(
+            s.sources.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["flask-request"]
+        );
+        assert_eq!(s.score, 4.0 + 18.0);
+        assert!(s.flagged);
+        let with_cwe = score(&t, &facts(src, &t), src, Some(95), 15.0);
+        assert!(
+            (with_cwe.score - (4.0 + 12.0 * 1.5 * 1.3 + 10.0)).abs() < 0.05,
+            "{}",
+            with_cwe.score
+        );
+        // a parameter reaching the sink is a (weak) source
+        let src = "def f(code):\n    return eval(code)\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        assert_eq!(
+            s.sources.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["parameter"]
+        );
+        assert_eq!(s.score, 2.0 + 18.0);
+        // shell=False is not the sink; guards take 2 each
+        let src = "import subprocess, ast, html\n\ndef g(x):\n    subprocess.run(['ls', x], shell=False)\n    html.escape(x)\n    return ast.literal_eval(x)\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        assert!(
+            s.sinks.is_empty() && s.guards.len() == 2 && s.guard_deduction == 4.0 && s.score == 0.0,
+            "{s:?}"
+        );
+        // a lone sink without a source stays under the threshold
+        let src = "def h():\n    return eval('1+1')\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        assert_eq!((s.score, s.flagged), (12.0, false));
+    }
+
+    #[test]
+    fn name_patterns() {
+        assert!(
+            call_matches("*.execute", "db.cursor.execute")
+                && call_matches("*.execute", "execute")
+                && !call_matches("*.execute", "executemany")
+        );
+        assert!(call_matches("yaml.*", "yaml.load") && !call_matches("yaml.*", "yaml"));
+        assert!(
+            ref_matches("flask.request.args", "flask.request.args.get")
+                && !ref_matches("flask.request.args", "flask.request.argsx")
+        );
+        assert!(ref_matches("*.GET", "request.GET.get"));
+    }
+
+    #[test]
+    fn bad_tables_name_their_file_and_line() {
+        let e = Tables::parse(
+            ("s.yaml", "- {id: x, weight: 2, why: y, typo: 1}\n"),
+            ("k.yaml", "[]"),
+            ("g.yaml", "[]"),
+            ("w.yaml", "[]"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("s.yaml:1"), "{e}");
+        let e = Tables::parse(
+            ("s.yaml", "[]"),
+            ("k.yaml", "- {id: x, pattern: ['('], weight: 2, why: y}\n"),
+            ("g.yaml", "[]"),
+            ("w.yaml", "[]"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("entry x"), "{e}");
+    }
+}

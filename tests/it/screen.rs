@@ -1,0 +1,540 @@
+//! `git sage screen` through the binary: every layer on a range built for it, the outputs
+//! (text, JSON, SARIF, anchors for blame-origin), Bandit present, missing and crashing, tests
+//! only on request, and the SecurityEval measurement when the real fixtures are there.
+
+use serde_json::Value;
+
+use crate::common::{AGENT, HUMAN, Repo, real_fixtures};
+
+fn bandit_installed() -> bool {
+    std::process::Command::new("python3")
+        .args(["-m", "bandit", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A base with four modules; the agent's commit touches each in a different way.
+fn range() -> Repo {
+    let r = Repo::new();
+    r.write("app/__init__.py", "");
+    r.write("app/util.py", "def helper(x):\n    return x\n");
+    r.write(
+        "app/views.py",
+        "from flask import request\n\ndef show():\n    return 'ok'\n",
+    );
+    r.write(
+        "app/keep.py",
+        "def keep():\n    return 1\n\nclass Box:\n    def open(self):\n        return 2\n",
+    );
+    r.write("app/clean.py", "def add(a, b):\n    return a + b\n");
+    r.write("requirements.txt", "Flask>=3\n");
+    r.commit_as(HUMAN, "base");
+    // L3: a request value reaches a shell
+    r.write("app/views.py", "import subprocess\nfrom flask import request\n\ndef show():\n    name = request.args.get('name')\n    return subprocess.check_output('echo ' + name, shell=True)\n");
+    // L1: a method of the base is gone, and an import resolves nowhere
+    r.write("app/keep.py", "import nothere_pkg_xyz\nfrom app import util\n\ndef keep():\n    return util.helper(1)\n\nclass Box:\n    pass\n");
+    // L0: a syntax error on line 3
+    r.write("app/broken.py", "def f(:\n    pass\nx = (\n");
+    // not text at all
+    r.write_bytes("app/blob.py", b"\x00\x01\x02binary");
+    // a clean change
+    r.write(
+        "app/clean.py",
+        "import json\n\ndef add(a, b):\n    return json.dumps(a + b)\n",
+    );
+    r.commit_as(AGENT, "agent: features");
+    r
+}
+
+fn file<'a>(doc: &'a Value, path: &str) -> &'a Value {
+    doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("{path} not in {doc}"))
+}
+
+#[test]
+fn layers_candidates_and_outputs() {
+    let r = range();
+    let doc = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--format",
+            "json",
+            "--no-bandit",
+        ])
+        .ok()
+        .json();
+    assert_eq!(doc["schema"], "sage.screen/1");
+    assert_eq!(doc["bandit"]["status"], "off");
+    assert_eq!(doc["tests"]["status"], "not run");
+    let broken = file(&doc, "app/broken.py");
+    assert_eq!(broken["l0"]["ok"], false);
+    assert_eq!(broken["l0"]["error"]["line"], 1);
+    let blob = file(&doc, "app/blob.py");
+    assert_eq!(blob["status"], "binary");
+    assert!(
+        blob["l0"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not UTF-8")
+    );
+    let keep = file(&doc, "app/keep.py");
+    assert_eq!(keep["l1"]["ok"], false);
+    assert_eq!(keep["l1"]["missing_defs"], serde_json::json!(["Box.open"]));
+    assert_eq!(
+        keep["l1"]["unresolved_imports"][0]["module"],
+        "nothere_pkg_xyz"
+    );
+    let views = file(&doc, "app/views.py");
+    assert_eq!(
+        views["l1"]["ok"], true,
+        "flask is declared in requirements.txt: {views}"
+    );
+    assert_eq!(views["l3"]["flagged"], true);
+    let sinks: Vec<&str> = views["l3"]["sinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(sinks.contains(&"subprocess-shell"), "{sinks:?}");
+    assert_eq!(views["l3"]["sources"][0]["id"], "flask-request");
+    assert_eq!(views["candidate"], true);
+    assert_eq!(file(&doc, "app/clean.py")["candidate"], false);
+    assert_eq!(
+        doc["counts"],
+        serde_json::json!({"files": 5, "l0_failed": 2, "l1_failed": 1, "l2_flagged": 0, "l3_flagged": 1, "candidates": 1})
+    );
+    assert_eq!(doc["candidates"][0]["path"], "app/views.py");
+    assert_eq!(doc["candidates"][0]["start"], 6);
+    assert_eq!(doc["candidates"][0]["cwe"], 78);
+
+    // text names every layer's reason
+    let text = r
+        .sage(&["screen", "HEAD", "--base", "HEAD~1", "--no-bandit"])
+        .ok()
+        .stdout;
+    for needle in [
+        "L0: line 1: missing",
+        "L1: removed since the base: Box.open",
+        "import nothere_pkg_xyz resolves nowhere",
+        "app/views.py:6  R",
+        "← candidate",
+        "not UTF-8",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from\n{text}");
+    }
+    // the task's CWE raises the score of its sinks
+    let with_cwe = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--cwe",
+            "CWE-78",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert!(
+        file(&with_cwe, "app/views.py")["l3"]["score"].as_f64() > views["l3"]["score"].as_f64()
+    );
+    assert_eq!(file(&with_cwe, "app/views.py")["l3"]["weakness"]["cwe"], 78);
+    // pathspecs limit the files; --fail-on-candidates gates
+    let only = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--format",
+            "json",
+            "--",
+            "app/clean.py",
+        ])
+        .ok()
+        .json();
+    assert_eq!(only["counts"]["files"], 1);
+    let gate = r.sage(&[
+        "screen",
+        "HEAD",
+        "--base",
+        "HEAD~1",
+        "--no-bandit",
+        "--fail-on-candidates",
+    ]);
+    assert_eq!(gate.code, 1);
+
+    // SARIF and anchors that blame-origin takes, marked unconfirmed
+    let sarif: Value = serde_json::from_str(
+        &r.sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--format",
+            "sarif",
+        ])
+        .ok()
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "app/views.py"
+    );
+    let dir = r.path().join("cand");
+    r.sage(&[
+        "screen",
+        "HEAD",
+        "--base",
+        "HEAD~1",
+        "--no-bandit",
+        "--emit-anchors",
+        dir.to_str().unwrap(),
+    ])
+    .ok();
+    let anchors: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(anchors.len(), 1);
+    let y = std::fs::read_to_string(&anchors[0]).unwrap();
+    assert!(
+        y.contains("unconfirmed: true")
+            && y.contains("file: \"app/views.py\"")
+            && y.contains("lines: \"6-6\""),
+        "{y}"
+    );
+    let report = r
+        .sage(&[
+            "blame-origin",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--finding",
+            anchors[0].to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(report["unconfirmed"], true);
+    assert_eq!(report["provenance"]["status"], "introduced");
+}
+
+#[test]
+fn repository_code_runs_only_when_asked() {
+    let r = range();
+    // a test command that leaves a mark: nothing runs by default
+    let run = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(run["tests"]["status"], "not run");
+    let ok = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--format",
+            "json",
+            "--run-tests",
+            "test -f app/views.py",
+        ])
+        .ok()
+        .json();
+    assert_eq!(ok["tests"]["status"], "passed", "{}", ok["tests"]);
+    assert_eq!(file(&ok, "app/views.py")["candidate"], true);
+    let failing = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--format",
+            "json",
+            "--run-tests",
+            "echo one; echo two >&2; exit 3",
+        ])
+        .ok()
+        .json();
+    assert_eq!(failing["tests"]["status"], "failed");
+    assert!(
+        failing["tests"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("exited with 3: one | two"),
+        "{}",
+        failing["tests"]
+    );
+    assert_eq!(file(&failing, "app/views.py")["l1"]["tests_failed"], true);
+    assert_eq!(
+        failing["counts"]["candidates"], 0,
+        "failing tests fail L1 for the range"
+    );
+    // the checkout is the tip's, not the worktree's
+    std::fs::remove_file(r.path().join("app/views.py")).unwrap();
+    let tip = r
+        .sage(&[
+            "screen",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--no-bandit",
+            "--format",
+            "json",
+            "--run-tests",
+            "test -f app/views.py",
+        ])
+        .ok()
+        .json();
+    assert_eq!(tip["tests"]["status"], "passed");
+}
+
+#[test]
+fn bandit_missing_or_crashing_is_a_note() {
+    let r = range();
+    // no bandit, no python3 on PATH
+    let empty = tempfile::tempdir().unwrap();
+    let run = r
+        .sage_env(
+            r.path(),
+            &["screen", "HEAD", "--base", "HEAD~1", "--format", "json"],
+            &[("PATH", empty.path().to_str().unwrap())],
+        )
+        .ok()
+        .json();
+    assert_eq!(run["bandit"]["status"], "missing", "{}", run["bandit"]);
+    assert!(
+        run["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("python3 was not found"))
+    );
+    // a bandit that crashes
+    let fake = tempfile::tempdir().unwrap();
+    let script = fake.path().join("bandit");
+    std::fs::write(&script, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bandit 0.0'; exit 0; fi\necho 'Traceback: boom' >&2\nexit 2\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let run = r
+        .sage_env(
+            r.path(),
+            &["screen", "HEAD", "--base", "HEAD~1", "--format", "json"],
+            &[("PATH", &path)],
+        )
+        .ok()
+        .json();
+    assert_eq!(run["bandit"]["status"], "failed");
+    assert!(
+        run["bandit"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Traceback: boom"),
+        "{}",
+        run["bandit"]
+    );
+    assert_eq!(run["counts"]["candidates"], 1, "L3 still works");
+}
+
+#[test]
+fn bandit_findings_flag_files() {
+    if !bandit_installed() {
+        eprintln!("skipped: Bandit is not installed (python3 -m pip install bandit)");
+        return;
+    }
+    let r = range();
+    let doc = r
+        .sage(&["screen", "HEAD", "--base", "HEAD~1", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(doc["bandit"]["status"], "ran");
+    let views = file(&doc, "app/views.py");
+    assert_eq!(views["l2"]["flagged"], true, "{views}");
+    let f = &views["l2"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["severity"] == "HIGH")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (f["test_id"].as_str(), f["cwe"].as_u64()),
+        (Some("B602"), Some(78))
+    );
+    assert!(doc["candidates"][0]["by_l2"].as_bool().unwrap());
+}
+
+#[test]
+fn find_anchor_screen_feeds_blame_origin() {
+    let r = range();
+    let report = r
+        .sage(&[
+            "blame-origin",
+            "HEAD",
+            "--base",
+            "HEAD~1",
+            "--find-anchor",
+            "screen",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(report["unconfirmed"], true);
+    assert_eq!(report["finding"]["file"], "app/views.py");
+    assert_eq!(report["provenance"]["status"], "introduced");
+}
+
+/// SecurityEval: each sample's prompt at the base, its insecure code at the tip (and, in a
+/// second repository, this repository's own secure rewrites); screened with the task's CWE.
+#[test]
+fn securityeval_measurement() {
+    let Some(dir) = real_fixtures("securityeval") else {
+        return;
+    };
+    let samples: Vec<Value> = std::fs::read_to_string(dir.join("dataset.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let secure_dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screen/secure");
+    let mut secure_ids: Vec<String> = std::fs::read_dir(&secure_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    secure_ids.sort();
+    assert_eq!(secure_ids.len(), 20);
+    let build = |pick: &dyn Fn(&Value) -> Option<String>| {
+        let r = Repo::new();
+        for s in &samples {
+            if pick(s).is_some() {
+                r.write(
+                    &format!("samples/{}", s["ID"].as_str().unwrap()),
+                    &format!("{}\n", s["Prompt"].as_str().unwrap()),
+                );
+            }
+        }
+        r.commit_as(HUMAN, "prompts");
+        for s in &samples {
+            if let Some(code) = pick(s) {
+                r.write(&format!("samples/{}", s["ID"].as_str().unwrap()), &code);
+            }
+        }
+        r.commit_as(AGENT, "code");
+        r
+    };
+    // L2 once over everything, L3 per CWE (as each task would be screened)
+    let rate = |r: &Repo| -> (usize, usize) {
+        let all = r
+            .sage(&["screen", "HEAD", "--base", "HEAD~1", "--format", "json"])
+            .ok()
+            .json();
+        let mut flagged: std::collections::BTreeSet<String> = all["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["l2"]["flagged"] == true)
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect();
+        let mut cwes: Vec<String> = all["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                f["path"].as_str().unwrap()[8..]
+                    .split('_')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        cwes.dedup();
+        for c in cwes {
+            let spec = format!("samples/{c}_*");
+            let d = r
+                .sage(&[
+                    "screen",
+                    "HEAD",
+                    "--base",
+                    "HEAD~1",
+                    "--format",
+                    "json",
+                    "--no-bandit",
+                    "--cwe",
+                    &c,
+                    "--",
+                    &spec,
+                ])
+                .ok()
+                .json();
+            flagged.extend(
+                d["files"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|f| f["l3"]["flagged"] == true)
+                    .map(|f| f["path"].as_str().unwrap().to_string()),
+            );
+        }
+        (
+            flagged.len(),
+            all["counts"]["files"].as_u64().unwrap() as usize,
+        )
+    };
+    let insecure = build(&|s| Some(format!("{}\n", s["Insecure_code"].as_str().unwrap())));
+    let (k, n) = rate(&insecure);
+    assert_eq!(n, 121);
+    eprintln!("SecurityEval insecure: L2 ∪ L3 flag {k}/{n}");
+    assert!(k * 100 >= 75 * n, "L2 ∪ L3 flag {k}/{n}, below 75%");
+    let secure = build(&|s| {
+        let id = s["ID"].as_str().unwrap();
+        secure_ids
+            .iter()
+            .any(|x| x == id)
+            .then(|| std::fs::read_to_string(secure_dir.join(id)).unwrap())
+    });
+    let (k, n) = rate(&secure);
+    assert_eq!(n, 20);
+    eprintln!("secure rewrites: L2 ∪ L3 flag {k}/{n}");
+    assert!(
+        k * 100 <= 15 * n,
+        "L2 ∪ L3 flag {k}/{n} of the secure rewrites, above 15%"
+    );
+}
