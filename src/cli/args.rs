@@ -159,3 +159,20 @@ pub struct JudgeArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
+
+/// The origin rule's levers (SPEC §6), shared by the commands that apply it.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Origin rule")]
+pub struct LeverArgs {
+    /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
+    #[arg(long, value_name = "N")]
+    pub vr_max: Option<u8>,
+
+    /// Missed opportunity when a later turn's SA is at most N [default: sage.saMax, else 1]
+    #[arg(long, value_name = "N")]
+    pub sa_max: Option<u8>,
+
+    /// Report not_noticed / noticed_chose_poorly instead of the three origin types
+    #[arg(long)]
+    pub two_types: bool,
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use super::Context;
-use super::args::JudgeArgs;
+use super::args::{JudgeArgs, LeverArgs};
 use crate::batch::run::{self, RunOptions};
 use crate::batch::summary::{self, Summary};
 use crate::batch::{CaseResult, CaseStatus, Manifest, Shard, read_results};
@@ -72,17 +72,8 @@ pub struct BatchArgs {
     #[command(flatten)]
     pub judge: JudgeArgs,
 
-    /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
-    #[arg(long, value_name = "N", help_heading = "Origin rule")]
-    pub vr_max: Option<u8>,
-
-    /// Missed opportunity when a later turn's SA is at most N [default: sage.saMax, else 1]
-    #[arg(long, value_name = "N", help_heading = "Origin rule")]
-    pub sa_max: Option<u8>,
-
-    /// Report not_noticed / noticed_chose_poorly instead of the three origin types
-    #[arg(long, help_heading = "Origin rule")]
-    pub two_types: bool,
+    #[command(flatten)]
+    pub levers: LeverArgs,
 }
 
 fn default_out(manifest: &Path, shard: Option<Shard>) -> PathBuf {
@@ -187,7 +178,7 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     let opts = RunOptions {
         jobs: case_jobs,
         judge,
-        levers: super::blame_origin::levers(ctx, args.vr_max, args.sa_max, args.two_types)?,
+        levers: super::blame_origin::levers(ctx, &args.levers)?,
         judge_sees_anchor: false,
     };
 

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 
 use super::Context;
-use super::args::{FindingArgs, JudgeArgs, RangeArgs};
+use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
 use crate::error::{Error, Result};
 use crate::finding;
 use crate::history::range;
@@ -58,17 +58,8 @@ pub struct BlameOriginArgs {
     #[arg(long, help_heading = "Judge")]
     pub judge_sees_anchor: bool,
 
-    /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
-    #[arg(long, value_name = "N", help_heading = "Origin rule")]
-    pub vr_max: Option<u8>,
-
-    /// Missed opportunity when a later turn's SA is at most N [default: sage.saMax, else 1]
-    #[arg(long, value_name = "N", help_heading = "Origin rule")]
-    pub sa_max: Option<u8>,
-
-    /// Report not_noticed / noticed_chose_poorly instead of the three origin types
-    #[arg(long, help_heading = "Origin rule")]
-    pub two_types: bool,
+    #[command(flatten)]
+    pub levers: LeverArgs,
 
     /// Report format
     #[arg(long, value_enum, default_value_t = ReportFormat::Text, help_heading = "Output")]
@@ -88,7 +79,8 @@ pub struct BlameOriginArgs {
 }
 
 /// Origin-rule levers from flags, then `git config sage.*`.
-pub fn levers(ctx: &Context, vr: Option<u8>, sa: Option<u8>, two_types: bool) -> Result<Levers> {
+pub fn levers(ctx: &Context, a: &LeverArgs) -> Result<Levers> {
+    let (vr, sa, two_types) = (a.vr_max, a.sa_max, a.two_types);
     let repo = ctx.repo().ok();
     let cfg = |k: &str| -> Result<Option<u8>> {
         match repo
@@ -166,7 +158,7 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         anchor: &anchor,
         session: args.session.as_deref(),
         judge,
-        levers: levers(ctx, args.vr_max, args.sa_max, args.two_types)?,
+        levers: levers(ctx, &args.levers)?,
         judge_sees_anchor: args.judge_sees_anchor,
         unconfirmed,
         templates_dir,

@@ -37,20 +37,7 @@ pub struct CheckpointArgs {
 /// `text` with the managed block replaced by `block` (or removed when `None`).
 pub fn splice(text: &str, block: Option<&str>) -> String {
     let managed = block.map(|b| format!("{START}\n{}\n{END}\n", b.trim_end()));
-    if let (Some(a), Some(z)) = (text.find(START), text.find(END))
-        && a < z
-    {
-        let mut end = z + END.len();
-        if text[end..].starts_with('\n') {
-            end += 1;
-        }
-        let mut out = text[..a].to_string();
-        if let Some(m) = &managed {
-            out.push_str(m);
-        } else if out.ends_with("\n\n") {
-            out.pop();
-        }
-        out.push_str(&text[end..]);
+    if let Some(out) = super::markers::replace_between(text, START, END, managed.as_deref()) {
         return out;
     }
     match managed {

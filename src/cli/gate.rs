@@ -115,7 +115,14 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
         }
     }
     let agents = crate::history::range::AgentMatcher::from_settings(repo, None)?;
-    let levers = super::blame_origin::levers(ctx, None, None, false)?;
+    let levers = super::blame_origin::levers(
+        ctx,
+        &super::args::LeverArgs {
+            vr_max: None,
+            sa_max: None,
+            two_types: false,
+        },
+    )?;
     let write_notes = repo
         .config_string("sage.notes")?
         .is_none_or(|v| super::hooks::truthy(&v));

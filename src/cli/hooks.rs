@@ -59,18 +59,7 @@ fn block(name: &str) -> String {
 /// `text` with our block put in (or taken out when `name` is `None`).
 pub fn splice(text: &str, name: Option<&str>) -> String {
     let ours = name.map(block);
-    if let (Some(a), Some(z)) = (text.find(START), text.find(END))
-        && a < z
-    {
-        let mut end = z + END.len();
-        if text[end..].starts_with('\n') {
-            end += 1;
-        }
-        let mut out = text[..a].to_string();
-        if let Some(b) = &ours {
-            out.push_str(b);
-        }
-        out.push_str(&text[end..]);
+    if let Some(out) = super::markers::replace_between(text, START, END, ours.as_deref()) {
         return out;
     }
     match ours {

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod hooks;
 pub mod judge;
 pub mod manpage;
+pub mod markers;
 pub mod notes;
 pub mod origin;
 pub mod provenance;

@@ -24,17 +24,8 @@ pub struct OriginArgs {
     #[arg(long, value_name = "FILE")]
     pub provenance: std::path::PathBuf,
 
-    /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
-    #[arg(long, value_name = "N")]
-    pub vr_max: Option<u8>,
-
-    /// Missed opportunity when a later turn's SA is at most N [default: sage.saMax, else 1]
-    #[arg(long, value_name = "N")]
-    pub sa_max: Option<u8>,
-
-    /// not_noticed / noticed_chose_poorly instead of the three types
-    #[arg(long)]
-    pub two_types: bool,
+    #[command(flatten)]
+    pub levers: super::args::LeverArgs,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = DataFormat::Text)]
@@ -98,7 +89,7 @@ pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             .collect(),
         no_session: false,
     };
-    let levers = super::blame_origin::levers(ctx, args.vr_max, args.sa_max, args.two_types)?;
+    let levers = super::blame_origin::levers(ctx, &args.levers)?;
     let (origin, missed) = origin::locate(&input, &levers);
     let recommendation =
         crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None)?;

@@ -1009,29 +1009,23 @@ impl Repo {
 
     /// Adds a value to a multi-valued key of the repository's config.
     pub fn config_add(&self, key: &str, value: &str) -> Result<()> {
-        let mut config = self
-            .inner
-            .config()
-            .map_err(|e| git_err("cannot read git config", e))?;
-        let mut local = config
-            .open_level(git2::ConfigLevel::Local)
-            .map_err(|e| git_err("cannot open the repository config", e))?;
-        local
+        self.local_config()?
             .set_multivar(key, "^$", value)
-            .map_err(|e| git_err(format_args!("cannot set {key}"), e))?;
-        let _ = &mut config;
-        Ok(())
+            .map_err(|e| git_err(format_args!("cannot set {key}"), e))
+    }
+
+    /// The repository's own config file (`.git/config`), for writing.
+    fn local_config(&self) -> Result<git2::Config> {
+        self.inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?
+            .open_level(git2::ConfigLevel::Local)
+            .map_err(|e| git_err("cannot open the repository config", e))
     }
 
     /// Removes one value of a multi-valued key of the repository's config.
     pub fn config_remove(&self, key: &str, value: &str) -> Result<()> {
-        let config = self
-            .inner
-            .config()
-            .map_err(|e| git_err("cannot read git config", e))?;
-        let mut local = config
-            .open_level(git2::ConfigLevel::Local)
-            .map_err(|e| git_err("cannot open the repository config", e))?;
+        let mut local = self.local_config()?;
         match local.remove_multivar(key, &format!("^{}$", regex_escape(value))) {
             Ok(()) => Ok(()),
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),

@@ -59,6 +59,33 @@ pub fn report(doc: &ReportDoc) -> Value {
     if f.line.is_some() {
         location["physicalLocation"]["region"] = region;
     }
+    let rule = json!({
+        "id": "sage/repair-origin",
+        "name": "RepairOrigin",
+        "shortDescription": {"text": "Where an AI agent's security repair first went wrong"},
+        "fullDescription": {"text": "A confirmed defect remains after an agent's repair; SAGE locates the turn where the agent first diverged from the security intent."},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": tags}
+    });
+    let result = json!({
+        "ruleId": "sage/repair-origin",
+        "ruleIndex": 0,
+        "level": "warning",
+        "message": {"text": format!("{origin}{prov}{missed}")},
+        "locations": [location],
+        "partialFingerprints": {"sageFinding/v1": f.id},
+        "properties": {
+            "origin": o,
+            "provenance": p.status,
+            "unconfirmed": doc.unconfirmed,
+            "missed_opportunities": doc.missed_opportunities,
+        }
+    });
+    log(rule, vec![result])
+}
+
+/// A SARIF 2.1.0 log of one git-sage run with one rule.
+pub fn log(rule: Value, results: Vec<Value>) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -67,29 +94,9 @@ pub fn report(doc: &ReportDoc) -> Value {
                 "name": "git-sage",
                 "version": env!("CARGO_PKG_VERSION"),
                 "informationUri": "https://github.com/git-sage/git-sage",
-                "rules": [{
-                    "id": "sage/repair-origin",
-                    "name": "RepairOrigin",
-                    "shortDescription": {"text": "Where an AI agent's security repair first went wrong"},
-                    "fullDescription": {"text": "A confirmed defect remains after an agent's repair; SAGE locates the turn where the agent first diverged from the security intent."},
-                    "defaultConfiguration": {"level": "warning"},
-                    "properties": {"tags": tags}
-                }]
+                "rules": [rule]
             }},
-            "results": [{
-                "ruleId": "sage/repair-origin",
-                "ruleIndex": 0,
-                "level": "warning",
-                "message": {"text": format!("{origin}{prov}{missed}")},
-                "locations": [location],
-                "partialFingerprints": {"sageFinding/v1": f.id},
-                "properties": {
-                    "origin": o,
-                    "provenance": p.status,
-                    "unconfirmed": doc.unconfirmed,
-                    "missed_opportunities": doc.missed_opportunities,
-                }
-            }]
+            "results": results
         }]
     })
 }

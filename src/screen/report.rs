@@ -213,24 +213,13 @@ pub fn sarif(d: &ScreenDoc) -> Value {
             })
         })
         .collect();
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "git-sage",
-                "informationUri": "https://example.invalid/git-sage",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": [{
-                    "id": "sage/screen-candidate",
-                    "name": "SilentFailureCandidate",
-                    "shortDescription": {"text": "A changed file that parses, keeps its definitions and imports, and is flagged by Bandit or the rule score R"},
-                    "help": {"text": "Screening (SPEC §8): candidates need a person's confirmation before they become failure anchors for git sage blame-origin."}
-                }]
-            }},
-            "results": results
-        }]
-    })
+    let rule = json!({
+        "id": "sage/screen-candidate",
+        "name": "SilentFailureCandidate",
+        "shortDescription": {"text": "A changed file that parses, keeps its definitions and imports, and is flagged by Bandit or the rule score R"},
+        "help": {"text": "Screening (SPEC §8): candidates need a person's confirmation before they become failure anchors for git sage blame-origin."}
+    });
+    crate::report::sarif::log(rule, results)
 }
 
 fn slug(s: &str) -> String {

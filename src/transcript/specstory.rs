@@ -1,6 +1,6 @@
 //! SpecStory Markdown exports of Cursor chats: `_**User**_` / `_**Assistant**_` markers,
 //! parts separated by `---` lines outside code fences, tool blocks in `<details>`, edits as
-//! ```diff parts without file names. A file with no speaker markers (say, a hand-written
+//! fenced `diff` blocks without file names. A file with no speaker markers (say, a hand-written
 //! summary kept in the same folder) is rejected, not turned into turns.
 
 use std::sync::OnceLock;

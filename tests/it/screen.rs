@@ -46,6 +46,20 @@ fn range() -> Repo {
     r
 }
 
+/// `screen HEAD --base HEAD~1 --no-bandit` and more arguments.
+fn screen_run(r: &Repo, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec!["screen", "HEAD", "--base", "HEAD~1", "--no-bandit"];
+    args.extend_from_slice(extra);
+    r.sage(&args)
+}
+
+/// The same, as JSON.
+fn screen_json(r: &Repo, extra: &[&str]) -> Value {
+    let mut args = vec!["--format", "json"];
+    args.extend_from_slice(extra);
+    screen_run(r, &args).ok().json()
+}
+
 fn file<'a>(doc: &'a Value, path: &str) -> &'a Value {
     doc["files"]
         .as_array()
@@ -116,10 +130,7 @@ fn layers_candidates_and_outputs() {
     assert_eq!(doc["candidates"][0]["cwe"], 78);
 
     // text names every layer's reason
-    let text = r
-        .sage(&["screen", "HEAD", "--base", "HEAD~1", "--no-bandit"])
-        .ok()
-        .stdout;
+    let text = screen_run(&r, &[]).ok().stdout;
     for needle in [
         "L0: line 1: missing",
         "L1: removed since the base: Box.open",
@@ -131,18 +142,7 @@ fn layers_candidates_and_outputs() {
         assert!(text.contains(needle), "{needle:?} missing from\n{text}");
     }
     // the task's CWE raises the score of its sinks
-    let with_cwe = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--cwe",
-            "CWE-78",
-            "--format",
-            "json",
-        ])
+    let with_cwe = screen_run(&r, &["--cwe", "CWE-78", "--format", "json"])
         .ok()
         .json();
     assert!(
@@ -150,62 +150,21 @@ fn layers_candidates_and_outputs() {
     );
     assert_eq!(file(&with_cwe, "app/views.py")["l3"]["weakness"]["cwe"], 78);
     // pathspecs limit the files; --fail-on-candidates gates
-    let only = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--format",
-            "json",
-            "--",
-            "app/clean.py",
-        ])
-        .ok()
-        .json();
+    let only = screen_json(&r, &["--", "app/clean.py"]);
     assert_eq!(only["counts"]["files"], 1);
-    let gate = r.sage(&[
-        "screen",
-        "HEAD",
-        "--base",
-        "HEAD~1",
-        "--no-bandit",
-        "--fail-on-candidates",
-    ]);
+    let gate = screen_run(&r, &["--fail-on-candidates"]);
     assert_eq!(gate.code, 1);
 
     // SARIF and anchors that blame-origin takes, marked unconfirmed
-    let sarif: Value = serde_json::from_str(
-        &r.sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--format",
-            "sarif",
-        ])
-        .ok()
-        .stdout,
-    )
-    .unwrap();
+    let sarif: Value =
+        serde_json::from_str(&screen_run(&r, &["--format", "sarif"]).ok().stdout).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     assert_eq!(
         sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
         "app/views.py"
     );
     let dir = r.path().join("cand");
-    r.sage(&[
-        "screen",
-        "HEAD",
-        "--base",
-        "HEAD~1",
-        "--no-bandit",
-        "--emit-anchors",
-        dir.to_str().unwrap(),
-    ])
-    .ok();
+    screen_run(&r, &["--emit-anchors", dir.to_str().unwrap()]).ok();
     let anchors: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
@@ -240,49 +199,12 @@ fn layers_candidates_and_outputs() {
 fn repository_code_runs_only_when_asked() {
     let r = range();
     // a test command that leaves a mark: nothing runs by default
-    let run = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--format",
-            "json",
-        ])
-        .ok()
-        .json();
+    let run = screen_json(&r, &[]);
     assert_eq!(run["tests"]["status"], "not run");
-    let ok = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--format",
-            "json",
-            "--run-tests",
-            "test -f app/views.py",
-        ])
-        .ok()
-        .json();
+    let ok = screen_json(&r, &["--run-tests", "test -f app/views.py"]);
     assert_eq!(ok["tests"]["status"], "passed", "{}", ok["tests"]);
     assert_eq!(file(&ok, "app/views.py")["candidate"], true);
-    let failing = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--format",
-            "json",
-            "--run-tests",
-            "echo one; echo two >&2; exit 3",
-        ])
-        .ok()
-        .json();
+    let failing = screen_json(&r, &["--run-tests", "echo one; echo two >&2; exit 3"]);
     assert_eq!(failing["tests"]["status"], "failed");
     assert!(
         failing["tests"]["detail"]
@@ -299,20 +221,7 @@ fn repository_code_runs_only_when_asked() {
     );
     // the checkout is the tip's, not the worktree's
     std::fs::remove_file(r.path().join("app/views.py")).unwrap();
-    let tip = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--no-bandit",
-            "--format",
-            "json",
-            "--run-tests",
-            "test -f app/views.py",
-        ])
-        .ok()
-        .json();
+    let tip = screen_json(&r, &["--run-tests", "test -f app/views.py"]);
     assert_eq!(tip["tests"]["status"], "passed");
 }
 
