@@ -10,28 +10,21 @@ import os
 import subprocess
 import sys
 
+import benchlib
+
 out = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-FRAGMENT = 'if not url.startswith("https://"):'
+FRAGMENT = benchlib.FRAGMENT
 FRAMEWORKS = ["openhands", "swe-agent", "aider"]
 MODELS = ["gpt-4.1", "claude-sonnet-4-5"]
 
 
+
 def fetcher(version, vulnerable):
-    lines = ['"""Product media fetcher."""', "import urllib.request", ""]
-    for i in range(30):
-        lines.append(f"def helper_{i}(x):\n    return x + {i}\n")
-    lines.append(f"VERSION = {version}")
-    lines.append("def download(url):")
-    if vulnerable:
-        lines.append("    " + FRAGMENT)
-        lines.append("        raise ValueError(url)")
-    lines.append("    return urllib.request.urlopen(url).read()")
-    return "\n".join(lines) + "\n"
+    return benchlib.fetcher(version, vulnerable, 30)
 
 
-def yq(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+yq = benchlib.yq
 
 
 TEXTS = [

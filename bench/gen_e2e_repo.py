@@ -5,27 +5,20 @@ INTRO), the rest changes to other files; the last commit also adds a TURNS-turn 
 under .sage/sessions/ whose edits replay every write (write k is turn 4k)."""
 import sys
 
+import benchlib
+
 N, WRITES, TURNS, INTRO = 2000, 50, 200, 30
-FRAGMENT = 'if not url.startswith("https://"):'
+FRAGMENT = benchlib.FRAGMENT
 out = sys.stdout.buffer
 every = N // WRITES
 
 
+
 def fetcher(version, vulnerable):
-    lines = ['"""Product media fetcher."""', "import urllib.request", ""]
-    for i in range(60):
-        lines.append(f"def helper_{i}(x):\n    return x + {i}\n")
-    lines.append(f"VERSION = {version}")
-    lines.append("def download(url):")
-    if vulnerable:
-        lines.append("    " + FRAGMENT)
-        lines.append("        raise ValueError(url)")
-    lines.append("    return urllib.request.urlopen(url).read()")
-    return "\n".join(lines) + "\n"
+    return benchlib.fetcher(version, vulnerable, 60)
 
 
-def yq(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+yq = benchlib.yq
 
 
 def session():

@@ -7,9 +7,11 @@ fragment appears at commit INTRO and stays to the tip.
 """
 import sys
 
+import benchlib
+
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
 INTRO = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
-FRAGMENT = 'if not url.startswith("https://"):'
+FRAGMENT = benchlib.FRAGMENT
 out = sys.stdout.buffer
 
 
@@ -19,17 +21,9 @@ def blob_cmd(path, text):
     out.write(data + b"\n")
 
 
+
 def fetcher(version, vulnerable):
-    lines = ['"""Product media fetcher."""', "import urllib.request", ""]
-    for i in range(120):
-        lines.append(f"def helper_{i}(x):\n    return x + {i}\n")
-    lines.append(f"VERSION = {version}")
-    lines.append("def download(url):")
-    if vulnerable:
-        lines.append("    " + FRAGMENT)
-        lines.append("        raise ValueError(url)")
-    lines.append("    return urllib.request.urlopen(url).read()")
-    return "\n".join(lines) + "\n"
+    return benchlib.fetcher(version, vulnerable, 120)
 
 
 def commit(i, message, files, first=False):

@@ -4,6 +4,7 @@ use crate::error::Result;
 use crate::git::Repo;
 use crate::history::provenance::{self, Provenance};
 use crate::history::range::Range;
+use crate::report::clip;
 use crate::report::json::SessionJson;
 use crate::transcript::discover::{self, Found};
 use crate::transcript::mapping::{self, Mapping, Scope, WriteView};
@@ -177,17 +178,6 @@ fn anchor_for_judge(a: &crate::model::Anchor, fragments: &[String]) -> String {
         s.push_str(&format!("; code: {}", fragments.join(" … ")));
     }
     s
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
-        c.push('…');
-        c
-    }
 }
 
 /// Provenance, session, judge, origin rule and recommendation: the whole of `blame-origin`.

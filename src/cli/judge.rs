@@ -11,6 +11,7 @@ use crate::judge::backends::Spec;
 use crate::judge::cache::{self, Cache};
 use crate::judge::model::{Dim, ScoresDoc};
 use crate::judge::run::{self, Options};
+use crate::report::clip;
 use crate::transcript::mapping::{self, Mapping};
 use crate::transcript::{self, Format};
 
@@ -148,17 +149,6 @@ pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
         .hint("run the same command again: finished calls are cached and are not repeated"));
     }
     Ok(0)
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
-        c.push('…');
-        c
-    }
 }
 
 /// Turn scores as a table, with the strongest quote of each turn.

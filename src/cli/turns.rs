@@ -5,6 +5,7 @@ use clap::Args;
 use super::Context;
 use super::args::DataFormat;
 use crate::error::{Error, Result};
+use crate::report::clip;
 use crate::transcript::{self, Format, Input, Transcript};
 
 /// The canonical turns of an agent session transcript
@@ -58,17 +59,6 @@ pub fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
         DataFormat::Text => ctx.print(&render(&t))?,
     }
     Ok(0)
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
-        c.push('…');
-        c
-    }
 }
 
 /// A compact numbered list, one line per turn, with context messages where they fall.

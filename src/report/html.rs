@@ -97,16 +97,7 @@ pub fn report(doc: &ReportDoc) -> String {
         Status::Undetermined => format!("undetermined — {}", o.detail.as_deref().unwrap_or("")),
     };
     let p = &doc.provenance;
-    let prov = match &p.introducing_write {
-        Some(w) => format!(
-            "{} by write {} ({}){}",
-            p.status.as_str().replace('_', " "),
-            w.write,
-            &w.commit[..w.commit.len().min(7)],
-            w.turn.map(|t| format!(" at turn {t}")).unwrap_or_default()
-        ),
-        None => p.status.as_str().replace('_', " "),
-    };
+    let prov = super::provenance_words(p, str::to_string);
     let legend: String = COLORS
         .iter()
         .zip(Dim::ALL)

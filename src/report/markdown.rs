@@ -1,6 +1,7 @@
 //! `blame-origin --format md`: a report ready for a pull-request comment; long turn tables
 //! fold into `<details>`. Transcript text is escaped so a log cannot inject Markdown or HTML.
 
+use super::clip;
 use crate::judge::model::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
@@ -23,16 +24,6 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut c: String = s.chars().take(max - 1).collect();
-        c.push('…');
-        c
-    }
 }
 
 /// Turn tables longer than this fold into `<details>`.
@@ -63,16 +54,7 @@ pub fn report(doc: &ReportDoc) -> String {
         ),
     };
     let p = &doc.provenance;
-    let prov = match &p.introducing_write {
-        Some(w) => format!(
-            "{} by write {} (`{}`){}",
-            p.status.as_str().replace('_', " "),
-            w.write,
-            &w.commit[..w.commit.len().min(7)],
-            w.turn.map(|t| format!(" at turn {t}")).unwrap_or_default()
-        ),
-        None => p.status.as_str().replace('_', " "),
-    };
+    let prov = super::provenance_words(p, |c| format!("`{c}`"));
     out.push_str(&format!(
         "**Origin:** {origin}  \n**Provenance:** {prov} · reconstruction `{}`  \n",
         p.reconstruction.as_str()

@@ -8,3 +8,29 @@ pub mod markdown;
 pub mod recommend;
 pub mod sarif;
 pub mod text;
+
+/// `s` on one line (white space folded), cut to `max` characters with an ellipsis.
+pub fn clip(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}
+
+/// The provenance in words, the commit shown through `commit` (plain, or as code).
+pub fn provenance_words(p: &json::ProvenanceJson, commit: impl Fn(&str) -> String) -> String {
+    let status = p.status.as_str().replace('_', " ");
+    match &p.introducing_write {
+        Some(w) => format!(
+            "{status} by write {} ({}){}",
+            w.write,
+            commit(&w.commit[..w.commit.len().min(7)]),
+            w.turn.map(|t| format!(" at turn {t}")).unwrap_or_default()
+        ),
+        None => status,
+    }
+}

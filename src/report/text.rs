@@ -1,21 +1,11 @@
 //! Plain-text rendering for people: aligned, short, and the same bytes for the same input.
 
+use super::clip;
 use crate::model::{AnchorKind, ProvenanceStatus};
 use crate::report::json::{ProvenanceDoc, WriteJson};
 
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(7)]
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
-        c.push('…');
-        c
-    }
 }
 
 /// The largest number of writes listed one by one; the rest are summarised.

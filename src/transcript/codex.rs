@@ -11,7 +11,7 @@ use super::lines::Lines;
 use super::markdown::unified_diff_changes;
 use super::model::{Edit, FileChange, SourceRef, ToolCall};
 use super::{Builder, Format, Transcript, relative_path, value_text};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 #[derive(Deserialize)]
 struct Line {
@@ -58,17 +58,8 @@ pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
         has_user_events: false,
         fallback_prompts: Vec::new(),
     };
-    loop {
-        let next = lines
-            .next_line()
-            .map_err(|e| Error::input(format!("{name}: cannot read: {e}")))?;
-        let Some((n, raw)) = next else { break };
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let line: Line = match serde_json::from_slice(raw)
-            .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(raw)))
-        {
+    while let Some((n, parsed)) = lines.next_json::<Line>(name)? {
+        let line: Line = match parsed {
             Ok(l) => l,
             Err(e) => {
                 st.b.skip(n, format!("not a Codex record: {e}"));

@@ -7,23 +7,14 @@ use serde_json::Value;
 use super::lines::Lines;
 use super::model::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
 use super::{Builder, Format, Transcript, relative_path, value_text};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
     let mut b = Builder::new("cursor");
     let mut cwd: Option<String> = None;
     let mut reasoning = String::new();
-    loop {
-        let next = lines
-            .next_line()
-            .map_err(|e| Error::input(format!("{name}: cannot read: {e}")))?;
-        let Some((n, raw)) = next else { break };
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let v: Value = match serde_json::from_slice(raw)
-            .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(raw)))
-        {
+    while let Some((n, parsed)) = lines.next_json::<Value>(name)? {
+        let v: Value = match parsed {
             Ok(v) => v,
             Err(e) => {
                 b.skip(n, format!("not a Cursor record: {e}"));

@@ -67,6 +67,31 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// The next non-blank line read as a JSON record (invalid UTF-8 replaced first), or
+    /// `None` at the end; the parse error is the caller's to report as a skipped line.
+    /// (Claude Code logs are parsed zero-copy by their own loop instead.)
+    pub fn next_json<T: serde::de::DeserializeOwned>(
+        &mut self,
+        name: &str,
+    ) -> crate::error::Result<Option<(u64, serde_json::Result<T>)>> {
+        loop {
+            let next = self
+                .next_line()
+                .map_err(|e| crate::error::Error::input(format!("{name}: cannot read: {e}")))?;
+            let Some((n, raw)) = next else {
+                return Ok(None);
+            };
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let parsed = match std::str::from_utf8(raw) {
+                Ok(text) => serde_json::from_str(text),
+                Err(_) => serde_json::from_str(&String::from_utf8_lossy(raw)),
+            };
+            return Ok(Some((n, parsed)));
+        }
+    }
+
     /// The next line, or `None` at the end. Read errors end the input (and are returned).
     pub fn next_line(&mut self) -> std::io::Result<Option<(u64, &[u8])>> {
         self.buf.clear();

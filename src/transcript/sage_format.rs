@@ -208,16 +208,8 @@ fn check_schema(schema: Option<&str>, name: &str) -> Result<()> {
 fn parse_jsonl(input: Input, name: &str) -> Result<Transcript> {
     let mut b = Builder::new("agent");
     let mut lines = input.lines();
-    while let Some((n, line)) = lines
-        .next_line()
-        .map_err(|e| Error::input(format!("{name}: cannot read: {e}")))?
-    {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let r: Record = match serde_json::from_slice(line)
-            .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(line)))
-        {
+    while let Some((n, parsed)) = lines.next_json::<Record>(name)? {
+        let r: Record = match parsed {
             Ok(r) => r,
             Err(e) => {
                 b.skip(n, format!("not a session record: {e}"));

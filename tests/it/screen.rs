@@ -72,18 +72,7 @@ fn file<'a>(doc: &'a Value, path: &str) -> &'a Value {
 #[test]
 fn layers_candidates_and_outputs() {
     let r = range();
-    let doc = r
-        .sage(&[
-            "screen",
-            "HEAD",
-            "--base",
-            "HEAD~1",
-            "--format",
-            "json",
-            "--no-bandit",
-        ])
-        .ok()
-        .json();
+    let doc = screen_json(&r, &[]);
     assert_eq!(doc["schema"], "sage.screen/1");
     assert_eq!(doc["bandit"]["status"], "off");
     assert_eq!(doc["tests"]["status"], "not run");
@@ -397,22 +386,7 @@ fn securityeval_measurement() {
         cwes.dedup();
         for c in cwes {
             let spec = format!("samples/{c}_*");
-            let d = r
-                .sage(&[
-                    "screen",
-                    "HEAD",
-                    "--base",
-                    "HEAD~1",
-                    "--format",
-                    "json",
-                    "--no-bandit",
-                    "--cwe",
-                    &c,
-                    "--",
-                    &spec,
-                ])
-                .ok()
-                .json();
+            let d = screen_json(r, &["--cwe", &c, "--", &spec]);
             flagged.extend(
                 d["files"]
                     .as_array()
