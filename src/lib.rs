@@ -9,6 +9,7 @@ pub mod agree;
 pub mod batch;
 pub mod cli;
 pub mod error;
+pub mod files;
 pub mod finding;
 pub mod git;
 pub mod history;

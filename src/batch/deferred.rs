@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::Case;
 use super::run::{self, RunOptions};
 use crate::error::{Error, Result};
+use crate::files::write_atomic;
 use crate::judge::backends::Spec;
 use crate::judge::batch_api::{Provider, Status};
-use crate::judge::cache::{Entry, write_atomic};
+use crate::judge::cache::Entry;
 use crate::judge::run::Deferred;
 
 const STATE_SCHEMA: &str = "sage.judge-batches/1";

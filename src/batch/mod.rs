@@ -144,8 +144,7 @@ impl Manifest {
     /// Reads and checks a manifest; every problem is one line naming the file and the case.
     pub fn load(path: &Path) -> Result<Manifest> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(format!("cannot read manifest {name}: {e}")))?;
+        let text = crate::files::read_text(path, "manifest", crate::files::DOC_CAP)?;
         let file: ManifestFile = serde_yaml::from_str(&text).map_err(|e| {
             let at = e
                 .location()

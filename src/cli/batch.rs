@@ -117,7 +117,7 @@ fn compact(path: &Path, order: &[String]) -> Result<()> {
             .map_err(|e| Error::env(format!("cannot encode a result: {e}")))?;
         bytes.push(b'\n');
     }
-    crate::judge::cache::write_atomic(path, &bytes)
+    crate::files::write_output(path, &bytes)
         .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))
 }
 

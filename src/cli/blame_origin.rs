@@ -126,7 +126,7 @@ pub fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
 /// Writes a rendered report to `--out` or stdout.
 pub fn emit(ctx: &Context, text: &str, out: Option<&std::path::Path>) -> Result<()> {
     match out {
-        Some(p) => crate::judge::cache::write_atomic(p, text.as_bytes())
+        Some(p) => crate::files::write_output(p, text.as_bytes())
             .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display()))),
         None => ctx.print(text),
     }

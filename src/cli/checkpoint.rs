@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
         eprintln!("{}: already up to date", path.display());
         return Ok(0);
     }
-    crate::judge::cache::write_atomic(path, new.as_bytes())
+    crate::files::write_output(path, new.as_bytes())
         .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))?;
     eprintln!(
         "{}: security-plan checkpoint {}",

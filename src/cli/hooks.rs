@@ -1,6 +1,11 @@
 //! `git sage hooks install|uninstall|status`, and the hook runner (`git sage hook NAME`).
-//! Installation keeps any existing hook: our lines live between markers and leave again on
-//! uninstall; `core.hooksPath` is respected; `notes.rewriteRef` gains refs/notes/sage.
+//!
+//! A hook that is already there is never edited: it is moved aside, untouched, to
+//! `NAME.sage-orig` (a rename: content, mode, a missing final newline and a symlink all stay
+//! as they were), and our own shell wrapper takes its place, runs `git-sage hook NAME` first
+//! and then the user's hook with the same arguments and input. Uninstall renames it back.
+//! This works whatever language the user's hook is written in, and an `exit 0` in it cannot
+//! hide our part. `core.hooksPath` is respected; `notes.rewriteRef` gains refs/notes/sage.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -17,14 +22,17 @@ pub const HOOKS: [&str; 4] = [
     "post-rewrite",
     "prepare-commit-msg",
 ];
+/// The second line of every wrapper we write; how `status` and `uninstall` know it is ours.
 const START: &str =
     "# >>> git-sage >>> (managed by `git sage hooks install`; do not edit between the markers)";
 const END: &str = "# <<< git-sage <<<";
+/// Where the user's own hook waits while ours is installed.
+const KEPT: &str = "sage-orig";
 
 /// Install, remove or inspect the git hooks
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Hooks: pre-merge-commit (analyse the merged branch against .sage/findings/, write notes),\npre-push, post-rewrite (keep notes across rebase/amend), prepare-commit-msg (Sage-Session trailer).\nSettings: sage.findings, sage.scanner, sage.block (refuse merges), sage.strict (internal errors block)."
+    after_help = "Hooks: pre-merge-commit (analyse the merged branch against .sage/findings/, write notes),\npre-push, post-rewrite (keep notes across rebase/amend), prepare-commit-msg (Sage-Session trailer).\nA hook that is already there is kept, untouched, as NAME.sage-orig and runs after git sage's part;\nuninstall puts it back byte for byte. Without git-sage on PATH the hooks warn and let git go on.\nSettings: sage.findings, sage.scanner, sage.block (refuse merges), sage.strict (internal errors block)."
 )]
 pub struct HooksArgs {
     #[command(subcommand)]
@@ -33,9 +41,9 @@ pub struct HooksArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCmd {
-    /// Install the hooks (idempotent; existing hook content is kept)
+    /// Install the hooks (idempotent; an existing hook is kept and still runs)
     Install,
-    /// Remove git sage's lines from the hooks (restoring what was there)
+    /// Remove git sage's hooks, putting back what was there byte for byte
     Uninstall,
     /// Which hooks are installed, and where
     Status,
@@ -50,30 +58,94 @@ pub struct HookArgs {
     pub args: Vec<String>,
 }
 
-fn block(name: &str) -> String {
+/// Hooks that git feeds on standard input: both our part and the user's hook need it.
+fn reads_stdin(name: &str) -> bool {
+    matches!(name, "pre-push" | "post-rewrite")
+}
+
+/// The wrapper installed as hook `name`.
+pub fn wrapper(name: &str) -> String {
+    // post-rewrite's exit status is ignored by git, so the user's hook runs whatever ours said.
+    let stop_on_failure = name != "post-rewrite";
+    let (read, feed) = if reads_stdin(name) {
+        (
+            // `x` keeps trailing newlines through the command substitution.
+            "input=$(cat; echo x)\ninput=${input%x}\n",
+            "printf '%s' \"$input\" | ",
+        )
+    } else {
+        ("", "")
+    };
+    let after_ours = if stop_on_failure {
+        "  [ \"$status\" -eq 0 ] || exit \"$status\"\n"
+    } else {
+        ""
+    };
     format!(
-        "{START}\ncommand -v git-sage >/dev/null 2>&1 && {{ git sage hook {name} \"$@\" || exit $?; }}\n{END}\n"
+        "#!/bin/sh\n{START}\n\
+# git-sage's {name} hook runs first; a hook that was here before is kept untouched as\n\
+# {name}.{KEPT} and runs after it. `git sage hooks uninstall` puts that one back.\n\
+# Without git-sage on PATH this warns and lets git go on.\n\
+{read}status=0\n\
+if command -v git-sage >/dev/null 2>&1; then\n\
+  {feed}git-sage hook {name} \"$@\"\n\
+  status=$?\n\
+{after_ours}\
+else\n\
+  echo \"git-sage: warning: git-sage is not on PATH; its {name} hook did nothing (install it, or run git sage hooks uninstall)\" >&2\n\
+fi\n\
+if [ -x \"$0.{KEPT}\" ]; then\n\
+  {feed}\"$0.{KEPT}\" \"$@\"\n\
+  status=$?\n\
+fi\n\
+exit \"$status\"\n\
+{END}\n"
     )
 }
 
-/// `text` with our block put in (or taken out when `name` is `None`).
-pub fn splice(text: &str, name: Option<&str>) -> String {
-    let ours = name.map(block);
-    if let Some(out) = super::markers::replace_between(text, START, END, ours.as_deref()) {
-        return out;
+/// What sits at a hook's path.
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    Missing,
+    /// Our wrapper (any version of it).
+    Ours,
+    /// A hook an older git-sage appended its block to (text with the block taken out).
+    Appended(String),
+    /// Somebody else's hook.
+    Foreign,
+}
+
+fn state(path: &Path) -> Result<State> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::Missing),
+        Err(e) => return Err(io_err("read", path, e)),
+    };
+    if !meta.file_type().is_file() {
+        return Ok(State::Foreign); // a symlink or something stranger: never opened, only moved
     }
-    match ours {
-        None => text.to_string(),
-        Some(b) if text.trim().is_empty() => format!("#!/bin/sh\n{b}"),
-        Some(b) => {
-            let mut out = text.to_string();
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(&b);
-            out
-        }
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(1 << 20).read_to_end(&mut text))
+        .map_err(|e| io_err("read", path, e))?;
+    let Ok(text) = String::from_utf8(text) else {
+        return Ok(State::Foreign);
+    };
+    if text.lines().nth(1) == Some(START) {
+        return Ok(State::Ours);
     }
+    // Older versions appended this exact block; only its exact form counts as ours.
+    let old_block = |name: &str| {
+        format!(
+            "{START}\ncommand -v git-sage >/dev/null 2>&1 && {{ git sage hook {name} \"$@\" || exit $?; }}\n{END}\n"
+        )
+    };
+    if let Some(name) = path.file_name().and_then(|n| n.to_str())
+        && text.contains(&old_block(name))
+    {
+        return Ok(State::Appended(text.replacen(&old_block(name), "", 1)));
+    }
+    Ok(State::Foreign)
 }
 
 fn io_err(what: &str, p: &Path, e: std::io::Error) -> Error {
@@ -81,17 +153,101 @@ fn io_err(what: &str, p: &Path, e: std::io::Error) -> Error {
         .hint("check the permissions of the hooks directory (core.hooksPath)")
 }
 
-fn make_executable(p: &Path) -> Result<()> {
+fn kept_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(format!(".{KEPT}"));
+    PathBuf::from(s)
+}
+
+fn exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
+
+/// Writes our wrapper at `path` (atomically, mode 0755).
+fn write_wrapper(name: &str, path: &Path) -> Result<()> {
+    crate::files::write_atomic(path, wrapper(name).as_bytes())
+        .map_err(|e| io_err("write", path, e))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mut perm = std::fs::metadata(p)
-            .map_err(|e| io_err("read", p, e))?
-            .permissions();
-        perm.set_mode(perm.mode() | 0o755);
-        std::fs::set_permissions(p, perm).map_err(|e| io_err("make executable", p, e))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| io_err("make executable", path, e))?;
     }
     Ok(())
+}
+
+/// Writes text back to a hook an older version appended to, keeping its mode.
+fn rewrite_keeping_mode(path: &Path, text: &str) -> Result<()> {
+    let perm = std::fs::metadata(path)
+        .map_err(|e| io_err("read", path, e))?
+        .permissions();
+    crate::files::write_atomic(path, text.as_bytes()).map_err(|e| io_err("write", path, e))?;
+    std::fs::set_permissions(path, perm).map_err(|e| io_err("write", path, e))
+}
+
+fn install_one(name: &str, path: &Path) -> Result<&'static str> {
+    let kept = kept_path(path);
+    let mut st = state(path)?;
+    if let State::Appended(text) = &st {
+        rewrite_keeping_mode(path, text)?;
+        st = State::Foreign;
+    }
+    match st {
+        State::Ours => {
+            if std::fs::read_to_string(path).ok().as_deref() == Some(wrapper(name).as_str()) {
+                return Ok("already installed");
+            }
+            write_wrapper(name, path)?;
+            Ok("updated")
+        }
+        State::Missing if exists(&kept) => {
+            // Our wrapper was deleted by hand: the kept hook is the user's current one.
+            std::fs::rename(&kept, path).map_err(|e| io_err("restore", &kept, e))?;
+            install_one(name, path)
+        }
+        State::Missing => {
+            write_wrapper(name, path)?;
+            Ok("installed")
+        }
+        State::Foreign if exists(&kept) => Err(Error::input(format!(
+            "cannot install the {name} hook: {} exists and so does {}",
+            path.display(),
+            kept.display()
+        ))),
+        State::Foreign | State::Appended(_) => {
+            std::fs::rename(path, &kept).map_err(|e| io_err("move aside", path, e))?;
+            if let Err(e) = write_wrapper(name, path) {
+                let _ = std::fs::rename(&kept, path);
+                return Err(e);
+            }
+            Ok("the existing hook is kept and runs after it")
+        }
+    }
+}
+
+fn uninstall_one(path: &Path) -> Result<Option<&'static str>> {
+    let kept = kept_path(path);
+    match state(path)? {
+        State::Ours => {
+            if exists(&kept) {
+                // rename replaces our wrapper in one step
+                std::fs::rename(&kept, path).map_err(|e| io_err("restore", &kept, e))?;
+                Ok(Some("removed; the earlier hook is back"))
+            } else {
+                std::fs::remove_file(path).map_err(|e| io_err("remove", path, e))?;
+                Ok(Some("removed"))
+            }
+        }
+        State::Appended(text) => {
+            if text == "#!/bin/sh\n" {
+                std::fs::remove_file(path).map_err(|e| io_err("remove", path, e))?;
+            } else {
+                rewrite_keeping_mode(path, &text)?;
+            }
+            Ok(Some("removed (installed by an older git-sage)"))
+        }
+        State::Missing | State::Foreign => Ok(None),
+    }
 }
 
 fn hook_paths(repo: &Repo) -> Result<(PathBuf, Vec<(String, PathBuf)>)> {
@@ -106,17 +262,25 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
     match args.cmd {
         HooksCmd::Install => {
             std::fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, e))?;
+            // Every conflict before any change: a refused install leaves nothing half done.
             for (name, path) in &hooks {
-                let old = match std::fs::read_to_string(path) {
-                    Ok(t) => t,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                    Err(e) => return Err(io_err("read", path, e)),
-                };
-                let new = splice(&old, Some(name));
-                if new != old {
-                    std::fs::write(path, &new).map_err(|e| io_err("write", path, e))?;
+                if matches!(state(path)?, State::Foreign | State::Appended(_))
+                    && exists(&kept_path(path))
+                {
+                    return Err(Error::input(format!(
+                        "cannot install the {name} hook: {} exists and so does {}",
+                        path.display(),
+                        kept_path(path).display()
+                    ))
+                    .hint("move one of them away, then run git sage hooks install again"));
                 }
-                make_executable(path)?;
+            }
+            let mut notes = Vec::new();
+            for (name, path) in &hooks {
+                let what = install_one(name, path)?;
+                if what != "installed" && what != "already installed" {
+                    notes.push(format!("{name}: {what}"));
+                }
             }
             if !repo
                 .config_all("notes.rewriteRef")?
@@ -125,31 +289,34 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
             {
                 repo.config_add("notes.rewriteRef", NOTES_REF)?;
             }
+            let notes = match notes.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", notes.join("; ")),
+            };
             eprintln!(
-                "git-sage: hooks installed in {} ({}); notes.rewriteRef includes {NOTES_REF}",
+                "git-sage: hooks installed in {}{notes}; notes.rewriteRef includes {NOTES_REF}",
                 dir.display(),
-                HOOKS.join(", ")
             );
         }
         HooksCmd::Uninstall => {
-            for (_, path) in &hooks {
-                let Ok(old) = std::fs::read_to_string(path) else {
-                    continue;
-                };
-                let new = splice(&old, None);
-                if new == old {
-                    continue;
-                }
-                if new.trim().is_empty() || new.trim() == "#!/bin/sh" {
-                    std::fs::remove_file(path).map_err(|e| io_err("remove", path, e))?;
-                } else {
-                    std::fs::write(path, &new).map_err(|e| io_err("write", path, e))?;
+            let mut done = Vec::new();
+            for (name, path) in &hooks {
+                if let Some(what) = uninstall_one(path)? {
+                    done.push(format!("{name}: {what}"));
                 }
             }
-            eprintln!(
-                "git-sage: hooks removed from {} (notes.rewriteRef is left as it is)",
-                dir.display()
-            );
+            if done.is_empty() {
+                eprintln!(
+                    "git-sage: no git-sage hooks were installed in {}",
+                    dir.display()
+                );
+            } else {
+                eprintln!(
+                    "git-sage: hooks removed from {} ({}); notes.rewriteRef is left as it is",
+                    dir.display(),
+                    done.join("; ")
+                );
+            }
         }
         HooksCmd::Status => {
             let mut out = format!(
@@ -162,10 +329,17 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
                 }
             );
             for (name, path) in &hooks {
-                let state = match std::fs::read_to_string(path) {
-                    Ok(t) if t.contains(START) => "installed",
-                    Ok(_) => "other hook present, git sage not installed",
-                    Err(_) => "not installed",
+                let state = match state(path)? {
+                    State::Ours if exists(&kept_path(path)) => {
+                        format!("installed; then runs {name}.{KEPT}")
+                    }
+                    State::Ours => "installed".into(),
+                    State::Appended(_) => {
+                        "installed by an older git-sage (run git sage hooks install to update)"
+                            .into()
+                    }
+                    State::Foreign => "other hook present, git sage not installed".into(),
+                    State::Missing => "not installed".into(),
                 };
                 out.push_str(&format!("  {name:<20} {state}\n"));
             }
@@ -385,13 +559,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splice_keeps_other_content() {
-        let mine = "#!/bin/sh\necho mine\n";
-        let once = splice(mine, Some("pre-push"));
-        assert!(once.starts_with(mine) && once.contains("git sage hook pre-push"));
-        assert_eq!(splice(&once, Some("pre-push")), once);
-        assert_eq!(splice(&once, None), mine);
-        assert!(splice("", Some("post-rewrite")).starts_with("#!/bin/sh\n# >>> git-sage"));
+    fn wrappers_are_recognised_and_stdin_is_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pre-push");
+        std::fs::write(&p, wrapper("pre-push")).unwrap();
+        assert_eq!(state(&p).unwrap(), State::Ours);
+        assert!(wrapper("pre-push").contains("printf '%s' \"$input\" | git-sage hook pre-push"));
+        assert!(!wrapper("pre-merge-commit").contains("input="));
+        // a user's line that merely looks like our marker is not ours
+        std::fs::write(&p, format!("#!/bin/sh\necho hi\n{START}\n")).unwrap();
+        assert_eq!(state(&p).unwrap(), State::Foreign);
     }
 
     #[test]

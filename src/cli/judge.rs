@@ -133,7 +133,7 @@ pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     if let Some(out) = &args.out {
         let text = crate::report::jsonfmt::to_string(&outcome.doc)
             .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?;
-        cache::write_atomic(out, text.as_bytes())
+        crate::files::write_output(out, text.as_bytes())
             .map_err(|e| Error::env(format!("cannot write {}: {e}", out.display())))?;
     }
     match args.format {

@@ -41,8 +41,7 @@ struct Out {
 
 pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     let scores = crate::judge::run::read_scores(&args.scores)?;
-    let text = std::fs::read_to_string(&args.provenance)
-        .map_err(|e| Error::input(format!("cannot read {}: {e}", args.provenance.display())))?;
+    let text = crate::files::read_text(&args.provenance, "provenance", crate::files::DOC_CAP)?;
     let prov: ProvenanceDoc = serde_json::from_str(&text).map_err(|e| {
         Error::input(format!(
             "{}:{}: not a sage.provenance/1 file: {e}",

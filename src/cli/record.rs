@@ -195,15 +195,20 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
             .config_string("sage.recordMaxSize")?
             .and_then(|v| v.parse().ok()))
         .unwrap_or(20);
-    let size = std::fs::metadata(&src)
-        .map_err(|e| Error::input(format!("cannot read {}: {e}", src.display())))?
-        .len();
-    if size > max_mb * 1024 * 1024 {
-        return Err(Error::input(format!("{} is {} MB, over the {max_mb} MB cap for recorded sessions", src.display(), size / 1024 / 1024))
-            .hint("raise it with --max-size MB (or git config sage.recordMaxSize), or record a shorter session"));
+    // Capped by what is read: a FIFO or a device reports size 0 and may never end.
+    let cap = max_mb.saturating_mul(1024 * 1024);
+    let cannot =
+        |e: &dyn std::fmt::Display| Error::input(format!("cannot read {}: {e}", src.display()));
+    let mut file = std::fs::File::open(&src).map_err(|e| cannot(&e))?;
+    let mut bytes = Vec::new();
+    match crate::files::read_to_end_capped(&mut file, cap, &mut bytes) {
+        Ok(()) => {}
+        Err(crate::files::ReadError::TooLarge(_)) => {
+            return Err(Error::input(format!("{} is over the {max_mb} MB cap for recorded sessions", src.display()))
+                .hint("raise it with --max-size MB (or git config sage.recordMaxSize), or record a shorter session"));
+        }
+        Err(e) => return Err(cannot(&e)),
     }
-    let bytes = std::fs::read(&src)
-        .map_err(|e| Error::input(format!("cannot read {}: {e}", src.display())))?;
     let (text, redactions) = redact_session(&String::from_utf8_lossy(&bytes));
     let stem = src
         .file_stem()
@@ -222,7 +227,7 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
     };
     let name = format!("{prefix}-{}.{ext}", stem.trim_start_matches('.'));
     let dest = worktree.join(".sage/sessions").join(&name);
-    crate::judge::cache::write_atomic(&dest, text.as_bytes())
+    crate::files::write_atomic(&dest, text.as_bytes())
         .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
     let rel = format!(".sage/sessions/{name}");
     ctx.print(&format!("{rel}\n"))?;

@@ -140,7 +140,7 @@ pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
         let anchors = report::anchors(&doc);
         for (name, text) in &anchors {
             let p = dir.join(name);
-            std::fs::write(&p, text)
+            crate::files::write_output(&p, text.as_bytes())
                 .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
         }
         eprintln!(

@@ -77,8 +77,20 @@ pub fn load(req: &Request) -> Result<Anchor> {
 /// Every anchor a finding file holds, in order.
 pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::input(format!("cannot read finding {shown}: {}", io_reason(&e))))?;
+    let bytes = match std::fs::File::open(path) {
+        Ok(mut f) => {
+            let mut bytes = Vec::new();
+            crate::files::read_to_end_capped(&mut f, crate::files::DOC_CAP, &mut bytes)
+                .map_err(|e| Error::input(format!("cannot read finding {shown}: {e}")))?;
+            bytes
+        }
+        Err(e) => {
+            return Err(Error::input(format!(
+                "cannot read finding {shown}: {}",
+                io_reason(&e)
+            )));
+        }
+    };
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::input(format!("{shown}: not UTF-8 text; not a finding file")))?;
     let format = detect(&text).ok_or_else(|| {

@@ -431,9 +431,8 @@ fn check_status(
 }
 
 /// A replay file: JSONL records `{"key", "answer", "usage"?}` as `--record` writes them.
-fn load_replay(file: &PathBuf) -> Result<HashMap<String, (String, Usage)>> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Error::input(format!("cannot read replay file {}: {e}", file.display())))?;
+fn load_replay(file: &std::path::Path) -> Result<HashMap<String, (String, Usage)>> {
+    let text = crate::files::read_text(file, "replay file", crate::files::SESSION_CAP)?;
     let mut out = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

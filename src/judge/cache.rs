@@ -3,7 +3,7 @@
 //! input is a new key. Writes are atomic (temporary file, then rename): an interrupted run
 //! leaves finished answers behind, and the next run resumes from them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -100,7 +100,7 @@ impl Cache {
         let Some(p) = self.path(key) else {
             return Err(std::io::Error::other("the cache is disabled"));
         };
-        write_atomic(
+        crate::files::write_atomic(
             &p,
             &serde_json::to_vec(entry).map_err(std::io::Error::other)?,
         )
@@ -109,23 +109,8 @@ impl Cache {
     /// Stores an answer; a cache that cannot be written only costs a repeat call later.
     pub fn put(&self, key: &str, entry: &Entry) {
         let Some(p) = self.path(key) else { return };
-        let _ = write_atomic(&p, &serde_json::to_vec(entry).unwrap_or_default());
+        let _ = crate::files::write_atomic(&p, &serde_json::to_vec(entry).unwrap_or_default());
     }
-}
-
-/// Writes a file so readers see the old content or the new, never half of it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

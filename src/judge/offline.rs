@@ -136,8 +136,7 @@ fn load_yaml<T: for<'de> Deserialize<'de>>(
         .filter(|p| p.exists())
     {
         Some(p) => (
-            std::fs::read_to_string(&p)
-                .map_err(|e| Error::input(format!("cannot read {}: {e}", p.display())))?,
+            crate::files::read_text(&p, "lexicon", crate::files::DOC_CAP)?,
             p.display().to_string(),
         ),
         None => (embedded.to_string(), format!("lexicons/{name}")),

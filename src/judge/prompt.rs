@@ -68,9 +68,7 @@ impl Templates {
             for (name, _) in EMBEDDED {
                 let p = dir.join("judge").join(name);
                 if p.exists() {
-                    let text = std::fs::read_to_string(&p).map_err(|e| {
-                        Error::input(format!("cannot read template {}: {e}", p.display()))
-                    })?;
+                    let text = crate::files::read_text(&p, "template", crate::files::DOC_CAP)?;
                     sources.insert(name.to_string(), text);
                 }
             }
@@ -97,8 +95,7 @@ impl Templates {
                         .hint("use security, privacy, compliance, or a YAML file with name, description, tr, di, vr, sa"));
                 }
                 (
-                    std::fs::read_to_string(p)
-                        .map_err(|e| Error::input(format!("cannot read {spec}: {e}")))?,
+                    crate::files::read_text(p, "criterion", crate::files::DOC_CAP)?,
                     spec.to_string(),
                 )
             }

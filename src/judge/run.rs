@@ -648,8 +648,7 @@ async fn call_with_retries(
 
 /// Reads a scores file (`git sage judge --out`) back.
 pub fn read_scores(path: &std::path::Path) -> Result<ScoresDoc> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::input(format!("cannot read {}: {e}", path.display())))?;
+    let text = crate::files::read_text(path, "scores", crate::files::DOC_CAP)?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(format!("{}:{}: not JSON: {e}", path.display(), e.line())))?;
     if v.get("schema").and_then(Value::as_str) != Some(SCORES_SCHEMA) {

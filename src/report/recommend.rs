@@ -39,9 +39,7 @@ fn read_override(dir: Option<&Path>, rel: &str) -> Result<Option<String>> {
     let Some(p) = dir.map(|d| d.join(rel)).filter(|p| p.exists()) else {
         return Ok(None);
     };
-    std::fs::read_to_string(&p)
-        .map(Some)
-        .map_err(|e| Error::input(format!("cannot read template {}: {e}", p.display())))
+    crate::files::read_text(&p, "template", crate::files::DOC_CAP).map(Some)
 }
 
 /// The defence checklist of a CWE, if there is one.

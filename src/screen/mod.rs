@@ -59,8 +59,7 @@ pub fn py_table(dir: Option<&Path>, name: &str) -> Result<(String, String)> {
     if let Some(d) = dir {
         let p = d.join("screen/python").join(name);
         if p.exists() {
-            let t = std::fs::read_to_string(&p)
-                .map_err(|e| Error::input(format!("cannot read {}: {e}", p.display())))?;
+            let t = crate::files::read_text(&p, "table", crate::files::DOC_CAP)?;
             return Ok((p.display().to_string(), t));
         }
     }

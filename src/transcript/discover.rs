@@ -41,8 +41,7 @@ const KNOWN_DIRS: &[&str] = &[".specstory/history/", ".sage/sessions/"];
 pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
     let path = std::path::Path::new(session);
     if path.exists() {
-        let bytes =
-            std::fs::read(path).map_err(|e| Error::input(format!("cannot read {session}: {e}")))?;
+        let bytes = crate::files::read_input(path, "session", crate::files::SESSION_CAP)?;
         return Ok(Found {
             name: session.to_string(),
             found_by: "--session".into(),

@@ -1,7 +1,39 @@
 //! Reading transcripts: files or git blobs, peeked for detection, streamed line by line
-//! (a 200 MB log is never held whole), tolerant of invalid UTF-8 and a truncated last line.
+//! (a 200 MB log is never held whole), tolerant of invalid UTF-8 and a truncated last line,
+//! bounded in total and per line by the bytes actually read (a FIFO or `/dev/zero` has no
+//! meaningful size).
 
 use std::io::{BufRead, BufReader, Read};
+
+use crate::files::{LINE_CAP, ReadError, SESSION_CAP, read_to_end_capped, size_text};
+
+/// A reader that fails once more than `left` bytes have come through.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    cap: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("more than {} (reading stopped there)", size_text(self.cap)),
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+fn io_error(e: ReadError) -> std::io::Error {
+    match e {
+        ReadError::Io(e) => e,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+    }
+}
 
 /// A transcript's bytes, from a file or from memory (a git blob), with its first bytes
 /// peeked for format detection.
@@ -28,7 +60,12 @@ impl Input {
 
     pub fn from_file(name: impl Into<String>, path: &std::path::Path) -> std::io::Result<Input> {
         let f = std::fs::File::open(path)?;
-        Input::from_reader(name, Box::new(BufReader::with_capacity(256 << 10, f)))
+        let capped = Capped {
+            inner: f,
+            left: SESSION_CAP,
+            cap: SESSION_CAP,
+        };
+        Input::from_reader(name, Box::new(BufReader::with_capacity(256 << 10, capped)))
     }
 
     pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Input {
@@ -45,7 +82,7 @@ impl Input {
     pub fn read_all(self) -> std::io::Result<Vec<u8>> {
         let mut all = self.head;
         let mut rest = self.rest;
-        rest.read_to_end(&mut all)?;
+        read_to_end_capped(&mut rest, SESSION_CAP, &mut all).map_err(io_error)?;
         Ok(all)
     }
 
@@ -93,10 +130,43 @@ impl Lines {
     }
 
     /// The next line, or `None` at the end. Read errors end the input (and are returned).
+    /// A line longer than `LINE_CAP`, or one whose memory cannot be had, is an error naming it.
     pub fn next_line(&mut self) -> std::io::Result<Option<(u64, &[u8])>> {
         self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf)?;
-        if n == 0 {
+        let mut done = false;
+        while !done {
+            let chunk = match self.reader.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            let (take, found) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            let too_long = |line| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("line {line} is longer than {}", size_text(LINE_CAP as u64)),
+                )
+            };
+            if self.buf.len() + take > LINE_CAP + 2 {
+                return Err(too_long(self.line + 1));
+            }
+            if self.buf.capacity() - self.buf.len() < take {
+                let want = self.buf.len().max(take).min(LINE_CAP + 2 - self.buf.len());
+                self.buf
+                    .try_reserve(want)
+                    .map_err(|_| io_error(ReadError::OutOfMemory(self.buf.len())))?;
+            }
+            self.buf.extend_from_slice(&chunk[..take]);
+            self.reader.consume(take);
+            done = found;
+        }
+        if self.buf.is_empty() {
             return Ok(None);
         }
         self.line += 1;

@@ -50,7 +50,7 @@ impl Repo {
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_GLOBAL", self.home.path().join(".gitconfig"))
             .env("LC_ALL", "C")
             .env("TZ", "UTC");
     }

@@ -26,7 +26,7 @@ fn run_git(dir: &std::path::Path, r: &Repo, args: &[&str]) -> crate::common::Run
         )
         .env("HOME", r.home())
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
         .env("GIT_AUTHOR_NAME", "Merger")
         .env("GIT_AUTHOR_EMAIL", "merger@example.com")
         .env("GIT_COMMITTER_NAME", "Merger")
@@ -98,7 +98,7 @@ fn concurrent_note_writers_lose_nothing() {
                 ])
                 .env("HOME", r.home())
                 .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
                 .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap()
@@ -128,7 +128,12 @@ fn hooks_install_is_idempotent_keeps_and_restores_existing_hooks() {
     std::fs::write(hooks.join("pre-push"), "#!/bin/sh\necho mine\n").unwrap();
     r.sage(&["hooks", "install"]).ok();
     let once = std::fs::read_to_string(hooks.join("pre-push")).unwrap();
-    assert!(once.starts_with("#!/bin/sh\necho mine\n") && once.contains("git sage hook pre-push"));
+    assert!(once.contains("git-sage hook pre-push"), "{once}");
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push.sage-orig")).unwrap(),
+        "#!/bin/sh\necho mine\n",
+        "the user's hook is kept aside, untouched"
+    );
     r.sage(&["hooks", "install"]).ok();
     assert_eq!(
         std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
@@ -137,6 +142,7 @@ fn hooks_install_is_idempotent_keeps_and_restores_existing_hooks() {
     let status = r.sage(&["hooks", "status"]).ok().stdout;
     assert!(
         status.contains("pre-merge-commit     installed")
+            && status.contains("pre-push             installed; then runs pre-push.sage-orig")
             && status.contains("notes.rewriteRef includes refs/notes/sage: yes"),
         "{status}"
     );
@@ -150,6 +156,7 @@ fn hooks_install_is_idempotent_keeps_and_restores_existing_hooks() {
         "#!/bin/sh\necho mine\n"
     );
     assert!(!hooks.join("pre-merge-commit").exists());
+    assert!(!hooks.join("pre-push.sage-orig").exists());
     // core.hooksPath is respected, and an existing rewriteRef value is kept
     r.git(&["config", "core.hooksPath", "myhooks"]);
     r.git(&["config", "--add", "notes.rewriteRef", "refs/notes/commits"]);
@@ -478,7 +485,7 @@ fn pre_push_analyses_what_is_pushed() {
         .args(["hook", "pre-push", "origin", remote.to_str().unwrap()])
         .env("HOME", r.home())
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
         .env("PRE_COMMIT_FROM_REF", "main")
         .env("PRE_COMMIT_TO_REF", "agent/fix-ssrf")
         .stdin(std::process::Stdio::null());

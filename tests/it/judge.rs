@@ -128,7 +128,7 @@ impl Setup {
             .env("XDG_CACHE_HOME", self.cache.path())
             .env("HOME", self.cache.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+            .env("GIT_CONFIG_GLOBAL", self.cache.path().join(".gitconfig"));
         crate::common::Run::from(cmd.output().unwrap())
     }
 }

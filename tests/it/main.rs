@@ -4,6 +4,7 @@ mod batch;
 mod blame;
 mod common;
 mod conformance;
+mod faults;
 mod findings;
 mod gitfmt;
 mod gitint;

@@ -1,0 +1,257 @@
+//! The user's files: reads capped by the bytes actually read, and outputs that replace regular
+//! files atomically but write FIFOs, devices and symlink targets in place.
+//!
+//! Why not `metadata().len()`: a FIFO, `/dev/zero` or a file still being written report a size
+//! that says nothing about what a read returns. Why not always temp file + rename: a rename
+//! turns `--out /dev/stdout`, a FIFO or a symlinked `CLAUDE.md` into a regular file, and as
+//! root it can replace a device node.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Findings, manifests, templates, saved scores: anything read whole and parsed whole.
+pub const DOC_CAP: u64 = 256 << 20;
+/// Session transcripts (streamed line by line, but bounded in total).
+pub const SESSION_CAP: u64 = 4 << 30;
+/// One line of a transcript.
+pub const LINE_CAP: usize = 256 << 20;
+
+/// `bytes` in binary units for messages ("256 MiB").
+pub fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
+        format!("{} GiB", bytes >> 30)
+    } else if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}
+
+/// Why a capped read stopped.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(io::Error),
+    /// More than the cap was there; reading stopped at the cap.
+    TooLarge(u64),
+    /// Memory for the bytes could not be had (under a memory limit).
+    OutOfMemory(usize),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::TooLarge(cap) => {
+                write!(f, "more than {} (reading stopped there)", size_text(*cap))
+            }
+            ReadError::OutOfMemory(n) => write!(
+                f,
+                "out of memory after {} (is a memory limit set?)",
+                size_text(*n as u64)
+            ),
+        }
+    }
+}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+/// Reads at most `cap` bytes from `r`; more is an error, and so is an allocation that fails.
+pub fn read_to_end_capped(
+    r: &mut dyn Read,
+    cap: u64,
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), ReadError> {
+    let mut chunk = [0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if out.len() as u64 + n as u64 > cap {
+            return Err(ReadError::TooLarge(cap));
+        }
+        if out.capacity() - out.len() < n {
+            // Doubling, as Vec does, but a failure is an error rather than an abort.
+            let want = out.len().max(n).min(cap as usize - out.len());
+            out.try_reserve(want)
+                .map_err(|_| ReadError::OutOfMemory(out.len()))?;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The bytes of a user's file, `what` naming it in messages ("finding", "session"); exit 2
+/// when it cannot be read or is larger than `cap`.
+pub fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
+    let fail = |e: ReadError| {
+        let too_large = matches!(e, ReadError::TooLarge(_));
+        let e = Error::input(format!("cannot read {what} {}: {e}", path.display()));
+        match too_large {
+            true => e.hint(
+                "is it the right file? a device or a FIFO that never ends cannot be read whole",
+            ),
+            false => e,
+        }
+    };
+    let mut f = File::open(path).map_err(|e| fail(e.into()))?;
+    let mut out = Vec::new();
+    read_to_end_capped(&mut f, cap, &mut out).map_err(fail)?;
+    Ok(out)
+}
+
+/// `read_input` as text; invalid UTF-8 is an error naming the byte offset.
+pub fn read_text(path: &Path, what: &str, cap: u64) -> Result<String> {
+    let bytes = read_input(path, what, cap)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::input(format!(
+            "{what} {} is not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Like `read_text`, but a missing file is `None`.
+pub fn read_text_if_exists(path: &Path, what: &str, cap: u64) -> Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        _ => read_text(path, what, cap).map(Some),
+    }
+}
+
+/// Writes a report or data file the user named. Regular files (and new ones) are replaced
+/// atomically, keeping their permissions; a symlink's target is written (the link stays);
+/// FIFOs, devices and other special files are opened and written in place.
+pub fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = resolve_links(path)?;
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_file() => replace_atomically(&target, bytes, Some(m.permissions())),
+        Ok(m) if m.is_dir() => Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        )),
+        Ok(_) => {
+            let mut f = OpenOptions::new().write(true).open(&target)?;
+            f.write_all(bytes)?;
+            f.flush()
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => replace_atomically(&target, bytes, None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The path a write to `path` lands on: symlinks followed, a dangling link's target included.
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Temp file in the same directory, then rename: readers see the old bytes or the new.
+fn replace_atomically(
+    path: &Path,
+    bytes: &[u8],
+    keep: Option<std::fs::Permissions>,
+) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // As a plain create would: 0666 less the umask.
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = b.tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.flush()?;
+    if let Some(perm) = keep {
+        tmp.as_file().set_permissions(perm)?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Writes a file git-sage owns (cache entries, results): atomically, whatever was there.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_atomically(path, bytes, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capped_reads_stop_at_the_cap() {
+        let mut src = io::repeat(0).take(10_000);
+        let mut out = Vec::new();
+        assert!(matches!(
+            read_to_end_capped(&mut src, 4096, &mut out),
+            Err(ReadError::TooLarge(4096))
+        ));
+        let mut src = io::repeat(1).take(4096);
+        let mut out = Vec::new();
+        read_to_end_capped(&mut src, 4096, &mut out).unwrap();
+        assert_eq!(out.len(), 4096);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn outputs_keep_links_and_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.md");
+        std::fs::write(&real, "old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink("real.md", &link).unwrap();
+        write_output(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // a dangling link creates its target
+        let dangling = dir.path().join("d.md");
+        std::os::unix::fs::symlink("made.md", &dangling).unwrap();
+        write_output(&dangling, b"x").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("made.md")).unwrap(),
+            "x"
+        );
+        assert!(write_output(dir.path(), b"x").is_err());
+    }
+}
