@@ -18,6 +18,7 @@ pub mod model;
 pub mod notes;
 pub mod origin;
 pub mod pipeline;
+pub mod redact;
 pub mod report;
 pub mod screen;
 pub mod stats;

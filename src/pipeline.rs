@@ -294,7 +294,7 @@ pub fn blame(
                 ReportTurn {
                     score: ts.clone(),
                     agent: t.map(|t| t.agent.clone()).unwrap_or_default(),
-                    excerpt: clip(&crate::judge::redact::redact(&text).0, 200),
+                    excerpt: clip(&crate::redact::redact(&text).0, 200),
                 }
             })
             .collect(),

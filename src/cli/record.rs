@@ -153,24 +153,6 @@ fn find(agent: Agent, worktree: &Path) -> Option<(Agent, PathBuf)> {
     }
 }
 
-/// Redacts secrets while leaving opaque fields (signatures, encrypted reasoning) byte for byte.
-pub fn redact_session(text: &str) -> (String, usize) {
-    static PROTECTED: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = PROTECTED.get_or_init(|| {
-        regex::Regex::new(r#""(signature|encrypted_content|data|redacted_thinking|encrypted_reasoning)"\s*:\s*"(?:[^"\\]|\\.)*""#).expect("valid regex")
-    });
-    let mut kept: Vec<String> = Vec::new();
-    let masked = re.replace_all(text, |c: &regex::Captures| {
-        kept.push(c[0].to_string());
-        format!("\u{0}SAGEKEEP{}\u{0}", kept.len() - 1)
-    });
-    let (mut out, n) = crate::judge::redact::redact(&masked);
-    for (i, k) in kept.iter().enumerate() {
-        out = out.replacen(&format!("\u{0}SAGEKEEP{i}\u{0}"), k, 1);
-    }
-    (out, n)
-}
-
 pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     let worktree = repo
@@ -209,7 +191,7 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
         }
         Err(e) => return Err(cannot(&e)),
     }
-    let (text, redactions) = redact_session(&String::from_utf8_lossy(&bytes));
+    let (text, redactions) = crate::redact::redact_document(&String::from_utf8_lossy(&bytes));
     let stem = src
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -246,7 +228,7 @@ mod tests {
     #[test]
     fn signatures_survive_redaction() {
         let line = r#"{"type":"thinking","thinking":"key sk-proj-abcdefghijklmnopqrstuvwx1234","signature":"ErAEClkIDRgCsk-proj-abcdefghijklmnopqrstuvwxyzABCD"}"#;
-        let (out, n) = redact_session(line);
+        let (out, n) = crate::redact::redact_document(line);
         assert_eq!(n, 1);
         assert!(out.contains("[REDACTED:openai-key]"));
         assert!(

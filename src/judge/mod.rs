@@ -7,7 +7,6 @@ pub mod cache;
 pub mod model;
 pub mod offline;
 pub mod prompt;
-pub mod redact;
 pub mod run;
 pub mod verify;
 

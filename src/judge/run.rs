@@ -138,13 +138,17 @@ enum JobResult {
 pub fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
     let templates = Templates::load(opts.templates_dir.as_deref())?;
     let criterion = templates.criterion(&opts.criterion)?;
-    let task = opts
-        .task
-        .clone()
-        .or_else(|| scope.task.clone())
-        .unwrap_or_else(|| {
-            "(no task text was found; judge against the criterion in general)".into()
-        });
+    // The task leaves the machine in every prompt: redacted like the turns (the scope's task
+    // already is; one given with --task or sage.task is redacted here).
+    let (task, task_redactions) = match opts.task.as_deref() {
+        Some(t) => crate::redact::redact(t),
+        None => (
+            scope.task.clone().unwrap_or_else(|| {
+                "(no task text was found; judge against the criterion in general)".into()
+            }),
+            0,
+        ),
+    };
     let in_scope: Vec<&crate::transcript::Turn> = t
         .turns
         .iter()
@@ -152,7 +156,8 @@ pub fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
         .collect();
     let owned: Vec<crate::transcript::Turn> = in_scope.iter().map(|x| (*x).clone()).collect();
     let (tviews, redactions) = views(&owned);
-    let fence = fence_for(&tviews);
+    let redactions = redactions + task_redactions;
+    let fence = fence_for(&task, &tviews);
     let renderer = Renderer::new(
         &templates,
         criterion,

@@ -257,7 +257,7 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
 pub struct Scope {
     pub first: u32,
     pub last: u32,
-    /// The user message that opened the task (the default task text).
+    /// The user message that opened the task (the default task text), secrets redacted.
     pub task: Option<String>,
     pub reason: String,
 }
@@ -270,7 +270,7 @@ pub fn scope(t: &Transcript, mapping: &Mapping) -> Scope {
         return Scope {
             first: 1,
             last: last_turn,
-            task: users.first().map(|m| m.text.clone()),
+            task: users.first().map(|m| crate::redact::redact(&m.text).0),
             reason: "no write maps to a turn: every turn is in scope".into(),
         };
     };
@@ -305,7 +305,7 @@ pub fn scope(t: &Transcript, mapping: &Mapping) -> Scope {
     Scope {
         first,
         last,
-        task: opener.map(|m| m.text.clone()),
+        task: opener.map(|m| crate::redact::redact(&m.text).0),
         reason,
     }
 }

@@ -12,5 +12,6 @@ mod help;
 mod judge;
 mod provenance;
 mod screen;
+mod secrets;
 mod sessions;
 mod turns;

@@ -1,0 +1,379 @@
+//! Secrets out before anything leaves the machine or is committed: API keys, tokens, private
+//! keys, cloud credentials, URL credentials and secret-looking assignments become
+//! `[REDACTED:kind]`. The judge sees (and quotes are checked against) the redacted text.
+//!
+//! Text is redacted as it reads to a person: a session file's JSON strings are decoded first
+//! (`\n`, `\u0041`), redacted, and written back encoded, so an escape sequence can neither hide
+//! a secret nor glue two assignments into one.
+
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+
+struct Rule {
+    kind: &'static str,
+    re: Regex,
+    /// Capture groups that may hold the secret, first match wins (0: the whole match).
+    groups: &'static [usize],
+    /// Assignments whose names merely suggest a secret: the value must look like one.
+    check_value: bool,
+}
+
+fn rules() -> &'static [Rule] {
+    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let r = |kind, pat: &str, groups, check_value| Rule {
+            kind,
+            re: Regex::new(pat).expect("valid redaction regex"),
+            groups,
+            check_value,
+        };
+        // Specific formats first: they name the kind; the assignment rule then skips values
+        // already redacted. Word boundaries are ASCII ones: "éAKIA…" still starts a key.
+        vec![
+            r("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", &[0], false),
+            // a key cut off before its END line (a clipped tool output)
+            r("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[A-Za-z0-9+/=\s:,\-]*", &[0], false),
+            r("aws-access-key", r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}", &[0], false),
+            r("aws-secret-key", r#"(?i)aws[_\-.]?secret[_\-.]?(?:access[_\-.]?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})"#, &[1], false),
+            r("github-token", r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", &[0], false),
+            r("gitlab-token", r"(?-u:\b)gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_\-]{20,}", &[0], false),
+            r("anthropic-key", r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{20,}", &[0], false),
+            r("openai-key", r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", &[0], false),
+            r("slack-token", r"(?-u:\b)xox[abposre]-[A-Za-z0-9\-]{10,}", &[0], false),
+            r("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", &[0], false),
+            r("google-api-key", r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}", &[0], false),
+            r("stripe-key", r"(?-u:\b)(?:[rs]k|whsec)_(?:live_|test_)?[0-9A-Za-z]{16,}", &[0], false),
+            r("jwt", r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", &[0], false),
+            r("bearer-token", r"(?i)(?-u:\b)(?:authorization\s*:\s*)?bearer\s+([A-Za-z0-9_\-.=~+/]{16,})", &[1], false),
+            // the password runs to the last `@` before the host: an unencoded `@` in it is common
+            r("url-credentials", r"(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s/]{3,})@", &[1], false),
+            r(
+                "secret-assignment",
+                r#"(?i)[A-Z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API[_\-]?KEY|PRIVATE[_\-]?KEY|ACCESS[_\-]?KEY|AUTH[_\-]?KEY|CREDENTIALS?)[A-Z0-9_.\-]*["']?\s*(?::=|[:=])\s*(?:"([^"\n]{8,})"|'([^'\n]{8,})'|([^\s"'\\]{8,}))"#,
+                &[1, 2, 3],
+                true,
+            ),
+        ]
+    })
+}
+
+/// Shannon entropy in bits per character.
+fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether the value of a secret-named assignment looks like a secret rather than code, a
+/// number, a placeholder or a word (`API_KEY_HEADER = "X-API-Key"` is not a secret).
+fn looks_secret(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let code = v.contains('(')
+        || v.starts_with('$')
+        || v.contains("${")
+        || v.starts_with("{{")
+        || v.starts_with('<')
+        || lower.contains("environ")
+        || lower.contains("getenv")
+        || lower.contains("process.env");
+    let placeholder = [
+        "changeme",
+        "placeholder",
+        "your_",
+        "your-",
+        "xxxx",
+        "****",
+        "....",
+    ]
+    .iter()
+    .any(|p| lower.contains(p));
+    let number = v
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == '_');
+    let word = !v.chars().any(|c| c.is_ascii_digit()) && v.len() < 16;
+    !(code || placeholder || number || word) && entropy(v) >= 2.5
+}
+
+/// Redacts plain text; returns the new text and how many secrets were taken out.
+pub fn redact(text: &str) -> (String, usize) {
+    // One pass of all patterns together first: most text holds no secret at all.
+    static ANY: OnceLock<regex::RegexSet> = OnceLock::new();
+    let any = ANY.get_or_init(|| {
+        regex::RegexSet::new(rules().iter().map(|r| r.re.as_str()))
+            .expect("valid redaction regexes")
+    });
+    let hits = any.matches(text);
+    if !hits.matched_any() {
+        return (text.to_string(), 0);
+    }
+    let mut out = std::borrow::Cow::Borrowed(text);
+    let mut count = 0;
+    for (i, rule) in rules().iter().enumerate() {
+        // A rule that matched nothing before cannot match after earlier rules redacted.
+        if !hits.matched(i) || !rule.re.is_match(&out) {
+            continue;
+        }
+        let mut result = String::with_capacity(out.len());
+        let mut last = 0;
+        for c in rule.re.captures_iter(&out) {
+            let Some(m) = secret_group(&c, rule.groups) else {
+                continue;
+            };
+            if m.as_str().starts_with("[REDACTED") || m.start() < last {
+                continue;
+            }
+            if rule.check_value && !looks_secret(m.as_str()) {
+                continue;
+            }
+            result.push_str(&out[last..m.start()]);
+            result.push_str(&format!("[REDACTED:{}]", rule.kind));
+            last = m.end();
+            count += 1;
+        }
+        result.push_str(&out[last..]);
+        out = std::borrow::Cow::Owned(result);
+    }
+    (out.into_owned(), count)
+}
+
+fn secret_group<'h>(c: &Captures<'h>, groups: &[usize]) -> Option<regex::Match<'h>> {
+    groups.iter().find_map(|&g| c.get(g))
+}
+
+/// Redacts a file that may hold JSON (a JSONL session, a JSON chat, or Markdown quoting some):
+/// every string literal, keys included, is decoded, redacted and re-encoded when it changed;
+/// then the whole text is redacted as plain text. Everything without a secret stays byte for
+/// byte.
+pub fn redact_document(text: &str) -> (String, usize) {
+    redact_nested(text, 0)
+}
+
+/// How deep JSON-in-a-JSON-string is followed (a tool output holding a JSON document holding
+/// an escaped command line is three).
+const NESTING: usize = 4;
+
+fn redact_nested(text: &str, depth: usize) -> (String, usize) {
+    let mut out = String::with_capacity(text.len());
+    let mut count = 0;
+    let bytes = text.as_bytes();
+    let mut last = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let Some(end) = literal_end(bytes, i) else {
+            i += 1;
+            continue;
+        };
+        let literal = &text[i..=end];
+        if literal.contains('\\')
+            && let Ok(decoded) = serde_json::from_str::<String>(literal)
+        {
+            let (red, n) = match depth < NESTING {
+                true => redact_nested(&decoded, depth + 1),
+                false => redact(&decoded),
+            };
+            if n > 0 {
+                out.push_str(&text[last..i]);
+                out.push_str(&serde_json::to_string(&red).expect("a string encodes"));
+                last = end + 1;
+                count += n;
+            }
+        }
+        i = end + 1;
+    }
+    out.push_str(&text[last..]);
+    let (out, n) = redact(&out);
+    (out, count + n)
+}
+
+/// The index of the closing quote of a JSON string literal opening at `start`, if the literal
+/// is one (no raw line break inside).
+fn literal_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => return Some(i),
+            b'\\' => i += 2,
+            b'\n' => return None,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_go_plain_text_stays() {
+        let cases = [
+            (
+                "key AKIAIOSFODNN7EXAMPLE here",
+                "key [REDACTED:aws-access-key] here",
+            ),
+            (
+                "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx123",
+                "export OPENAI_API_KEY=[REDACTED:openai-key]",
+            ),
+            (
+                "curl -H 'Authorization: Bearer abcdefghijklmnop1234'",
+                "curl -H 'Authorization: Bearer [REDACTED:bearer-token]'",
+            ),
+            (
+                "DB_PASSWORD=Xk9#mQ2$vL7!pR4z",
+                "DB_PASSWORD=[REDACTED:secret-assignment]",
+            ),
+            (
+                "git clone https://bob:hunter2hunter2@github.com/x/y",
+                "git clone https://bob:[REDACTED:url-credentials]@github.com/x/y",
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+                "[REDACTED:private-key]",
+            ),
+            (
+                "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-key]",
+            ),
+            (
+                r#"{"password": "correct horse battery staple"}"#,
+                r#"{"password": "[REDACTED:secret-assignment]"}"#,
+            ),
+            (
+                "token: glpat-abcdefghij0123456789xy",
+                "token: [REDACTED:gitlab-token]",
+            ),
+            // a non-ASCII letter is not part of the key (ASCII word boundaries)
+            ("éAKIAIOSFODNN7EXAMPLE", "é[REDACTED:aws-access-key]"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact(input).0, want, "{input}");
+            assert_eq!(redact(input).1, 1, "{input}");
+        }
+        // low-entropy values, words and ordinary code are left alone
+        for plain in [
+            "PASSWORD_MIN_LENGTH = 123456789012",
+            "if not url.startswith(\"https://\"):",
+            "token = get_token()",
+            "API_KEY_HEADER = \"X-API-Key\"",
+            "password = os.environ['DB_PASSWORD']",
+            "SECRET_KEY = \"${SECRET_KEY}\"",
+        ] {
+            assert_eq!(redact(plain), (plain.to_string(), 0));
+        }
+        // idempotent
+        let (once, _) = redact("AKIAIOSFODNN7EXAMPLE");
+        assert_eq!(redact(&once), (once.clone(), 0));
+    }
+
+    #[test]
+    fn escapes_neither_hide_secrets_nor_glue_assignments() {
+        // the adversarial run's tool result: an escaped newline between two assignments
+        let line = r#"{"type":"tool_result","content":"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nDB_PASSWORD=Xk9#mQ2vL7pR4zW8"}"#;
+        let (out, n) = redact_document(line);
+        assert_eq!(n, 3, "{out}");
+        assert!(!out.contains("wJalr") && !out.contains("Xk9#") && !out.contains("AKIAIOS"));
+        serde_json::from_str::<serde_json::Value>(&out).expect("still JSON");
+        // \u-escaped and under any key, "data" included
+        let line = r#"{"data":"\u0073k-ant-api03-abcdefghijklmnopqrstuvwxyz","sk-proj-abcdefghijklmnopqrstuvwx123":1}"#;
+        let (out, n) = redact_document(line);
+        assert_eq!(n, 2, "{out}");
+        assert!(!out.contains("abcdefghijklmnopqrstuvw"), "{out}");
+        // lines without secrets are untouched, escapes and all
+        let plain = r#"{"a":"caf\u00e9\n\"q\"","signature":"ErAEClkIDRgCsk-proj-abcdefghijklmnopqrstuvwxyzABCD"}"#;
+        assert_eq!(redact_document(plain), (plain.to_string(), 0));
+    }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// A secret (by its format) and its core.
+        fn secret() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "AKIA[A-Z2-7]{16}",
+                "gh[pousr]_[A-Za-z0-9]{36}",
+                "glpat-[A-Za-z0-9_-]{20}",
+                "xoxb-[0-9]{11}-[A-Za-z0-9]{24}",
+                "sk_live_[A-Za-z0-9]{24}",
+                "sk-proj-[A-Za-z0-9_-]{40}",
+                "sk-ant-api03-[A-Za-z0-9_-]{40}",
+                "eyJ[A-Za-z0-9_-]{12}\\.eyJ[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{24}",
+                "AIza[0-9A-Za-z_-]{35}",
+            ]
+        }
+
+        /// Text a secret can sit in: prose, code, shell, JSON punctuation.
+        fn around() -> impl Strategy<Value = String> {
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    " ",
+                    "\n",
+                    "\t",
+                    "=",
+                    ":",
+                    "\"",
+                    "'",
+                    "(",
+                    ")",
+                    ",",
+                    ";",
+                    "export KEY=",
+                    "Authorization: ",
+                    "token ",
+                    "{\"k\": ",
+                    "https://x/?key=",
+                    "`",
+                    "<",
+                    ">",
+                    "é",
+                    "日本",
+                    "key is ",
+                ]),
+                0..6,
+            )
+            .prop_map(|v| v.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(500))]
+            #[test]
+            fn a_secret_never_survives_whatever_surrounds_it(
+                s in secret(), before in around(), after in around(), escape in 0usize..3,
+            ) {
+                let plain = format!("{before}{s}{after}");
+                let (out, n) = redact(&plain);
+                prop_assert!(n >= 1 && !out.contains(&s), "{plain:?} -> {out:?}");
+                // the same text as a JSON string, plain or with the secret \u-escaped
+                let literal = match escape {
+                    0 => serde_json::to_string(&plain).unwrap(),
+                    1 => serde_json::to_string(&plain).unwrap().replacen(&s[..1], &format!("\\u{:04x}", s.as_bytes()[0]), 1),
+                    _ => serde_json::to_string(&serde_json::to_string(&plain).unwrap()).unwrap(),
+                };
+                let doc = format!("{{\"content\":{literal}}}");
+                let (out, _) = redact_document(&doc);
+                let decoded: serde_json::Value = serde_json::from_str(&out).unwrap();
+                let mut text = decoded["content"].as_str().unwrap().to_string();
+                if escape == 2 {
+                    text = serde_json::from_str(&text).unwrap();
+                }
+                prop_assert!(!text.contains(&s) && !out.contains(&s), "{doc} -> {out}");
+            }
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! No secret survives: generated secrets of every kind, in every place a session log can hold
+//! them, escaped or not, must be gone from what `record` commits, from the judge's prompts,
+//! from `judge --out` and from every report format.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{Value, json};
+
+use crate::common::Repo;
+
+/// One generated secret: how it appears in the log, and the parts that must never come out.
+#[derive(Debug, Clone)]
+struct Secret {
+    kind: &'static str,
+    text: String,
+    cores: Vec<String>,
+}
+
+fn chars(set: &'static str, len: std::ops::RangeInclusive<usize>) -> BoxedStrategy<String> {
+    let set: Vec<char> = set.chars().collect();
+    prop::collection::vec(prop::sample::select(set), len)
+        .prop_map(|v| v.into_iter().collect())
+        .boxed()
+}
+
+const UPPER_DIGIT: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URLSAFE: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn simple(
+    kind: &'static str,
+    prefix: &'static str,
+    body: BoxedStrategy<String>,
+) -> BoxedStrategy<Secret> {
+    body.prop_map(move |b| {
+        let t = format!("{prefix}{b}");
+        Secret {
+            kind,
+            text: t.clone(),
+            cores: vec![t],
+        }
+    })
+    .boxed()
+}
+
+/// A value that has a digit and a letter, as generated passwords and keys do.
+fn password(len: std::ops::RangeInclusive<usize>) -> BoxedStrategy<String> {
+    (
+        chars(
+            "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ0123456789!#%+@^~*",
+            len,
+        ),
+        0..10u8,
+        "[a-z]",
+    )
+        .prop_map(|(s, d, l)| format!("{s}{d}{l}"))
+        .boxed()
+}
+
+fn secret() -> BoxedStrategy<Secret> {
+    prop_oneof![
+        (chars(UPPER_DIGIT, 16..=16), chars(B64, 40..=40)).prop_map(|(id, key)| Secret {
+            kind: "aws key pair",
+            text: format!("AWS_ACCESS_KEY_ID=AKIA{id}\nAWS_SECRET_ACCESS_KEY={key}"),
+            cores: vec![format!("AKIA{id}"), key],
+        }),
+        simple("github token", "ghp_", chars(ALNUM, 36..=36)),
+        simple(
+            "github fine-grained token",
+            "github_pat_",
+            chars(ALNUM, 82..=82)
+        ),
+        simple("gitlab token", "glpat-", chars(URLSAFE, 20..=26)),
+        (chars("0123456789", 10..=12), chars(ALNUM, 24..=24)).prop_map(|(a, b)| {
+            let t = format!("xoxb-{a}-{a}-{b}");
+            Secret {
+                kind: "slack token",
+                text: t.clone(),
+                cores: vec![t],
+            }
+        }),
+        simple("stripe key", "sk_live_", chars(ALNUM, 24..=32)),
+        simple("openai key", "sk-proj-", chars(URLSAFE, 40..=64)),
+        simple("anthropic key", "sk-ant-api03-", chars(URLSAFE, 40..=64)),
+        prop::collection::vec(chars(B64, 64..=64), 2..4).prop_map(|lines| Secret {
+            kind: "PEM private key",
+            text: format!(
+                "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+                lines.join("\n")
+            ),
+            cores: lines,
+        }),
+        (
+            chars(URLSAFE, 12..=30),
+            chars(URLSAFE, 12..=40),
+            chars(URLSAFE, 20..=43)
+        )
+            .prop_map(|(a, b, c)| {
+                let t = format!("eyJ{a}.eyJ{b}.{c}");
+                Secret {
+                    kind: "JWT",
+                    text: t.clone(),
+                    cores: vec![t],
+                }
+            }),
+        password(8..=20).prop_map(|pw| Secret {
+            kind: "URL credentials",
+            text: format!("postgres://app:{pw}@db.internal:5432/shop"),
+            cores: vec![pw],
+        }),
+        (
+            prop::sample::select(vec![
+                "DB_PASSWORD",
+                "SECRET_KEY",
+                "API_TOKEN",
+                "STRIPE_SECRET",
+                "MY_APP_API_KEY",
+                "CLIENT_SECRET",
+                "REDIS_PASSWORD",
+            ]),
+            password(12..=32)
+        )
+            .prop_map(|(name, v)| Secret {
+                kind: ".env assignment",
+                text: format!("{name}={v}"),
+                cores: vec![v],
+            }),
+    ]
+    .boxed()
+}
+
+/// A Claude Code log with `s[i]` in place i: the task, a message, reasoning, a tool call's
+/// input, its output, a JSON document inside the output, and a `\u`-escaped copy.
+fn session(s: &[Secret; 7]) -> String {
+    let line = |v: Value| serde_json::to_string(&v).unwrap();
+    let nested = serde_json::to_string(&json!({"config": {"env": s[5].text}})).unwrap();
+    let mut lines = vec![
+        line(
+            json!({"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": format!("Fix the SSRF. Creds for staging: {}", s[0].text)}}),
+        ),
+        line(
+            json!({"type": "assistant", "sessionId": "s", "uuid": "u2", "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"id": "m1", "model": "claude-x", "content": [
+                {"type": "thinking", "thinking": format!("The config has {} in it.", s[2].text), "signature": "ErAEClkIDRgC"},
+                {"type": "text", "text": format!("I will check the host. Using {}.", s[1].text)}]}}),
+        ),
+        line(
+            json!({"type": "assistant", "sessionId": "s", "uuid": "u3", "timestamp": "2026-01-01T00:00:02Z",
+            "message": {"id": "m1", "model": "claude-x", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("export {}; pytest", s[3].text)}}]}}),
+        ),
+        line(
+            json!({"type": "user", "sessionId": "s", "uuid": "u4", "timestamp": "2026-01-01T00:00:03Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                "content": format!("loaded {}\n{nested}", s[4].text)}]}}),
+        ),
+    ];
+    // The escaped copy: every character of the secret as \uXXXX inside a message.
+    let escaped: String = s[6]
+        .text
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    lines.push(format!(
+        "{{\"type\":\"assistant\",\"sessionId\":\"s\",\"uuid\":\"u5\",\"timestamp\":\"2026-01-01T00:00:04Z\",\"message\":{{\"id\":\"m2\",\"model\":\"claude-x\",\"content\":[{{\"type\":\"text\",\"text\":\"Tests are green with {escaped}.\"}}]}}}}"
+    ));
+    lines.join("\n") + "\n"
+}
+
+/// Every string a text holds: itself, and the strings of any JSON inside it, to any depth.
+fn all_strings(text: &str, out: &mut Vec<String>) {
+    out.push(text.to_string());
+    let mut values: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        values.push(v);
+    }
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => all_strings(s, out),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => o.iter().for_each(|(k, x)| {
+                all_strings(k, out);
+                walk(x, out)
+            }),
+            _ => {}
+        }
+    }
+    for v in &values {
+        walk(v, out);
+    }
+}
+
+fn assert_clean(what: &str, text: &str, secrets: &[Secret]) {
+    let mut strings = Vec::new();
+    all_strings(text, &mut strings);
+    for s in secrets {
+        for core in &s.cores {
+            for t in &strings {
+                assert!(
+                    !t.contains(core.as_str()),
+                    "{what} still holds a {} ({core}):\n{}",
+                    s.kind,
+                    &t[..t.len().min(3000)]
+                );
+            }
+        }
+    }
+}
+
+/// A judge that keeps every prompt it is sent and scores nothing.
+fn dump_judge(dir: &Path) -> String {
+    let script = dir.join("judge.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import re, sys, json\np = sys.stdin.read()\nopen({:?}, 'a').write(p + '\\n=====\\n')\nn = int(re.findall(r'Score turn (\\d+)', p)[-1])\nprint(json.dumps({{'turn': n, 'applicable': True, 'opportunity': True, 'kind': 'planning', 'scores': {{'tr': 0, 'di': 0, 'vr': 0, 'sa': 0}}, 'quotes': {{'tr': None, 'di': None, 'vr': None, 'sa': None}}}}))\n",
+            dir.join("prompts.txt").display().to_string()
+        ),
+    )
+    .unwrap();
+    format!("command:python3 {}", script.display())
+}
+
+/// Runs one case through the real binary: record, judge (prompts and --out), every report.
+fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
+    let dir = r.home().join(format!("case{n}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("session.jsonl");
+    std::fs::write(&log, session(secrets)).unwrap();
+    let logs = log.to_str().unwrap();
+    let ds = demo.to_str().unwrap();
+    // the original log must still carry them, or the test proves nothing
+    let original = std::fs::read_to_string(&log).unwrap();
+    assert!(original.contains(&secrets[0].cores[0]));
+
+    let rec = r
+        .sage(&[
+            "-C",
+            ds,
+            "record",
+            "--agent",
+            "claude-code",
+            "--session",
+            logs,
+        ])
+        .ok();
+    let recorded = demo.join(rec.stdout.trim());
+    assert_clean(
+        "the recorded session",
+        &std::fs::read_to_string(&recorded).unwrap(),
+        secrets,
+    );
+    std::fs::remove_file(&recorded).unwrap();
+
+    let scores = dir.join("scores.json");
+    let judge = dump_judge(&dir);
+    let run = r
+        .sage(&[
+            "-C",
+            ds,
+            "judge",
+            logs,
+            "--judge",
+            &judge,
+            "--jobs",
+            "1",
+            "--format",
+            "json",
+            "--out",
+            scores.to_str().unwrap(),
+        ])
+        .ok();
+    assert_clean("judge's stdout", &run.stdout, secrets);
+    assert_clean(
+        "judge --out",
+        &std::fs::read_to_string(&scores).unwrap(),
+        secrets,
+    );
+    let prompts = std::fs::read_to_string(dir.join("prompts.txt")).unwrap();
+    assert!(prompts.contains("Score turn"), "the judge was called");
+    assert_clean("the judge prompts", &prompts, secrets);
+
+    for format in ["json", "md", "html", "sarif", "text"] {
+        let run = r
+            .sage(&[
+                "-C",
+                ds,
+                "blame-origin",
+                "-q",
+                "--finding",
+                ".sage/findings/ssrf-preview.yaml",
+                "--session",
+                logs,
+                "--format",
+                format,
+            ])
+            .ok();
+        assert_clean(&format!("the {format} report"), &run.stdout, secrets);
+    }
+}
+
+#[test]
+fn no_generated_secret_survives_record_prompts_scores_or_reports() {
+    let r = Repo::new();
+    let demo = r.path().join("demo");
+    r.sage(&["demo", "--keep", demo.to_str().unwrap(), "--format", "json"])
+        .ok();
+    let mut runner = TestRunner::new(Config::with_cases(1));
+    // Every kind in every place: case j puts kind (j + p) mod 12 in place p, with values drawn
+    // afresh for each case.
+    let draws: Vec<Vec<Secret>> = (0..7).map(|_| secret_per_kind(&mut runner)).collect();
+    let kinds = draws[0].len();
+    for j in 0..kinds {
+        let case: [Secret; 7] = std::array::from_fn(|p| draws[p][(j + p) % kinds].clone());
+        check_case(&r, &demo, j, &case);
+    }
+}
+
+/// One secret of each kind.
+fn secret_per_kind(runner: &mut TestRunner) -> Vec<Secret> {
+    let mut by_kind: std::collections::BTreeMap<&str, Secret> = Default::default();
+    let strategy = secret();
+    for _ in 0..2000 {
+        let s = strategy.new_tree(runner).unwrap().current();
+        by_kind.entry(s.kind).or_insert(s);
+        if by_kind.len() == 12 {
+            break;
+        }
+    }
+    assert_eq!(by_kind.len(), 12, "{:?}", by_kind.keys());
+    by_kind.into_values().collect()
+}
