@@ -2,6 +2,7 @@
 
 pub mod commit_graph;
 pub mod idhash;
+pub mod loose;
 pub mod pack;
 
 use std::cell::{OnceCell, RefCell};
@@ -165,7 +166,19 @@ impl Repo {
         // object cache would only add bookkeeping and a slow teardown.
         git2::opts::enable_caching(false);
         match git2::Repository::discover(dir) {
-            Ok(inner) => Ok(Repo::wrap(inner)),
+            Ok(inner) => {
+                // Before libgit2 reads anything: a cut-short loose object hangs it.
+                loose::guard(&inner.commondir().join("objects")).map_err(|c| {
+                    Error::env(format!(
+                        "the repository is damaged: loose object {} ({}) {}",
+                        c.id,
+                        c.path.display(),
+                        c.reason
+                    ))
+                    .hint("git fsck names every damaged object; restore it from another clone (git fetch), or remove it if git fsck says nothing needs it")
+                })?;
+                Ok(Repo::wrap(inner))
+            }
             Err(e) if e.code() == git2::ErrorCode::NotFound => Err(Error::input(format!(
                 "{} is not inside a git repository",
                 dir.display()
@@ -363,6 +376,32 @@ impl Repo {
     /// Resolves a revision to a commit; `None` when the revision does not exist.
     pub fn try_resolve_commit(&self, rev: &str) -> Result<Option<Oid>> {
         match self.inner.revparse_single(rev) {
+            // A name that points at an object the database lists but cannot read: damage, not
+            // a missing revision (a cut-short pack would otherwise read as "empty repository").
+            Err(e) if e.class() == git2::ErrorClass::Odb || e.class() == git2::ErrorClass::Zlib => {
+                let target = self
+                    .inner
+                    .resolve_reference_from_short_name(rev)
+                    .ok()
+                    .and_then(|r| r.resolve().ok())
+                    .and_then(|r| r.target());
+                let listed =
+                    target.is_some_and(|id| self.inner.odb().is_ok_and(|odb| odb.exists(id)));
+                match target {
+                    Some(id) if listed => Err(Error::env(format!(
+                        "{rev} points at {}, which cannot be read: {}",
+                        Oid(id).short(),
+                        e.message()
+                    ))
+                    .hint("the repository is damaged (a pack or object cut short?): git fsck names what is broken; fetch it again from another clone")),
+                    Some(id) if !self.is_shallow() => Err(Error::env(format!(
+                        "{rev} points at {}, which is not in the repository",
+                        Oid(id).short()
+                    ))
+                    .hint("the repository is damaged or a partial clone: git fsck, or fetch the object again")),
+                    _ => Ok(None),
+                }
+            }
             Ok(obj) => match obj.peel_to_commit() {
                 Ok(c) => Ok(Some(Oid(c.id()))),
                 Err(_) => Err(Error::input(format!("revision {rev} is not a commit"))),

@@ -88,7 +88,11 @@ pub fn resolve(repo: &Repo, tip_rev: Option<&str>, base_rev: Option<&str>) -> Re
                 other => other.describe(),
             }
         ))
-        .hint("pass --base with the commit the agent's branch started from (git merge-base main <branch>)"));
+        .hint(if repo.is_shallow() {
+            "this is a shallow clone: the base may lie beyond its depth (git fetch --deepen=N or --unshallow); else pass --base with the commit the agent's branch started from"
+        } else {
+            "pass --base with the commit the agent's branch started from (git merge-base main <branch>)"
+        }));
     }
     if commits.is_empty() {
         return Err(Error::input(format!(

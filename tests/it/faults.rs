@@ -481,3 +481,112 @@ fn endless_inputs_are_capped_by_what_is_read() {
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
+
+/// Runs the binary with a deadline: a hang is a failure, not a stuck test run.
+fn sage_with_deadline(r: &Repo, dir: &Path, args: &[&str], secs: u64) -> crate::common::Run {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("git-sage"))
+        .current_dir(dir)
+        .args(args)
+        .env("HOME", r.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() >= secs {
+            child.kill().unwrap();
+            panic!("git-sage {args:?} still running after {secs} s: a hang");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    crate::common::Run::from(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_cut_short_loose_object_is_reported_not_looped_on() {
+    let r = Repo::new();
+    let d = demo(&r);
+    // the demo's objects are loose; cut the agent's fix commit in half
+    let out = Command::new("git")
+        .current_dir(&d)
+        .args(["rev-parse", "HEAD~1"])
+        .output()
+        .unwrap();
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let obj = d.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    let len = std::fs::metadata(&obj).unwrap().len();
+    std::fs::set_permissions(&obj, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&obj)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    for args in [
+        &[
+            "provenance",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+        ][..],
+        &[
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+        ][..],
+    ] {
+        let run = sage_with_deadline(&r, &d, args, 20);
+        assert_eq!(run.code, 3, "{run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&id) && run.stderr.contains("truncated"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_cut_short_pack_is_called_damage_not_an_empty_repository() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let st = Command::new("git")
+        .current_dir(&d)
+        .args(["repack", "-adq"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let pack = std::fs::read_dir(d.join(".git/objects/pack"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let len = std::fs::metadata(&pack).unwrap().len();
+    std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&pack)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let run = sage_with_deadline(
+        &r,
+        &d,
+        &[
+            "provenance",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+        ],
+        20,
+    );
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("damaged") && !run.stderr.contains("empty repository"),
+        "{}",
+        run.stderr
+    );
+}

@@ -388,6 +388,18 @@ fn shallow_clone() {
         &["provenance", "--finding", &f, "--base", "HEAD~4"],
     )
     .bad_input("shallow");
+    // a base fetched on its own, beyond the branch's depth, is "not an ancestor" — the hint
+    // says why
+    let mut fetch = std::process::Command::new("git");
+    fetch
+        .current_dir(clone.path())
+        .args(["fetch", "-q", "--depth", "1", "origin", "main:main"]);
+    assert!(fetch.status().unwrap().success());
+    r.sage_in(
+        clone.path(),
+        &["provenance", "--finding", &f, "--base", "main"],
+    )
+    .bad_input("shallow clone: the base may lie beyond its depth");
 }
 
 #[test]
