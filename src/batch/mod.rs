@@ -320,10 +320,9 @@ pub enum CaseStatus {
 /// Reads results files; a later line for a case replaces an earlier one (a retried case).
 /// Lines that cannot be read (an interrupted write) are skipped and counted.
 pub fn read_results(path: &Path) -> Result<(Vec<CaseResult>, usize)> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-        Err(e) => return Err(Error::input(format!("cannot read {}: {e}", path.display()))),
+    let Some(text) = crate::files::read_text_if_exists(path, "results", crate::files::SESSION_CAP)?
+    else {
+        return Ok((Vec::new(), 0));
     };
     let mut order: Vec<String> = Vec::new();
     let mut by_case: BTreeMap<String, CaseResult> = BTreeMap::new();
@@ -348,7 +347,10 @@ pub fn read_results(path: &Path) -> Result<(Vec<CaseResult>, usize)> {
                 .hint("give the JSONL that git sage batch wrote"));
             }
             Err(_) if n + 1 == text.lines().count() && !text.ends_with('\n') => skipped += 1,
-            Err(e) => return Err(Error::input(format!("{}:{}: {e}", path.display(), n + 1))),
+            Err(e) => {
+                return Err(Error::input(format!("{}:{}: {e}", path.display(), n + 1))
+                    .hint("delete that line (its case runs again), or give the JSONL that git sage batch wrote"));
+            }
         }
     }
     Ok((

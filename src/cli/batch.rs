@@ -106,6 +106,22 @@ fn exit_for(results: &[CaseResult]) -> i32 {
         .unwrap_or(0)
 }
 
+/// Truncates a results file after its last complete line (an interrupted write's fragment).
+fn drop_torn_tail(path: &Path) -> Result<()> {
+    let bytes = crate::files::read_input(path, "results", crate::files::SESSION_CAP)?;
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(keep as u64))
+        .map_err(|e| {
+            Error::env(format!(
+                "cannot cut the unfinished line off {}: {e}",
+                path.display()
+            ))
+        })
+}
+
 /// Rewrites the results file with one line per case, in manifest order.
 fn compact(path: &Path, order: &[String]) -> Result<()> {
     let (mut results, _) = read_results(path)?;
@@ -152,6 +168,8 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         .collect();
     let (previous, torn) = read_results(&out)?;
     if torn > 0 {
+        // Cut the fragment off before appending, or the next record is glued to it.
+        drop_torn_tail(&out)?;
         eprintln!(
             "git-sage: {}: an unfinished last line was dropped (that case runs again)",
             out.display()

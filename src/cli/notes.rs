@@ -36,9 +36,32 @@ pub enum NotesCmd {
 /// Writes a report's notes (introducing write and tip).
 pub fn write(repo: &crate::git::Repo, doc: &crate::report::doc::ReportDoc) -> Result<usize> {
     let secs = crate::notes::sections(doc);
+    let mut todo = Vec::new();
     for (commit, section) in &secs {
         let id = repo.resolve_commit(commit)?;
         repo.update_note(id, &|old| crate::notes::upsert(old, section))?;
+        todo.push((id, section));
+    }
+    // Our writes compare-and-swap, but `git notes` moves the ref without checking what it
+    // replaces: a `git notes append` that read the ref before our write and lands after it
+    // drops our section. Such a writer is done within milliseconds, so look again a little
+    // later and write back whatever went missing.
+    for _ in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        let mut missing = Vec::new();
+        for (id, section) in todo {
+            let note = repo.read_note(id)?;
+            if note.as_deref() != Some(crate::notes::upsert(note.as_deref(), section).as_str()) {
+                missing.push((id, section));
+            }
+        }
+        if missing.is_empty() {
+            break;
+        }
+        for (id, section) in &missing {
+            repo.update_note(*id, &|old| crate::notes::upsert(old, section))?;
+        }
+        todo = missing;
     }
     Ok(secs.len())
 }

@@ -954,51 +954,114 @@ impl Repo {
             .expect("a fixed signature is valid")
     }
 
-    /// Rewrites the note on `commit` as `edit(old)` says, holding the notes lock so that
-    /// concurrent git-sage writers cannot lose each other's sections.
+    /// Rewrites the note on `commit` as `edit(old)` says, as git does: build a notes commit
+    /// on the ref's current tip, then move the ref only if it still points at that tip (under
+    /// the ref's own lock file, `refs/notes/sage.lock`, which `git notes` takes too). When
+    /// another writer — git-sage or `git notes` — got there first, start again from its tip.
     pub fn update_note(&self, commit: Oid, edit: &dyn Fn(Option<&str>) -> String) -> Result<()> {
         self.check_notes_ref()?;
         let sig = self.note_signature();
-        // libgit2 rebuilds the notes commit from whatever the ref points at when
-        // it writes, not from the note we read, so two writers could each merge
-        // their own section into a stale copy and one would vanish. A lock file
-        // in the common git dir serialises the read-modify-write among sage
-        // processes; libgit2 itself guards the ref update against other tools.
-        let _lock = NotesLock::acquire(&self.inner.commondir().join("sage-notes.lock"))?;
-        let old = self.read_note(commit)?;
-        let new = edit(old.as_deref());
-        if old.as_deref() == Some(new.as_str()) {
-            return Ok(());
-        }
-        let mut delay = std::time::Duration::from_millis(5);
-        for _ in 0..100 {
-            match self
+        let fail = |e: git2::Error| {
+            git_err(
+                format_args!("cannot write the note on {}", commit.short()),
+                e,
+            )
+        };
+        let start = std::time::Instant::now();
+        let mut delay = std::time::Duration::from_millis(2);
+        loop {
+            let tip = match self.inner.refname_to_id(NOTES_REF) {
+                Ok(id) => Some(self.inner.find_commit(id).map_err(fail)?),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+                Err(e) => return Err(fail(e)),
+            };
+            let tree = tip.as_ref().map(|c| c.tree()).transpose().map_err(fail)?;
+            let found = match &tree {
+                Some(t) => note_in_tree(t, commit.0).map_err(fail)?,
+                None => None,
+            };
+            let old = match &found {
+                Some((_, blob)) => Some(
+                    String::from_utf8_lossy(self.inner.find_blob(*blob).map_err(fail)?.content())
+                        .into_owned(),
+                ),
+                None => None,
+            };
+            let new = edit(old.as_deref());
+            if old.as_deref() == Some(new.as_str()) {
+                return Ok(());
+            }
+            let blob = self.inner.blob(new.as_bytes()).map_err(fail)?;
+            let mut update = git2::build::TreeUpdateBuilder::new();
+            let path = match &found {
+                Some((path, _)) => path.clone(),
+                None => note_path(&self.inner, tree.as_ref(), commit.0),
+            };
+            update.upsert(&path, blob, git2::FileMode::Blob);
+            let empty;
+            let base = match &tree {
+                Some(t) => t,
+                None => {
+                    empty = self
+                        .inner
+                        .find_tree(
+                            self.inner
+                                .treebuilder(None)
+                                .and_then(|b| b.write())
+                                .map_err(fail)?,
+                        )
+                        .map_err(fail)?;
+                    &empty
+                }
+            };
+            let new_tree = self
                 .inner
-                .note(&sig, &sig, Some(NOTES_REF), commit.0, &new, true)
-            {
+                .find_tree(update.create_updated(&self.inner, base).map_err(fail)?)
+                .map_err(fail)?;
+            let parents: Vec<&git2::Commit> = tip.iter().collect();
+            let notes_commit = self
+                .inner
+                .commit(
+                    None,
+                    &sig,
+                    &sig,
+                    "Notes added by 'git sage'\n",
+                    &new_tree,
+                    &parents,
+                )
+                .map_err(fail)?;
+            let log = format!("notes: note on {} by git sage", commit.short());
+            let moved = match &tip {
+                Some(t) => {
+                    self.inner
+                        .reference_matching(NOTES_REF, notes_commit, true, t.id(), &log)
+                }
+                None => self.inner.reference(NOTES_REF, notes_commit, false, &log),
+            };
+            match moved {
                 Ok(_) => return Ok(()),
+                // Someone else moved the ref (or holds its lock): their write stands; redo ours on it.
                 Err(e)
                     if matches!(
                         e.code(),
-                        git2::ErrorCode::Modified | git2::ErrorCode::Locked
+                        git2::ErrorCode::Modified
+                            | git2::ErrorCode::Locked
+                            | git2::ErrorCode::Exists
                     ) =>
                 {
+                    if start.elapsed() > std::time::Duration::from_secs(30) {
+                        return Err(Error::env(format!(
+                            "cannot write the note on {}: {NOTES_REF} kept changing or stayed locked for 30 s",
+                            commit.short()
+                        ))
+                        .hint(format!("if no git is running, remove {NOTES_REF}.lock in the git directory")));
+                    }
                     std::thread::sleep(delay);
-                    delay = (delay * 2).min(std::time::Duration::from_millis(100));
+                    delay = (delay * 2).min(std::time::Duration::from_millis(50));
                 }
-                Err(e) => {
-                    return Err(git_err(
-                        format_args!("cannot write the note on {}", commit.short()),
-                        e,
-                    ));
-                }
+                Err(e) => return Err(fail(e)),
             }
         }
-        Err(Error::env(format!(
-            "cannot write the note on {}: {NOTES_REF} stayed locked",
-            commit.short()
-        ))
-        .hint("try again"))
     }
 
     /// A config value with where it came from (`local`, `global`, `system`, …).
@@ -1147,47 +1210,58 @@ fn regex_escape(s: &str) -> String {
 
 /// An exclusive lock file, removed on drop; a lock older than a minute is
 /// taken to be left by a crashed process and broken.
-struct NotesLock(PathBuf);
 
-impl NotesLock {
-    fn acquire(path: &Path) -> Result<NotesLock> {
-        let start = std::time::Instant::now();
-        let mut delay = std::time::Duration::from_millis(2);
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(_) => return Ok(NotesLock(path.to_path_buf())),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age > std::time::Duration::from_secs(60));
-                    if stale {
-                        let _ = std::fs::remove_file(path);
-                        continue;
-                    }
-                    if start.elapsed() > std::time::Duration::from_secs(30) {
-                        return Err(Error::env(format!(
-                            "cannot lock {}: another git-sage is writing notes",
-                            path.display()
-                        ))
-                        .hint("if no git-sage is running, remove the lock file"));
-                    }
-                    std::thread::sleep(delay);
-                    delay = (delay * 2).min(std::time::Duration::from_millis(50));
-                }
-                Err(e) => return Err(Error::env(format!("cannot create {}: {e}", path.display()))),
-            }
+/// Where the note on `commit` sits in a notes tree: at its hex name, or fanned out as git does
+/// for large trees (`ab/cdef…`, `ab/cd/ef…`).
+fn note_in_tree(
+    tree: &git2::Tree,
+    commit: git2::Oid,
+) -> std::result::Result<Option<(String, git2::Oid)>, git2::Error> {
+    let hex = commit.to_string();
+    for depth in 0..=3 {
+        let path = fanned(&hex, depth);
+        match tree.get_path(Path::new(&path)) {
+            Ok(e) if e.kind() == Some(git2::ObjectType::Blob) => return Ok(Some((path, e.id()))),
+            Ok(_) => {}
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(None)
 }
 
-impl Drop for NotesLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+/// `hex` with `depth` two-digit directories in front, as git's notes fanout writes it.
+fn fanned(hex: &str, depth: usize) -> String {
+    let mut out = String::new();
+    for i in 0..depth {
+        out.push_str(&hex[i * 2..i * 2 + 2]);
+        out.push('/');
     }
+    out.push_str(&hex[depth * 2..]);
+    out
+}
+
+/// Where a new note goes: at the fanout depth the tree already uses (git reads any).
+fn note_path(repo: &git2::Repository, tree: Option<&git2::Tree>, commit: git2::Oid) -> String {
+    let hex = commit.to_string();
+    let mut depth = 0;
+    let mut cur = tree.cloned();
+    while let Some(t) = cur.take() {
+        if depth >= 3 {
+            break;
+        }
+        let is_fan = |e: &git2::TreeEntry| {
+            e.kind() == Some(git2::ObjectType::Tree)
+                && e.name()
+                    .is_ok_and(|n| n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+        };
+        let sub = t
+            .get_name(&hex[depth * 2..depth * 2 + 2])
+            .filter(|e| is_fan(e))
+            .or_else(|| t.iter().find(|e| is_fan(e)));
+        let Some(sub) = sub else { break };
+        depth += 1;
+        cur = repo.find_tree(sub.id()).ok();
+    }
+    fanned(&hex, depth)
 }

@@ -133,6 +133,26 @@ fn batch_records_failures_resumes_and_summarises() {
         4,
         "one line per case after compaction"
     );
+    // an interrupted write: the last line torn in half; resuming cuts the fragment off,
+    // runs that case again and every later run reads the file
+    let text = std::fs::read_to_string(&results).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    let torn = &text[..last + (text.len() - last) / 2];
+    std::fs::write(&results, torn).unwrap();
+    let resumed = r.sage(&["batch", "corpus.yaml", "--format", "json"]).ok();
+    assert!(
+        resumed.stderr.contains("unfinished last line was dropped"),
+        "{}",
+        resumed.stderr
+    );
+    assert!(
+        resumed.stderr.contains("3 already done, 1 to run"),
+        "{}",
+        resumed.stderr
+    );
+    assert_eq!(resumed.json()["ok"], 4);
+    assert_eq!(lines(&results).len(), 4, "nothing glued, nothing lost");
+    r.sage(&["batch", "corpus.yaml", "--format", "json"]).ok();
 }
 
 #[test]

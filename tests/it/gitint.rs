@@ -81,6 +81,42 @@ fn concurrent_note_writers_lose_nothing() {
     let r = Repo::new();
     let d = demo(&r);
     let bin = assert_cmd::cargo::cargo_bin("git-sage");
+    // git's own writer on the same ref and the same commits, all the while
+    let user = {
+        let d = d.clone();
+        let home = r.home().to_path_buf();
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            for k in 0..30 {
+                let target = if k % 2 == 0 { "HEAD" } else { "HEAD~1" };
+                let ok = std::process::Command::new("git")
+                    .current_dir(&d)
+                    .args([
+                        "notes",
+                        "--ref=sage",
+                        "append",
+                        "-m",
+                        &format!("user note {k}"),
+                        target,
+                    ])
+                    .env("HOME", &home)
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+                    .env("GIT_AUTHOR_NAME", "U")
+                    .env("GIT_AUTHOR_EMAIL", "u@example.com")
+                    .env("GIT_COMMITTER_NAME", "U")
+                    .env("GIT_COMMITTER_EMAIL", "u@example.com")
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .unwrap()
+                    .success();
+                if ok {
+                    kept.push((target, format!("user note {k}")));
+                }
+            }
+            kept
+        })
+    };
     let children: Vec<_> = (0..8)
         .map(|k| {
             std::process::Command::new(&bin)
@@ -118,6 +154,21 @@ fn concurrent_note_writers_lose_nothing() {
         .map(|s| s["finding"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(ids.len(), 8, "{ids:?}");
+    let kept = user.join().unwrap();
+    assert!(
+        kept.len() >= 20,
+        "git's own writer mostly succeeds: {}",
+        kept.len()
+    );
+    for (target, text) in kept {
+        let note = run_git(&d, &r, &["notes", "--ref=sage", "show", target])
+            .ok()
+            .stdout;
+        assert!(
+            note.contains(&text),
+            "{text} (git notes said it was written) is gone from {target}:\n{note}"
+        );
+    }
 }
 
 #[test]
@@ -495,5 +546,71 @@ fn pre_push_analyses_what_is_pushed() {
         run.stderr.contains("ssrf-preview: introduced"),
         "{}",
         run.stderr
+    );
+}
+
+/// A notes tree git has fanned out (`ab/cdef…`, as it does past a few hundred notes): a
+/// note is updated where it is, a new one goes in at the same depth, git reads both.
+#[test]
+fn notes_in_a_fanned_out_tree() {
+    let r = Repo::new();
+    let mut script = String::new();
+    for i in 1..=300 {
+        let msg = format!("c{i}\n");
+        script.push_str(&format!(
+            "commit refs/heads/main\nmark :{i}\ncommitter D <d@x> {} +0000\ndata {}\n{msg}",
+            1_700_000_000 + i,
+            msg.len()
+        ));
+        if i > 1 {
+            script.push_str(&format!("from :{}\n", i - 1));
+        }
+        script.push('\n');
+    }
+    script.push_str("commit refs/notes/sage\ncommitter D <d@x> 1700000999 +0000\ndata 6\nnotes\n");
+    for i in 1..300 {
+        script.push_str(&format!("N inline :{i}\ndata 8\nnote{i:03}\n"));
+    }
+    script.push('\n');
+    let mut fi = std::process::Command::new("git")
+        .current_dir(r.path())
+        .args(["fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    fi.stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    assert!(fi.wait().unwrap().success());
+    let tree = r.git(&["ls-tree", "refs/notes/sage"]);
+    assert!(
+        tree.lines().all(|l| l.contains(" tree ")),
+        "git fanned the notes out: {tree}"
+    );
+    let repo = sage::git::Repo::discover(r.path()).unwrap();
+    let old = repo.resolve_commit("main~10").unwrap();
+    let new = repo.resolve_commit("main").unwrap(); // the one commit without a note
+    repo.update_note(old, &|n| format!("{}plus\n", n.unwrap_or("")))
+        .unwrap();
+    repo.update_note(new, &|n| {
+        assert!(n.is_none());
+        "fresh\n".into()
+    })
+    .unwrap();
+    assert_eq!(
+        r.git(&["notes", "--ref=sage", "show", "main~10"]),
+        "note290\nplus"
+    );
+    assert_eq!(r.git(&["notes", "--ref=sage", "show", "main"]), "fresh");
+    let all = r.git(&["ls-tree", "-r", "--name-only", "refs/notes/sage"]);
+    assert_eq!(all.lines().count(), 300, "no note twice");
+    let hex = new.to_string();
+    assert!(
+        all.lines()
+            .any(|l| l == format!("{}/{}", &hex[..2], &hex[2..])),
+        "the new note sits at the tree's fanout depth"
     );
 }
