@@ -1208,9 +1208,6 @@ fn regex_escape(s: &str) -> String {
     out
 }
 
-/// An exclusive lock file, removed on drop; a lock older than a minute is
-/// taken to be left by a crashed process and broken.
-
 /// Where the note on `commit` sits in a notes tree: at its hex name, or fanned out as git does
 /// for large trees (`ab/cdef…`, `ab/cd/ef…`).
 fn note_in_tree(
