@@ -22,6 +22,7 @@ pub mod redact;
 pub mod report;
 pub mod screen;
 pub mod stats;
+pub mod term;
 pub mod timing;
 pub mod transcript;
 

@@ -7,7 +7,7 @@ fn main() {
     let code = match sage::cli::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("git-sage: error: {e}");
+            sage::say!("git-sage: error: {e}");
             e.exit_code()
         }
     };

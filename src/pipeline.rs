@@ -43,7 +43,36 @@ impl Session {
             format: self.transcript.format.name().to_string(),
             turns: self.transcript.turns.len(),
             scope: self.scope.clone(),
+            skipped_lines: self.transcript.skipped.clone(),
         }
+    }
+
+    /// What the report must say about lines of the session it could not use.
+    fn read_warnings(&self) -> Vec<String> {
+        let t = &self.transcript;
+        let mut out = Vec::new();
+        if !t.skipped.is_empty() {
+            let shown: Vec<String> = t
+                .skipped
+                .iter()
+                .take(3)
+                .map(|s| format!("line {}: {}", s.line, crate::report::clip(&s.reason, 80)))
+                .collect();
+            out.push(format!(
+                "{} line(s) of the session {} could not be read and were left out, so turns may be missing ({}{}); `git sage turns {}` lists them",
+                t.skipped.len(),
+                self.found.name,
+                shown.join("; "),
+                if t.skipped.len() > 3 { "; …" } else { "" },
+                self.found.name
+            ));
+        }
+        out.extend(
+            t.warnings
+                .iter()
+                .map(|w| format!("session {}: {w}", self.found.name)),
+        );
+        out
     }
 }
 
@@ -200,6 +229,9 @@ pub fn blame(
     if req.judge_sees_anchor {
         judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
         warnings.push("--judge-sees-anchor: the judge was shown the confirmed defect, so its scores are not prefix-blind".into());
+    }
+    if let Some(s) = &session {
+        warnings.extend(s.read_warnings());
     }
     let (scores, unreachable) = match &session {
         Some(s) => {

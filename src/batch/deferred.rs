@@ -134,7 +134,7 @@ pub fn prepare(
                 .collect();
             let id = rt.block_on(provider.submit(&lines))?;
             if !quiet {
-                eprintln!(
+                crate::say!(
                     "git-sage: submitted {} judge request(s) to {name} as batch {id} (ids kept in {})",
                     lines.len(),
                     path.display()
@@ -177,11 +177,11 @@ pub fn prepare(
                 Status::Running { detail } => {
                     running += 1;
                     if !quiet {
-                        eprintln!("git-sage: batch {} ({}): {detail}", b.id, b.judge);
+                        crate::say!("git-sage: batch {} ({}): {detail}", b.id, b.judge);
                     }
                 }
                 Status::Failed { reason } => {
-                    eprintln!(
+                    crate::say!(
                         "git-sage: warning: batch {} failed ({reason}); its requests will be made one by one",
                         b.id
                     );
@@ -221,7 +221,7 @@ pub fn prepare(
                         }
                     }
                     if !quiet {
-                        eprintln!(
+                        crate::say!(
                             "git-sage: batch {} ended ({detail}): {stored} answer(s) stored{}",
                             b.id,
                             if failed > 0 {

@@ -67,7 +67,7 @@ pub fn run(ctx: &Context, args: &AgreeArgs) -> Result<i32> {
     };
     let a = agree::agreement(&ratings, args.splits, args.seed);
     match args.format {
-        SummaryFormat::Text => ctx.print(&agree::render(&a, false))?,
+        SummaryFormat::Text => ctx.print_text(&agree::render(&a, false))?,
         SummaryFormat::Md => ctx.print(&agree::render(&a, true))?,
         SummaryFormat::Json => ctx.print_json(&a)?,
     }

@@ -90,7 +90,7 @@ fn default_out(manifest: &Path, shard: Option<Shard>) -> PathBuf {
 
 fn render(ctx: &Context, s: &Summary, format: SummaryFormat) -> Result<()> {
     match format {
-        SummaryFormat::Text => ctx.print(&summary::text(s)),
+        SummaryFormat::Text => ctx.print_text(&summary::text(s)),
         SummaryFormat::Md => ctx.print(&summary::markdown(s)),
         SummaryFormat::Json => ctx.print_json(s),
     }
@@ -170,7 +170,7 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     if torn > 0 {
         // Cut the fragment off before appending, or the next record is glued to it.
         drop_torn_tail(&out)?;
-        eprintln!(
+        crate::say!(
             "git-sage: {}: an unfinished last line was dropped (that case runs again)",
             out.display()
         );
@@ -204,7 +204,7 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         crate::batch::deferred::check(&opts)?;
     }
     if !args.judge.quiet {
-        eprintln!(
+        crate::say!(
             "git-sage: {} case(s){}: {} already done, {} to run → {}",
             mine.len(),
             args.shard
@@ -225,7 +225,7 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
             args.judge.quiet,
         )?;
         if !ready {
-            eprintln!(
+            crate::say!(
                 "git-sage: the judge batch is still running at the provider; run the same command again to collect it"
             );
             return Ok(0);
@@ -255,7 +255,7 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
             failed += 1;
             bar.set_message(format!("· {failed} failed"));
             bar.suspend(|| {
-                eprintln!(
+                crate::say!(
                     "git-sage: case {} failed: {}",
                     r.case,
                     r.error.as_deref().unwrap_or("")
@@ -284,7 +284,7 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     render(ctx, &summary::summarise(&these), args.format)?;
     let code = exit_for(&these);
     if code != 0 {
-        eprintln!(
+        crate::say!(
             "git-sage: {} case(s) failed (listed above); run the same command again to retry them",
             these
                 .iter()

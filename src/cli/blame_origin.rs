@@ -109,7 +109,7 @@ pub fn levers(ctx: &Context, a: &LeverArgs) -> Result<Levers> {
 /// Renders a report in a format.
 pub fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
     Ok(match format {
-        ReportFormat::Text => crate::report::text::report(doc),
+        ReportFormat::Text => crate::term::clean(&crate::report::text::report(doc)).into_owned(),
         ReportFormat::Md => crate::report::markdown::report(doc),
         ReportFormat::Html => crate::report::html::report(doc),
         ReportFormat::Json => crate::report::jsonfmt::to_string(doc)
@@ -167,7 +167,7 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     emit(ctx, &render(&doc, args.format)?, args.out.as_deref())?;
     if args.notes {
         let n = super::notes::write(&repo, &doc)?;
-        eprintln!(
+        crate::say!(
             "git-sage: wrote {n} note(s) under {} (git log --notes=sage)",
             crate::git::NOTES_REF
         );

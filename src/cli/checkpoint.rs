@@ -69,12 +69,12 @@ pub fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
     };
     let new = splice(&old, (!args.remove).then_some(block.as_str()));
     if new == old {
-        eprintln!("{}: already up to date", path.display());
+        crate::say!("{}: already up to date", path.display());
         return Ok(0);
     }
     crate::files::write_output(path, new.as_bytes())
         .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))?;
-    eprintln!(
+    crate::say!(
         "{}: security-plan checkpoint {}",
         path.display(),
         if args.remove { "removed" } else { "written" }

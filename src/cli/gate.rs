@@ -99,7 +99,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
                     let u = a.unconfirmed;
                     (a, u)
                 })),
-                Err(e) => eprintln!("git-sage: warning: skipping {}: {e}", file.display()),
+                Err(e) => crate::say!("git-sage: warning: skipping {}: {e}", file.display()),
             }
         }
     }
@@ -127,7 +127,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
         .config_string("sage.notes")?
         .is_none_or(|v| super::hooks::truthy(&v));
     let mut present = 0;
-    eprintln!(
+    crate::say!(
         "git sage: {} of {} ({} commit(s)) against {} finding(s):",
         what,
         &tip[..7.min(tip.len())],
@@ -147,7 +147,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
         let (doc, _) = match pipeline::blame(repo, &range, &agents, req) {
             Ok(x) => x,
             Err(e) if e.exit_code() == 2 => {
-                eprintln!("  {}: skipped ({e})", anchor.id);
+                crate::say!("  {}: skipped ({e})", anchor.id);
                 continue;
             }
             Err(e) => return Err(e),
@@ -172,7 +172,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
                 }
             )
         };
-        eprintln!(
+        crate::say!(
             "  {}: {}, {origin}{missed}",
             anchor.id,
             doc.provenance.status.as_str().replace('_', " ")
@@ -182,7 +182,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
         }
     }
     if write_notes {
-        eprintln!(
+        crate::say!(
             "  (notes: git log --notes=sage; details: git sage blame-origin {} --base {} --finding <file>)",
             &tip[..7.min(tip.len())],
             &base[..7.min(base.len())]
@@ -192,7 +192,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
         .config_string("sage.block")?
         .is_some_and(|v| super::hooks::truthy(&v));
     if block && present > 0 {
-        eprintln!(
+        crate::say!(
             "git sage: {what} refused: {present} confirmed finding(s) still present (sage.block=true; git config sage.block false to allow)"
         );
         return Ok(1);

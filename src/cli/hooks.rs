@@ -293,7 +293,7 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
                 true => String::new(),
                 false => format!(" ({})", notes.join("; ")),
             };
-            eprintln!(
+            crate::say!(
                 "git-sage: hooks installed in {}{notes}; notes.rewriteRef includes {NOTES_REF}",
                 dir.display(),
             );
@@ -306,12 +306,12 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
                 }
             }
             if done.is_empty() {
-                eprintln!(
+                crate::say!(
                     "git-sage: no git-sage hooks were installed in {}",
                     dir.display()
                 );
             } else {
-                eprintln!(
+                crate::say!(
                     "git-sage: hooks removed from {} ({}); notes.rewriteRef is left as it is",
                     dir.display(),
                     done.join("; ")
@@ -367,14 +367,14 @@ pub fn run_hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
     match hook(ctx, args) {
         Ok(code) => Ok(code),
         Err(e) if strict => {
-            eprintln!(
+            crate::say!(
                 "git-sage: {} hook failed: {e} (sage.strict=true: stopping)",
                 args.name
             );
             Ok(1)
         }
         Err(e) => {
-            eprintln!(
+            crate::say!(
                 "git-sage: warning: {} hook could not run: {e}; letting git go on (set sage.strict=true to stop instead)",
                 args.name
             );

@@ -128,7 +128,7 @@ pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     opts.cwe_hint = args.cwe;
     let outcome = run::judge(&t, &scope, &opts)?;
     for w in &outcome.doc.judge.warnings {
-        eprintln!("git-sage: warning: {w}");
+        crate::say!("git-sage: warning: {w}");
     }
     if let Some(out) = &args.out {
         let text = crate::report::jsonfmt::to_string(&outcome.doc)
@@ -139,7 +139,7 @@ pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     match args.format {
         DataFormat::Json if args.out.is_none() => ctx.print_json(&outcome.doc)?,
         DataFormat::Json => {}
-        DataFormat::Text => ctx.print(&render(&outcome.doc))?,
+        DataFormat::Text => ctx.print_text(&render(&outcome.doc))?,
     }
     if outcome.unreachable > 0 {
         return Err(Error::env(format!(

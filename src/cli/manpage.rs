@@ -67,7 +67,7 @@ pub fn install(ctx: &Context, args: &InstallManArgs) -> Result<i32> {
             .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
     }
     ctx.print(&format!("{}\n", dir.display()))?;
-    eprintln!(
+    crate::say!(
         "git-sage: wrote {} man pages to {}; `git sage --help` now opens them (add {} to MANPATH if needed)",
         pages.len(),
         dir.display(),

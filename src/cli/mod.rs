@@ -97,14 +97,26 @@ impl Context {
         Repo::discover(&self.cwd)
     }
 
-    /// Writes to stdout; a closed pipe (`| head`) is not an error.
+    /// Writes to stdout; a closed pipe (`| head`) is not an error. On a terminal, control
+    /// characters from the repository or a transcript are shown, not obeyed.
     pub fn print(&self, s: &str) -> Result<()> {
+        use std::io::IsTerminal;
         let mut out = std::io::stdout().lock();
+        let s = match out.is_terminal() {
+            true => crate::term::clean(s),
+            false => std::borrow::Cow::Borrowed(s),
+        };
         match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Writes text meant for people (the `text` formats): control characters are always
+    /// shown, not obeyed, wherever the text goes (`| less -R` obeys them too).
+    pub fn print_text(&self, s: &str) -> Result<()> {
+        self.print(&crate::term::clean(s))
     }
 
     /// Streams JSON to stdout; a closed pipe is not an error.

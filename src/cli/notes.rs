@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: &NotesArgs) -> Result<i32> {
             let id = repo.resolve_commit(rev)?;
             match repo.read_note(id)? {
                 None => {
-                    eprintln!("no {NOTES_REF} note on {rev} ({})", id.short());
+                    crate::say!("no {NOTES_REF} note on {rev} ({})", id.short());
                     Ok(1)
                 }
                 Some(text) if *json => {
@@ -87,7 +87,7 @@ pub fn run(ctx: &Context, args: &NotesArgs) -> Result<i32> {
                     Ok(0)
                 }
                 Some(text) => {
-                    ctx.print(&text)?;
+                    ctx.print_text(&text)?;
                     Ok(0)
                 }
             }

@@ -137,7 +137,7 @@ pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
                 },
                 out.recommendation
             ));
-            ctx.print(&s)?;
+            ctx.print_text(&s)?;
         }
     }
     Ok(0)

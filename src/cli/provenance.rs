@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     let t = crate::timing::stage("print");
     match args.format {
         DataFormat::Json => ctx.print_json(&doc)?,
-        DataFormat::Text => ctx.print(&report::text::provenance(&doc))?,
+        DataFormat::Text => ctx.print_text(&report::text::provenance(&doc))?,
     }
     drop(t);
     // Freeing the repository's caches takes longer than the exit does.

@@ -213,7 +213,7 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
         .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
     let rel = format!(".sage/sessions/{name}");
     ctx.print(&format!("{rel}\n"))?;
-    eprintln!(
+    crate::say!(
         "git-sage: recorded {} ({} KB, {redactions} secret(s) redacted) as {rel}; `git add {rel}` and commit it with the patch (the prepare-commit-msg hook adds its Sage-Session: trailer)",
         src.display(),
         bytes.len() / 1024

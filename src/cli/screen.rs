@@ -143,14 +143,14 @@ pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
             crate::files::write_output(&p, text.as_bytes())
                 .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
         }
-        eprintln!(
+        crate::say!(
             "git-sage: wrote {} anchor(s) into {} (unconfirmed: confirm before acting on them)",
             anchors.len(),
             dir.display()
         );
     }
     let text = match args.format {
-        ScreenFormat::Text => report::text(&doc),
+        ScreenFormat::Text => crate::term::clean(&report::text(&doc)).into_owned(),
         ScreenFormat::Json => crate::report::jsonfmt::to_string(&doc)
             .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
         ScreenFormat::Sarif => {

@@ -56,7 +56,7 @@ pub fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
     let t = transcript::parse(input, args.from)?;
     match args.format {
         DataFormat::Json => ctx.print_json(&t)?,
-        DataFormat::Text => ctx.print(&render(&t))?,
+        DataFormat::Text => ctx.print_text(&render(&t))?,
     }
     Ok(0)
 }

@@ -126,6 +126,9 @@ pub struct SessionJson {
     pub turns: usize,
     /// The turns of the range's task (SPEC §3), and why.
     pub scope: crate::transcript::mapping::Scope,
+    /// Lines of the session that could not be read and were left out (the first 200).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_lines: Vec<crate::transcript::Skipped>,
 }
 
 /// `git sage provenance --format json`.

@@ -149,7 +149,18 @@ pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
                 owned.as_bytes()
             }
         };
-        let line: Line = match serde_json::from_slice(text) {
+        let repaired;
+        let parsed = match serde_json::from_slice::<Line>(text) {
+            Err(e) if !e.is_eof() => match super::lines::escape_controls(text) {
+                Some(fixed) => {
+                    repaired = fixed;
+                    serde_json::from_slice(&repaired).map_err(|_| e)
+                }
+                None => Err(e),
+            },
+            other => other,
+        };
+        let line: Line = match parsed {
             Ok(l) => l,
             Err(e) if e.is_eof() => {
                 st.b.skip(n, "truncated JSON line");

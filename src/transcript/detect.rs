@@ -129,6 +129,17 @@ pub fn detect(head: &[u8], name: &str) -> Option<Format> {
         {
             return Some(f);
         }
+        // A torn or garbled first line (an interrupted write, a stray byte) must not hide
+        // the format of the lines after it.
+        if let Some(f) = t
+            .lines()
+            .skip(1)
+            .take(20)
+            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .find_map(|v| jsonl_format(&v))
+        {
+            return Some(f);
+        }
         // One (pretty-printed) JSON document: look at its keys near the top.
         let has = |k: &str| t.contains(&format!("\"{k}\""));
         if has("trajectory")
@@ -262,6 +273,11 @@ mod tests {
         assert_eq!(d("schema: sage.session/1\nturns: []\n"), Some(Format::Sage));
         assert_eq!(d("{\"schema\":\"sage.session/1\"}\n"), Some(Format::Sage));
         assert_eq!(d("Задача: x\n\n## Ход 1\nплан\n"), Some(Format::Markdown));
+        assert_eq!(
+            d("{\"type\":\"user\", torn\n{\"type\":\"user\",\"sessionId\":\"s\"}\n"),
+            Some(Format::ClaudeCode),
+            "a garbled first line"
+        );
         assert_eq!(d("just some notes\n"), None);
         assert_eq!(d("{\"hello\": 1}"), None);
     }

@@ -121,9 +121,16 @@ impl Lines {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let parsed = match std::str::from_utf8(raw) {
+            let parse = |raw: &[u8]| match std::str::from_utf8(raw) {
                 Ok(text) => serde_json::from_str(text),
                 Err(_) => serde_json::from_str(&String::from_utf8_lossy(raw)),
+            };
+            let parsed = match parse(raw) {
+                Err(e) if !e.is_eof() => match escape_controls(raw) {
+                    Some(fixed) => parse(&fixed).map_err(|_| e),
+                    None => Err(e),
+                },
+                other => other,
             };
             return Ok(Some((n, parsed)));
         }
@@ -176,6 +183,35 @@ impl Lines {
         }
         Ok(Some((self.line, &self.buf[..end])))
     }
+}
+
+/// A JSON line with raw control characters inside its strings (a NUL or an escape byte a
+/// tool printed) escaped as `\u00XX`, as JSON requires; `None` when there are none.
+pub fn escape_controls(raw: &[u8]) -> Option<Vec<u8>> {
+    if !raw.iter().any(|&b| b < 0x20) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(raw.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in raw {
+        match b {
+            _ if escaped => {
+                escaped = false;
+                out.push(b);
+            }
+            b'\\' if in_string => {
+                escaped = true;
+                out.push(b);
+            }
+            b'"' => {
+                in_string = !in_string;
+                out.push(b);
+            }
+            0..0x20 if in_string => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+            _ => out.push(b),
+        }
+    }
+    Some(out)
 }
 
 /// Text of possibly invalid UTF-8, replacing what is not.

@@ -590,3 +590,134 @@ fn a_cut_short_pack_is_called_damage_not_an_empty_repository() {
         run.stderr
     );
 }
+
+/// A Claude Code log of three lines; `mid` is the assistant's planning message.
+fn claude_log(mid: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u1\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"fix the ssrf in download_preview\"}}\n");
+    out.extend_from_slice(b"{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"u2\",\"timestamp\":\"2026-01-01T00:00:01Z\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":[{\"type\":\"text\",\"text\":\"");
+    out.extend_from_slice(mid.as_bytes());
+    out.extend_from_slice(b"\"}]}}\n");
+    out.extend_from_slice(b"{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"u3\",\"timestamp\":\"2026-01-01T00:00:02Z\",\"message\":{\"id\":\"m2\",\"model\":\"claude-x\",\"content\":[{\"type\":\"text\",\"text\":\"Tests are green.\"}]}}\n");
+    out
+}
+
+#[test]
+fn unreadable_session_lines_are_reported_and_control_bytes_cost_no_turn() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = "Plan: resolve the host and reject private and loopback addresses to stop the SSRF.";
+    let clean = tmp.path().join("clean.jsonl");
+    std::fs::write(&clean, claude_log(plan)).unwrap();
+    let nul = tmp.path().join("nul.jsonl");
+    std::fs::write(&nul, claude_log(&plan.replacen("host", "ho\0st", 1))).unwrap();
+    let report = |session: &Path| {
+        r.sage(&[
+            "-C",
+            ds,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--session",
+            session.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json()
+    };
+    let (a, b) = (report(&clean), report(&nul));
+    assert_eq!(
+        b["session"]["turns"], 2,
+        "a raw NUL in a line costs no turn"
+    );
+    assert_eq!(
+        (&a["origin"]["turn"], &a["origin"]["type"]),
+        (&b["origin"]["turn"], &b["origin"]["type"])
+    );
+    assert!(b["session"].get("skipped_lines").is_none());
+    // a line that is not JSON at all: left out, and every report says so
+    let torn = tmp.path().join("torn.jsonl");
+    let mut bytes = claude_log(plan);
+    bytes.splice(0..0, b"{\"type\":\"assistant\", garbage\n".iter().copied());
+    std::fs::write(&torn, bytes).unwrap();
+    let v = report(&torn);
+    assert_eq!(
+        v["session"]["skipped_lines"][0]["line"], 1,
+        "{}",
+        v["session"]
+    );
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("could not be read and were left out")
+    );
+    for format in ["text", "md", "html"] {
+        let out = r
+            .sage(&[
+                "-C",
+                ds,
+                "blame-origin",
+                "--finding",
+                ".sage/findings/ssrf-preview.yaml",
+                "--session",
+                torn.to_str().unwrap(),
+                "--format",
+                format,
+            ])
+            .ok();
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            all.contains("could not be read and were left out"),
+            "{format}: {all}"
+        );
+    }
+}
+
+#[test]
+fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("esc.jsonl");
+    std::fs::write(
+        &log,
+        claude_log("Plan \\u001b]0;pwned\\u0007\\u001b[2J check the host\\r"),
+    )
+    .unwrap();
+    let l = log.to_str().unwrap();
+    for args in [
+        vec!["turns", l],
+        vec![
+            "-C",
+            ds,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--session",
+            l,
+        ],
+        vec!["-C", ds, "judge", l],
+    ] {
+        let out = r.sage(&args).ok();
+        assert!(
+            !out.stdout.contains('\u{1b}')
+                && !out.stdout.contains('\u{7}')
+                && !out.stdout.contains('\r'),
+            "{args:?}: {:?}",
+            out.stdout
+        );
+        if args[0] == "turns" {
+            assert!(out.stdout.contains("\\x1b]0;pwned\\x07"), "{}", out.stdout);
+        }
+    }
+    // an error naming a file whose name holds an escape
+    let bad = tmp.path().join("f\u{1b}[31m.yaml");
+    std::fs::write(&bad, "not: [a finding").unwrap();
+    let out = r.sage(&["-C", ds, "blame-origin", "--finding", bad.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(!out.stderr.contains('\u{1b}'), "{:?}", out.stderr);
+}
