@@ -191,6 +191,33 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
         }
         Err(e) => return Err(cannot(&e)),
     }
+    // Only a transcript git sage can read is worth committing: a binary file or the wrong
+    // file is refused here, not discovered at analysis time.
+    let forced = match agent {
+        Agent::ClaudeCode => Some(crate::transcript::Format::ClaudeCode),
+        Agent::Codex => Some(crate::transcript::Format::Codex),
+        Agent::Gemini => Some(crate::transcript::Format::GeminiCli),
+        Agent::Aider => Some(crate::transcript::Format::Aider),
+        Agent::Auto => None,
+    };
+    let shown = src.display().to_string();
+    if bytes.contains(&0) && std::str::from_utf8(&bytes).is_err() {
+        return Err(Error::input(format!(
+            "{shown} is binary, not a session transcript"
+        )));
+    }
+    let parse = |b: &[u8], forced| {
+        crate::transcript::parse(
+            crate::transcript::Input::from_bytes(shown.clone(), b.to_vec()),
+            forced,
+        )
+    };
+    let parsed = parse(&bytes, None)
+        .or_else(|e| forced.map_or(Err(e), |f| parse(&bytes, Some(f))))
+        .map_err(|e| {
+            Error::input(format!("{shown} is not a session transcript git sage can read: {}", e.message()))
+                .hint("pass the agent's session file (git sage turns FILE shows what git sage reads in it)")
+        })?;
     let (text, redactions) = crate::redact::redact_document(&String::from_utf8_lossy(&bytes));
     let stem = src
         .file_stem()
@@ -207,10 +234,17 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
         Agent::Aider => "aider",
         Agent::Auto => "session",
     };
-    let name = format!("{prefix}-{}.{ext}", stem.trim_start_matches('.'));
-    let dest = worktree.join(".sage/sessions").join(&name);
+    let dir = sessions_dir(&worktree)?;
+    let base = format!("{prefix}-{}", stem.trim_start_matches('.'));
+    let (name, replaced) = free_name(&dir, &base, &ext, &text, &parsed)?;
+    let dest = dir.join(&name);
     crate::files::write_atomic(&dest, text.as_bytes())
         .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
+    if let Some(other) = replaced {
+        crate::say!(
+            "git-sage: .sage/sessions/{other} holds another session and is kept; this one goes to .sage/sessions/{name}"
+        );
+    }
     let rel = format!(".sage/sessions/{name}");
     ctx.print(&format!("{rel}\n"))?;
     crate::say!(
@@ -219,6 +253,87 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
         bytes.len() / 1024
     );
     Ok(0)
+}
+
+/// `.sage/sessions` of the worktree, made if missing; refused when it (or `.sage`) is a link or
+/// lies outside the worktree, where a recorded session would never be committed.
+fn sessions_dir(worktree: &Path) -> Result<PathBuf> {
+    for rel in [".sage", ".sage/sessions"] {
+        let p = worktree.join(rel);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                return Err(Error::input(format!(
+                    "{rel} is a symbolic link (to {to}); git sage records sessions only into a directory of the worktree"
+                ))
+                .hint("make it a plain directory, then run git sage record again"));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::input(format!("{} is not a directory", p.display())));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&p)
+                    .map_err(|e| Error::env(format!("cannot create {}: {e}", p.display())))?;
+            }
+            Err(e) => return Err(Error::env(format!("cannot read {}: {e}", p.display()))),
+        }
+    }
+    Ok(worktree.join(".sage/sessions"))
+}
+
+/// The file name to record under: `base.ext`, unless that holds another session (not an older
+/// copy of this one), then `base-2.ext`, `base-3.ext`, … Returns the name and, when a file
+/// was passed over, its name.
+fn free_name(
+    dir: &Path,
+    base: &str,
+    ext: &str,
+    text: &str,
+    parsed: &crate::transcript::Transcript,
+) -> Result<(String, Option<String>)> {
+    let mut passed = None;
+    for n in 1..1000 {
+        let name = match n {
+            1 => format!("{base}.{ext}"),
+            n => format!("{base}-{n}.{ext}"),
+        };
+        let p = dir.join(&name);
+        let meta = match std::fs::symlink_metadata(&p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((name, passed)),
+            Err(e) => return Err(Error::env(format!("cannot read {}: {e}", p.display()))),
+            Ok(m) => m,
+        };
+        if meta.is_file() {
+            let old = crate::files::read_input(&p, "recorded session", crate::files::SESSION_CAP)?;
+            let old = String::from_utf8_lossy(&old);
+            if same_session(&old, text, parsed) {
+                return Ok((name, passed));
+            }
+        }
+        passed.get_or_insert(name);
+    }
+    Err(Error::input(format!(
+        "{} holds too many sessions named {base}",
+        dir.display()
+    )))
+}
+
+/// Whether `old` is an earlier copy of the session now being recorded: the same session id,
+/// or (for logs that only grow) a prefix of it.
+fn same_session(old: &str, new: &str, parsed: &crate::transcript::Transcript) -> bool {
+    if new.starts_with(old) || old == new {
+        return true;
+    }
+    let old_id = crate::transcript::parse(
+        crate::transcript::Input::from_bytes("old", old.as_bytes().to_vec()),
+        Some(parsed.format),
+    )
+    .ok()
+    .and_then(|t| t.session_id);
+    old_id.is_some() && old_id == parsed.session_id
 }
 
 #[cfg(test)]

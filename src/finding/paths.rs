@@ -18,16 +18,28 @@ pub fn normalise(raw: &str) -> String {
     }
     s = s.replace('\\', "/");
     let absolute = s.starts_with('/');
-    let parts: Vec<&str> = s
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
+    // `a/../b` is `b`; a `..` that would climb above the start is kept, so that
+    // `escapes` can refuse it.
+    let mut parts: Vec<&str> = Vec::new();
+    for p in s.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        match (p, parts.last()) {
+            ("..", Some(&last)) if last != ".." => {
+                parts.pop();
+            }
+            _ => parts.push(p),
+        }
+    }
     let joined = parts.join("/");
     if absolute {
         format!("/{joined}")
     } else {
         joined
     }
+}
+
+/// Whether a normalised relative path climbs out of the directory it is relative to.
+pub fn escapes(path: &str) -> bool {
+    path == ".." || path.starts_with("../")
 }
 
 /// Whether a normalised path is absolute (POSIX root or a Windows drive).

@@ -707,6 +707,12 @@ impl Repo {
             })),
             Ok(_) => Ok(None),
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(_) if in_repo_path(path).is_err() => Err(Error::input(format!(
+                "{path}: the path {}",
+                in_repo_path(path)
+                    .err()
+                    .unwrap_or("is not a path in the repository")
+            ))),
             Err(e) => Err(git_err(format_args!("cannot look up {path}"), e)),
         }
     }
@@ -725,9 +731,13 @@ impl Repo {
 
     /// The content of `path` at revision `rev` (`REV:path` arguments); `None` when absent.
     pub fn file_at_rev(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        let clean = in_repo_path(path).map_err(|why| {
+            Error::input(format!("{rev}:{path}: the path {why}"))
+                .hint("in REV:path the path is relative to the repository's top directory")
+        })?;
         let commit = self.resolve_commit(rev)?;
         let tree = self.tree_of(commit)?;
-        match self.entry_at(tree, path.trim_start_matches("./"))? {
+        match self.entry_at(tree, &clean)? {
             Some(e) => Ok(Some(self.read_blob(e.blob)?.to_vec())),
             None => Ok(None),
         }
@@ -769,6 +779,12 @@ impl Repo {
         match t.get_path(Path::new(path)) {
             Ok(e) => Ok(Some(Oid(e.id()))),
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(_) if in_repo_path(path).is_err() => Err(Error::input(format!(
+                "{path}: the path {}",
+                in_repo_path(path)
+                    .err()
+                    .unwrap_or("is not a path in the repository")
+            ))),
             Err(e) => Err(git_err(format_args!("cannot look up {path}"), e)),
         }
     }
@@ -1206,6 +1222,26 @@ fn regex_escape(s: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// A path inside a tree, as the user wrote it, made plain (`./a//b/../c` is `a/c`), or why it
+/// cannot name anything inside the repository.
+pub fn in_repo_path(path: &str) -> std::result::Result<String, &'static str> {
+    if path.starts_with('/') {
+        return Err("is absolute");
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if p == ".." {
+            parts.pop().ok_or("leads out of the repository")?;
+        } else {
+            parts.push(p);
+        }
+    }
+    if parts.is_empty() {
+        return Err("names no file");
+    }
+    Ok(parts.join("/"))
 }
 
 /// Where the note on `commit` sits in a notes tree: at its hex name, or fanned out as git does

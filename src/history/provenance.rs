@@ -495,6 +495,12 @@ fn locate_file(
     notes: &mut Vec<String>,
 ) -> Result<String> {
     let path = paths::normalise(raw);
+    if paths::escapes(&path) {
+        return Err(Error::input(format!(
+            "the finding's path {raw} leads out of the repository"
+        ))
+        .hint("paths in a finding are relative to the repository's top directory"));
+    }
     if !paths::is_absolute(&path)
         && (repo.entry_at(tip_tree, &path)?.is_some() || repo.entry_at(base_tree, &path)?.is_some())
     {

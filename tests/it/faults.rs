@@ -721,3 +721,129 @@ fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(!out.stderr.contains('\u{1b}'), "{:?}", out.stderr);
 }
+
+#[test]
+fn paths_that_leave_the_repository_are_bad_input_naming_them() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    let f = ".sage/findings/ssrf-preview.yaml";
+    r.sage(&["-C", ds, "turns", "HEAD:../x"])
+        .bad_input("HEAD:../x: the path leads out of the repository");
+    r.sage(&["-C", ds, "turns", "HEAD:/etc/passwd"])
+        .bad_input("HEAD:/etc/passwd: the path is absolute");
+    r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        f,
+        "--session",
+        "HEAD:media/../../x",
+    ])
+    .bad_input("HEAD:media/../../x");
+    r.sage(&[
+        "-C",
+        ds,
+        "provenance",
+        "--anchor-file",
+        "../etc/passwd",
+        "--anchor-snippet",
+        "root",
+    ])
+    .bad_input("../etc/passwd leads out of the repository");
+    let esc = r.finding(
+        "esc.yaml",
+        "file: media/../../../etc/passwd\nfragment: root\n",
+    );
+    r.sage(&["-C", ds, "provenance", "--finding", &esc])
+        .bad_input("leads out of the repository");
+    // the same paths made plain still work
+    r.sage(&[
+        "-C",
+        ds,
+        "turns",
+        "HEAD:./.sage//sessions/../sessions/fix-ssrf.yaml",
+    ])
+    .ok();
+    let ok = r.finding(
+        "ok.yaml",
+        "file: ./media/../media//fetcher.py\nfragment: url.startswith(\"https://\")\n",
+    );
+    let v = r
+        .sage(&["-C", ds, "provenance", "--finding", &ok, "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(v["provenance"]["status"], "introduced");
+}
+
+#[test]
+fn record_keeps_other_sessions_stays_in_the_worktree_and_refuses_garbage() {
+    let r = Repo::new();
+    r.write("a.py", "x = 1\n");
+    r.commit("base");
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("one").join("session.jsonl");
+    let b = tmp.path().join("two").join("session.jsonl");
+    std::fs::create_dir_all(a.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+    let line = |id: &str, text: &str| {
+        format!(
+            "{{\"type\":\"assistant\",\"sessionId\":\"{id}\",\"uuid\":\"u{text}\",\"message\":{{\"id\":\"m{text}\",\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}\n"
+        )
+    };
+    std::fs::write(&a, line("A", "first")).unwrap();
+    std::fs::write(&b, line("B", "other")).unwrap();
+    let rec = |p: &Path| {
+        r.sage(&[
+            "record",
+            "--agent",
+            "claude-code",
+            "--session",
+            p.to_str().unwrap(),
+        ])
+    };
+    let first = rec(&a).ok();
+    assert_eq!(
+        first.stdout.trim(),
+        ".sage/sessions/claude-code-session.jsonl"
+    );
+    r.git(&["add", "-A"]);
+    // the same session, grown: replaces its older copy
+    std::fs::write(&a, format!("{}{}", line("A", "first"), line("A", "second"))).unwrap();
+    assert_eq!(
+        rec(&a).ok().stdout.trim(),
+        ".sage/sessions/claude-code-session.jsonl"
+    );
+    r.git(&["add", "-A"]);
+    // another session of the same file name: the staged one is kept
+    let other = rec(&b).ok();
+    assert_eq!(
+        other.stdout.trim(),
+        ".sage/sessions/claude-code-session-2.jsonl"
+    );
+    assert!(
+        other.stderr.contains("holds another session and is kept"),
+        "{}",
+        other.stderr
+    );
+    let kept =
+        std::fs::read_to_string(r.path().join(".sage/sessions/claude-code-session.jsonl")).unwrap();
+    assert!(kept.contains("second") && !kept.contains("other"), "{kept}");
+    // binary garbage and files that are no transcript are refused
+    let bin = tmp.path().join("garbage.jsonl");
+    std::fs::write(&bin, [0u8, 159, 146, 150, 0, 1, 2, 255]).unwrap();
+    rec(&bin).bad_input("is binary");
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "just some notes\n").unwrap();
+    r.sage(&["record", "--session", notes.to_str().unwrap()])
+        .bad_input("not a session transcript git sage can read");
+    // a .sage/sessions that leads out of the worktree is refused, and nothing is written there
+    std::fs::remove_dir_all(r.path().join(".sage")).unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(r.path().join(".sage")).unwrap();
+    std::os::unix::fs::symlink(&outside, r.path().join(".sage/sessions")).unwrap();
+    rec(&a).bad_input(".sage/sessions is a symbolic link");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
