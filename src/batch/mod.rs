@@ -145,14 +145,8 @@ impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest> {
         let name = path.display().to_string();
         let text = crate::files::read_text(path, "manifest", crate::files::DOC_CAP)?;
-        let file: ManifestFile = serde_yaml::from_str(&text).map_err(|e| {
-            let at = e
-                .location()
-                .map(|l| format!(":{}", l.line()))
-                .unwrap_or_default();
-            Error::input(format!("{name}{at}: {}", first_line(&e.to_string())))
-                .hint("see docs/batch.md for the manifest format")
-        })?;
+        let file: ManifestFile = crate::files::parse_yaml(&text, &name)
+            .map_err(|e| e.hint("see docs/batch.md for the manifest format"))?;
         if let Some(s) = &file.schema
             && s != MANIFEST_SCHEMA
         {
@@ -258,10 +252,6 @@ impl Manifest {
             cases,
         })
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or(s)
 }
 
 /// `I/N`: this process runs the cases whose 0-based index i has `i % N == I - 1`.

@@ -34,7 +34,8 @@ struct Wrapped {
 /// Parses anchors; `shown` names the file in errors (with the line where YAML tells it).
 pub fn parse(text: &str, shown: &str) -> Result<Vec<Anchor>> {
     // Look at the shape first, then parse typed from the text so errors keep their line.
-    let shape: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| yaml_error(shown, &e))?;
+    let shape: serde_yaml::Value = crate::files::parse_yaml(text, shown)
+        .map_err(|e| e.hint("see docs/anchors.md for the anchor fields"))?;
     let items: Vec<Raw> = match &shape {
         serde_yaml::Value::Sequence(_) => serde_yaml::from_str(text),
         serde_yaml::Value::Mapping(m) if m.contains_key("anchors") => {
@@ -69,20 +70,7 @@ pub fn parse(text: &str, shown: &str) -> Result<Vec<Anchor>> {
 }
 
 fn yaml_error(shown: &str, e: &serde_yaml::Error) -> Error {
-    let line = e
-        .location()
-        .map(|l| format!(":{}", l.line()))
-        .unwrap_or_default();
-    Error::input(format!("{shown}{line}: {}", strip_location(&e.to_string())))
-        .hint("see docs/anchors.md for the anchor fields")
-}
-
-/// serde_yaml appends " at line L column C"; we print the line ourselves, in `file:line` form.
-fn strip_location(msg: &str) -> String {
-    match msg.find(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
+    crate::files::yaml_error(shown, e).hint("see docs/anchors.md for the anchor fields")
 }
 
 /// `12`, `"12"` or `"12-14"` → an inclusive 1-based range.

@@ -93,11 +93,7 @@ pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
     };
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::input(format!("{shown}: not UTF-8 text; not a finding file")))?;
-    let format = detect(&text).ok_or_else(|| {
-        Error::input(format!("{shown}: unknown finding format")).hint(
-            "expected SARIF 2.1.0, Bandit JSON, Semgrep JSON or an anchor YAML (docs/anchors.md)",
-        )
-    })?;
+    let format = detect(&text).ok_or_else(|| undetected(&text, &shown))?;
     let anchors = match format {
         Format::AnchorYaml => anchor_yaml::parse(&text, &shown)?,
         Format::Sarif => to_anchors(sarif::parse(&text, &shown)?, "sarif", &shown)?,
@@ -116,6 +112,31 @@ pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
         ));
     }
     Ok(anchors)
+}
+
+/// Why a file is no finding git sage knows: where its JSON or YAML breaks, when it does.
+fn undetected(text: &str, shown: &str) -> Error {
+    const FORMATS: &str =
+        "expected SARIF 2.1.0, Bandit JSON, Semgrep JSON or an anchor YAML (docs/anchors.md)";
+    let trimmed = text.trim_start_matches('\u{feff}');
+    let json = trimmed.trim_start().starts_with(['{', '[']);
+    if json && let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
+        let (line, col) = (e.line(), e.column());
+        return if e.is_eof() {
+            Error::input(format!(
+                "{shown}:{line}: the JSON ends early, at column {col} (truncated?)"
+            ))
+            .hint("the scanner's output is incomplete: run it again and let it finish")
+        } else {
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg);
+            Error::input(format!("{shown}:{line}:{col}: not valid JSON: {msg}")).hint(FORMATS)
+        };
+    }
+    if !json && let Err(e) = crate::files::parse_yaml::<serde::de::IgnoredAny>(trimmed, shown) {
+        return e.hint(FORMATS);
+    }
+    Error::input(format!("{shown}: unknown finding format")).hint(FORMATS)
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -154,6 +175,9 @@ pub fn detect(text: &str) -> Option<Format> {
         if looks_like_anchor(&v) {
             return Some(Format::AnchorYaml);
         }
+        return None;
+    }
+    if crate::files::yaml_too_deep(trimmed).is_some() {
         return None;
     }
     let v: serde_json::Value = serde_yaml::from_str(trimmed).ok()?;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::answer::Answer;
 use super::model::{Dim, Quotes, Scores};
 use super::prompt::TurnView;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::transcript::TurnKind;
 
 const CRITERIA: &[(&str, &str)] = &[
@@ -141,17 +141,7 @@ fn load_yaml<T: for<'de> Deserialize<'de>>(
         ),
         None => (embedded.to_string(), format!("lexicons/{name}")),
     };
-    serde_yaml::from_str(&text).map_err(|e| {
-        let line = e
-            .location()
-            .map(|l| format!(":{}", l.line()))
-            .unwrap_or_default();
-        let msg = e.to_string();
-        Error::input(format!(
-            "{origin}{line}: {}",
-            msg.split(" at line ").next().unwrap_or(&msg)
-        ))
-    })
+    crate::files::parse_yaml(&text, &origin)
 }
 
 impl Offline {

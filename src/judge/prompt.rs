@@ -100,18 +100,8 @@ impl Templates {
                 )
             }
         };
-        serde_yaml::from_str(&text).map_err(|e| {
-            let line = e
-                .location()
-                .map(|l| format!(":{}", l.line()))
-                .unwrap_or_default();
-            let msg = e.to_string();
-            Error::input(format!(
-                "{what}{line}: {}",
-                msg.split(" at line ").next().unwrap_or(&msg)
-            ))
-            .hint("a criterion file has name, description, tr, di, vr and sa")
-        })
+        crate::files::parse_yaml(&text, &what)
+            .map_err(|e| e.hint("a criterion file has name, description, tr, di, vr and sa"))
     }
 
     fn env(&self) -> Result<Environment<'_>> {

@@ -48,8 +48,7 @@ pub fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
         return Ok(Vec::new());
     };
     let text = read_override(dir, "checklists.yaml")?.unwrap_or_else(|| CHECKLISTS.to_string());
-    let all: BTreeMap<u32, Vec<String>> =
-        serde_yaml::from_str(&text).map_err(|e| Error::input(format!("checklists.yaml: {e}")))?;
+    let all: BTreeMap<u32, Vec<String>> = crate::files::parse_yaml(&text, "checklists.yaml")?;
     // 287 and 306 share the authentication list when only one is present.
     Ok(all.get(&cwe).cloned().unwrap_or_default())
 }

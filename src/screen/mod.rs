@@ -483,16 +483,7 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
     };
     let (_, stdlib) = py_table(opts.templates_dir.as_deref(), "stdlib.txt")?;
     let (dname, dists) = py_table(opts.templates_dir.as_deref(), "distributions.yaml")?;
-    let dists: HashMap<String, Vec<String>> = serde_yaml::from_str(&dists).map_err(|e| {
-        let at = e
-            .location()
-            .map(|l| format!(":{}", l.line()))
-            .unwrap_or_default();
-        Error::input(format!(
-            "{dname}{at}: {}",
-            e.to_string().lines().next().unwrap_or("")
-        ))
-    })?;
+    let dists: HashMap<String, Vec<String>> = crate::files::parse_yaml(&dists, &dname)?;
     let mut env = ImportEnv::new(&paths, &read, &stdlib, &dists);
     for (r, imports) in &mut screened {
         if let (Some(l1), Some(imports)) = (&mut r.l1, imports) {

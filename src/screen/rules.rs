@@ -111,16 +111,7 @@ pub struct Tables {
 }
 
 fn load<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> Result<Vec<T>> {
-    serde_yaml::from_str(text).map_err(|e| {
-        let at = e
-            .location()
-            .map(|l| format!(":{}", l.line()))
-            .unwrap_or_default();
-        Error::input(format!(
-            "{name}{at}: {}",
-            e.to_string().lines().next().unwrap_or("")
-        ))
-    })
+    crate::files::parse_yaml(text, name)
 }
 
 impl Tables {

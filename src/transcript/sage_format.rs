@@ -171,15 +171,8 @@ pub fn parse(input: Input, name: &str) -> Result<Transcript> {
         .read_all()
         .map_err(|e| Error::input(format!("{name}: cannot read: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
-    let doc: Doc = serde_yaml::from_str(&text).map_err(|e| {
-        let line = e
-            .location()
-            .map(|l| format!(":{}", l.line()))
-            .unwrap_or_default();
-        let msg = e.to_string();
-        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-        Error::input(format!("{name}{line}: {msg}")).hint("see docs/session-format.md")
-    })?;
+    let doc: Doc =
+        crate::files::parse_yaml(&text, name).map_err(|e| e.hint("see docs/session-format.md"))?;
     check_schema(doc.schema.as_deref(), name)?;
     let mut b = Builder::new(doc.agent.as_deref().unwrap_or("agent"));
     b.model = doc.model;

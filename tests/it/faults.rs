@@ -847,3 +847,50 @@ fn record_keeps_other_sessions_stays_in_the_worktree_and_refuses_garbage() {
     rec(&a).bad_input(".sage/sessions is a symbolic link");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+#[test]
+fn broken_finding_files_say_where_and_deep_yaml_is_refused_at_once() {
+    let r = Repo::new();
+    let d = demo(&r);
+    let ds = d.to_str().unwrap();
+    // a SARIF cut short, as a killed scanner leaves it
+    let sarif = r
+        .sage(&[
+            "-C",
+            ds,
+            "blame-origin",
+            "-q",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+            "--format",
+            "sarif",
+        ])
+        .ok()
+        .stdout;
+    let cut = r.finding("cut.sarif", &sarif[..sarif.len() / 2]);
+    let line = sarif[..sarif.len() / 2].lines().count();
+    r.sage(&["-C", ds, "provenance", "--finding", &cut])
+        .bad_input(&format!("cut.sarif:{line}: the JSON ends early"));
+    let bad = r.finding(
+        "bad.yaml",
+        "file: media/fetcher.py\nfragment: x\n  oops: [1\n",
+    );
+    r.sage(&["-C", ds, "provenance", "--finding", &bad])
+        .bad_input("bad.yaml:");
+    // 200 KB of nesting: one line naming the file and line, in well under a second each
+    let deep = "[".repeat(200_000);
+    let t = std::time::Instant::now();
+    let f = r.finding("deep.yaml", &format!("file: a.py\nfragment: {deep}\n"));
+    r.sage(&["-C", ds, "provenance", "--finding", &f])
+        .bad_input("deep.yaml:2: nested deeper");
+    let m = r.finding("deep-manifest.yaml", &format!("cases:\n  - {deep}\n"));
+    r.sage(&["batch", &m])
+        .bad_input("deep-manifest.yaml:2: nested deeper");
+    let s = r.finding(
+        "deep-session.yaml",
+        &format!("schema: sage.session/1\nturns: {deep}\n"),
+    );
+    r.sage(&["turns", &s])
+        .bad_input("deep-session.yaml:2: nested deeper");
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+}
