@@ -206,6 +206,71 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace_atomically(path, bytes, None)
 }
 
+/// YAML nested deeper than this is refused before it is parsed: the YAML parser's handling of
+/// flow collections (`[[[[…`) is quadratic in their depth (100 KB took 9 s), and no file
+/// git sage reads nests more than a few levels.
+pub const YAML_MAX_DEPTH: usize = 64;
+
+/// The line at which `text` nests flow collections deeper than `YAML_MAX_DEPTH`, if it does.
+/// Brackets inside quotes and comments do not count; an approximation that errs on the side
+/// of parsing.
+pub fn yaml_too_deep(text: &str) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let mut quote: Option<char> = None;
+    let mut prev = '\n';
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (_, '\n') => {
+                line += 1;
+                if quote == Some('#') {
+                    quote = None;
+                }
+            }
+            (Some('#'), _) => {}
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '#') if prev.is_whitespace() => quote = Some('#'),
+            (None, '"' | '\'') if prev.is_whitespace() || "[{,:".contains(prev) => quote = Some(c),
+            (None, '[' | '{') => {
+                depth += 1;
+                if depth > YAML_MAX_DEPTH {
+                    return Some(line);
+                }
+            }
+            (None, ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        prev = c;
+    }
+    None
+}
+
+/// Parses YAML from a user's file: too-deep nesting refused at once, errors as one
+/// `file:line: what` line.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, shown: &str) -> Result<T> {
+    if let Some(line) = yaml_too_deep(text) {
+        return Err(Error::input(format!(
+            "{shown}:{line}: nested deeper than {YAML_MAX_DEPTH} levels"
+        )));
+    }
+    serde_yaml::from_str(text).map_err(|e| yaml_error(shown, &e))
+}
+
+/// A YAML error as `file:line: message` (the library's own " at line L column C" dropped).
+pub fn yaml_error(shown: &str, e: &serde_yaml::Error) -> Error {
+    let line = e
+        .location()
+        .map(|l| format!(":{}", l.line()))
+        .unwrap_or_default();
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg);
+    Error::input(format!("{shown}{line}: {msg}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,69 +335,4 @@ mod tests {
         );
         assert!(write_output(dir.path(), b"x").is_err());
     }
-}
-
-/// YAML nested deeper than this is refused before it is parsed: the YAML parser's handling of
-/// flow collections (`[[[[…`) is quadratic in their depth (100 KB took 9 s), and no file
-/// git sage reads nests more than a few levels.
-pub const YAML_MAX_DEPTH: usize = 64;
-
-/// The line at which `text` nests flow collections deeper than `YAML_MAX_DEPTH`, if it does.
-/// Brackets inside quotes and comments do not count; an approximation that errs on the side
-/// of parsing.
-pub fn yaml_too_deep(text: &str) -> Option<usize> {
-    let (mut depth, mut line) = (0usize, 1usize);
-    let mut quote: Option<char> = None;
-    let mut prev = '\n';
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (_, '\n') => {
-                line += 1;
-                if quote == Some('#') {
-                    quote = None;
-                }
-            }
-            (Some('#'), _) => {}
-            (Some('"'), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '#') if prev.is_whitespace() => quote = Some('#'),
-            (None, '"' | '\'') if prev.is_whitespace() || "[{,:".contains(prev) => quote = Some(c),
-            (None, '[' | '{') => {
-                depth += 1;
-                if depth > YAML_MAX_DEPTH {
-                    return Some(line);
-                }
-            }
-            (None, ']' | '}') => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        prev = c;
-    }
-    None
-}
-
-/// Parses YAML from a user's file: too-deep nesting refused at once, errors as one
-/// `file:line: what` line.
-pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, shown: &str) -> Result<T> {
-    if let Some(line) = yaml_too_deep(text) {
-        return Err(Error::input(format!(
-            "{shown}:{line}: nested deeper than {YAML_MAX_DEPTH} levels"
-        )));
-    }
-    serde_yaml::from_str(text).map_err(|e| yaml_error(shown, &e))
-}
-
-/// A YAML error as `file:line: message` (the library's own " at line L column C" dropped).
-pub fn yaml_error(shown: &str, e: &serde_yaml::Error) -> Error {
-    let line = e
-        .location()
-        .map(|l| format!(":{}", l.line()))
-        .unwrap_or_default();
-    let msg = e.to_string();
-    let msg = msg.split(" at line ").next().unwrap_or(&msg);
-    Error::input(format!("{shown}{line}: {msg}"))
 }
