@@ -93,6 +93,12 @@ pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
     };
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::input(format!("{shown}: not UTF-8 text; not a finding file")))?;
+    from_text(&text, &shown)
+}
+
+/// Every anchor a finding file's text holds; `shown` names the file in errors.
+pub fn from_text(text: &str, shown: &str) -> Result<Vec<Anchor>> {
+    let (text, shown) = (text.to_string(), shown.to_string());
     let format = detect(&text).ok_or_else(|| undetected(&text, &shown))?;
     let anchors = match format {
         Format::AnchorYaml => anchor_yaml::parse(&text, &shown)?,
@@ -461,5 +467,92 @@ mod tests {
         assert_eq!(detect("hello: world\n"), None);
         assert_eq!(detect("not json {"), None);
         assert_eq!(detect(r#"{"results": [{"foo": 1}]}"#), None);
+    }
+
+    mod props {
+        use proptest::prelude::*;
+
+        /// Pieces of the formats the readers take: SARIF, Bandit and Semgrep JSON, anchor YAML.
+        fn findingish() -> impl Strategy<Value = String> {
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    "{",
+                    "}",
+                    "[",
+                    "]",
+                    ":",
+                    ",",
+                    "\"",
+                    "\n",
+                    " ",
+                    "- ",
+                    "  ",
+                    "\\",
+                    "null",
+                    "0",
+                    "-1",
+                    "1e999",
+                    "\"runs\"",
+                    "\"results\"",
+                    "\"locations\"",
+                    "\"physicalLocation\"",
+                    "\"artifactLocation\"",
+                    "\"uri\"",
+                    "\"region\"",
+                    "\"startLine\"",
+                    "\"endLine\"",
+                    "\"ruleId\"",
+                    "\"rules\"",
+                    "\"tool\"",
+                    "\"driver\"",
+                    "\"properties\"",
+                    "\"tags\"",
+                    "\"external/cwe/cwe-89\"",
+                    "\"filename\"",
+                    "\"line_number\"",
+                    "\"line_range\"",
+                    "\"issue_cwe\"",
+                    "\"test_id\"",
+                    "\"check_id\"",
+                    "\"path\"",
+                    "\"start\"",
+                    "\"end\"",
+                    "\"line\"",
+                    "\"extra\"",
+                    "\"lines\"",
+                    "\"generated_at\"",
+                    "file: ",
+                    "fragment: ",
+                    "fragments: ",
+                    "lines: ",
+                    "cwe: ",
+                    "anchors:",
+                    "kind: absent",
+                    "a.py",
+                    "../x",
+                    "C:\\x",
+                    "file:///x",
+                    "é",
+                    "\u{0}",
+                ]),
+                0..60,
+            )
+            .prop_map(|v| v.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(600))]
+            #[test]
+            fn finding_readers_never_panic(text in findingish(), noise in ".{0,200}") {
+                for t in [&text, &noise] {
+                    if let Err(e) = super::super::from_text(t, "fuzz") {
+                        // bad input is exit 2 and one line, naming the file
+                        prop_assert_eq!(e.exit_code(), 2);
+                        prop_assert!(e.to_string().contains("fuzz"), "{}", e);
+                        prop_assert!(!e.to_string().contains('\n'));
+                    }
+                }
+            }
+        }
     }
 }

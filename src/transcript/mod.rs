@@ -643,9 +643,13 @@ mod fuzz {
         #[test]
         fn no_parser_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..600), shaped in loggy()) {
             for input in [&bytes, &shaped] {
-                let _ = parse(Input::from_bytes("fuzz", input.clone()), None);
-                for f in Format::value_variants() {
-                    let _ = parse(Input::from_bytes("fuzz", input.clone()), Some(*f));
+                let forced = Format::value_variants().iter().map(|f| Some(*f));
+                for f in std::iter::once(None).chain(forced) {
+                    if let Err(e) = parse(Input::from_bytes("fuzz", input.clone()), f) {
+                        // bad input is exit 2 and one line, naming the file
+                        prop_assert_eq!(e.exit_code(), 2);
+                        prop_assert!(e.to_string().contains("fuzz"), "{}", e);
+                    }
                 }
             }
         }

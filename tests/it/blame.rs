@@ -345,7 +345,7 @@ fn find_anchor_with_bandit_or_a_clear_message() {
             "{}",
             run.stderr
         );
-        eprintln!("skipped: bandit is not installed; checked the message instead");
+        crate::common::skip("bandit is not installed; checked the message instead");
         return;
     }
     let v = run.ok().json();

@@ -186,6 +186,16 @@ impl Run {
     }
 }
 
+/// A test that cannot run here for want of a tool or fixture: "skipped" on a developer's
+/// machine, a failure under CI (`CI=true`), where everything must be present.
+pub fn skip(why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{why} (CI=true: a missing tool or fixture fails the run)"
+    );
+    eprintln!("skipped: {why}");
+}
+
 /// The shared real third-party fixtures, when this checkout has them.
 pub fn real_fixtures(sub: &str) -> Option<PathBuf> {
     // SAGE_REAL_FIXTURES points elsewhere when the checkout is not beside shared/.
@@ -196,10 +206,10 @@ pub fn real_fixtures(sub: &str) -> Option<PathBuf> {
     if p.is_dir() {
         Some(p)
     } else {
-        eprintln!(
-            "skipped: {} is absent (conformance runs where ../shared/fixtures/real exists)",
+        skip(&format!(
+            "{} is absent (conformance runs where ../shared/fixtures/real exists)",
             p.display()
-        );
+        ));
         None
     }
 }

@@ -68,11 +68,7 @@ fn can_mknod(dir: &Path) -> bool {
         .is_ok_and(|s| s.success());
     let _ = std::fs::remove_file(&probe);
     if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI runs as root and must be able to make device nodes"
-        );
-        eprintln!("skipped: cannot make device nodes here (not root)");
+        crate::common::skip("cannot make device nodes here (not root)");
     }
     ok
 }

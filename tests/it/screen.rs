@@ -272,7 +272,7 @@ fn bandit_missing_or_crashing_is_a_note() {
 #[test]
 fn bandit_findings_flag_files() {
     if !bandit_installed() {
-        eprintln!("skipped: Bandit is not installed (python3 -m pip install bandit)");
+        crate::common::skip("Bandit is not installed (python3 -m pip install bandit)");
         return;
     }
     let r = range();
