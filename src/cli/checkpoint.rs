@@ -62,11 +62,8 @@ pub fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
         ctx.print(&block)?;
         return Ok(0);
     };
-    let old = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::input(format!("cannot read {}: {e}", path.display()))),
-    };
+    let old = crate::files::read_text_if_exists(path, "agent file", crate::files::DOC_CAP)?
+        .unwrap_or_default();
     let new = splice(&old, (!args.remove).then_some(block.as_str()));
     if new == old {
         crate::say!("{}: already up to date", path.display());

@@ -63,6 +63,14 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The first `n` bytes of a file as text (lossy), without reading the rest.
+fn first_bytes(p: &Path, n: u64) -> Option<String> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(p).ok()?.take(n).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
 fn newest(mut v: Vec<PathBuf>) -> Option<PathBuf> {
     v.sort_by_key(|p| std::cmp::Reverse(mtime(p)));
     v.into_iter().next()
@@ -106,8 +114,8 @@ fn find(agent: Agent, worktree: &Path) -> Option<(Agent, PathBuf)> {
                         .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
                 })
                 .filter(|p| {
-                    std::fs::read_to_string(p)
-                        .ok()
+                    // Only the first line (session_meta) says where the session ran.
+                    first_bytes(p, 1 << 20)
                         .and_then(|t| {
                             t.lines()
                                 .next()
@@ -134,7 +142,8 @@ fn find(agent: Agent, worktree: &Path) -> Option<(Agent, PathBuf)> {
                         .and_then(|n| n.to_str())
                         .is_some_and(|n| n.starts_with("session-"))
                 })
-                .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(&hash)))
+                // The project hash sits in the session's first lines.
+                .filter(|p| first_bytes(p, 64 << 10).is_some_and(|t| t.contains(&hash)))
                 .collect();
             newest(mine).map(|p| (agent, p))
         }
