@@ -67,7 +67,11 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 fn first_bytes(p: &Path, n: u64) -> Option<String> {
     use std::io::Read;
     let mut buf = Vec::new();
-    std::fs::File::open(p).ok()?.take(n).read_to_end(&mut buf).ok()?;
+    std::fs::File::open(p)
+        .ok()?
+        .take(n)
+        .read_to_end(&mut buf)
+        .ok()?;
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 

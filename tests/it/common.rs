@@ -137,6 +137,47 @@ impl Repo {
     }
 }
 
+/// The finding `git sage demo` commits.
+pub const DEMO_FINDING: &str = ".sage/findings/ssrf-preview.yaml";
+
+impl Repo {
+    /// The demo repository kept under this one (agent/fix-ssrf checked out, the finding in
+    /// .sage/findings/, no hooks).
+    pub fn demo(&self) -> PathBuf {
+        let dir = self.path().join("demo");
+        self.sage(&["demo", "--keep", dir.to_str().unwrap(), "--format", "json"])
+            .ok();
+        dir
+    }
+
+    /// `blame-origin` on the demo repository `dir` with its finding, plus `extra`.
+    pub fn blame_demo(&self, dir: &Path, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "-C",
+            dir.to_str().unwrap(),
+            "blame-origin",
+            "--finding",
+            DEMO_FINDING,
+        ];
+        args.extend_from_slice(extra);
+        self.sage(&args)
+    }
+}
+
+/// Cuts a file to half its length, as a crash or a full disk leaves it (read-only git
+/// objects included).
+pub fn cut_in_half(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let len = std::fs::metadata(p).unwrap().len();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+}
+
 /// What a run of the binary produced.
 #[derive(Debug)]
 pub struct Run {

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::Repo;
+use crate::common::{DEMO_FINDING, Repo};
 
 /// A git run with exactly `path` as PATH (so git-sage may be absent from it).
 fn git_with_path(r: &Repo, dir: &Path, path: &str, args: &[&str]) -> crate::common::Run {
@@ -344,18 +344,10 @@ fn hooks_from_an_older_version_are_converted() {
         .bad_input("pre-push.sage-orig");
 }
 
-/// The demo repository, for commands that need a finding and a session.
-fn demo(r: &Repo) -> PathBuf {
-    let dir = r.path().join("demo");
-    r.sage(&["demo", "--keep", dir.to_str().unwrap(), "--format", "json"])
-        .ok();
-    dir
-}
-
 #[test]
 fn out_writes_fifos_devices_and_symlink_targets_in_place() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let blame = |out: &Path| {
@@ -365,7 +357,7 @@ fn out_writes_fifos_devices_and_symlink_targets_in_place() {
             "blame-origin",
             "-q",
             "--finding",
-            ".sage/findings/ssrf-preview.yaml",
+            DEMO_FINDING,
             "--format",
             "md",
             "--out",
@@ -445,7 +437,7 @@ fn out_writes_fifos_devices_and_symlink_targets_in_place() {
 #[test]
 fn endless_inputs_are_capped_by_what_is_read() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     if !can_mknod(tmp.path()) {
@@ -504,7 +496,7 @@ fn sage_with_deadline(r: &Repo, dir: &Path, args: &[&str], secs: u64) -> crate::
 #[test]
 fn a_cut_short_loose_object_is_reported_not_looped_on() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     // the demo's objects are loose; cut the agent's fix commit in half
     let out = Command::new("git")
         .current_dir(&d)
@@ -513,25 +505,10 @@ fn a_cut_short_loose_object_is_reported_not_looped_on() {
         .unwrap();
     let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let obj = d.join(".git/objects").join(&id[..2]).join(&id[2..]);
-    let len = std::fs::metadata(&obj).unwrap().len();
-    std::fs::set_permissions(&obj, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&obj)
-        .unwrap()
-        .set_len(len / 2)
-        .unwrap();
+    crate::common::cut_in_half(&obj);
     for args in [
-        &[
-            "provenance",
-            "--finding",
-            ".sage/findings/ssrf-preview.yaml",
-        ][..],
-        &[
-            "blame-origin",
-            "--finding",
-            ".sage/findings/ssrf-preview.yaml",
-        ][..],
+        &["provenance", "--finding", DEMO_FINDING][..],
+        &["blame-origin", "--finding", DEMO_FINDING][..],
     ] {
         let run = sage_with_deadline(&r, &d, args, 20);
         assert_eq!(run.code, 3, "{run:?}");
@@ -547,7 +524,7 @@ fn a_cut_short_loose_object_is_reported_not_looped_on() {
 #[test]
 fn a_cut_short_pack_is_called_damage_not_an_empty_repository() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let st = Command::new("git")
         .current_dir(&d)
         .args(["repack", "-adq"])
@@ -560,24 +537,8 @@ fn a_cut_short_pack_is_called_damage_not_an_empty_repository() {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "pack"))
         .unwrap();
-    let len = std::fs::metadata(&pack).unwrap().len();
-    std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&pack)
-        .unwrap()
-        .set_len(len / 2)
-        .unwrap();
-    let run = sage_with_deadline(
-        &r,
-        &d,
-        &[
-            "provenance",
-            "--finding",
-            ".sage/findings/ssrf-preview.yaml",
-        ],
-        20,
-    );
+    crate::common::cut_in_half(&pack);
+    let run = sage_with_deadline(&r, &d, &["provenance", "--finding", DEMO_FINDING], 20);
     assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(
@@ -601,7 +562,7 @@ fn claude_log(mid: &str) -> Vec<u8> {
 #[test]
 fn unreadable_session_lines_are_reported_and_control_bytes_cost_no_turn() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let plan = "Plan: resolve the host and reject private and loopback addresses to stop the SSRF.";
@@ -615,7 +576,7 @@ fn unreadable_session_lines_are_reported_and_control_bytes_cost_no_turn() {
             ds,
             "blame-origin",
             "--finding",
-            ".sage/findings/ssrf-preview.yaml",
+            DEMO_FINDING,
             "--session",
             session.to_str().unwrap(),
             "--format",
@@ -657,7 +618,7 @@ fn unreadable_session_lines_are_reported_and_control_bytes_cost_no_turn() {
                 ds,
                 "blame-origin",
                 "--finding",
-                ".sage/findings/ssrf-preview.yaml",
+                DEMO_FINDING,
                 "--session",
                 torn.to_str().unwrap(),
                 "--format",
@@ -675,7 +636,7 @@ fn unreadable_session_lines_are_reported_and_control_bytes_cost_no_turn() {
 #[test]
 fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("esc.jsonl");
@@ -692,7 +653,7 @@ fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
             ds,
             "blame-origin",
             "--finding",
-            ".sage/findings/ssrf-preview.yaml",
+            DEMO_FINDING,
             "--session",
             l,
         ],
@@ -721,9 +682,9 @@ fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
 #[test]
 fn paths_that_leave_the_repository_are_bad_input_naming_them() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
-    let f = ".sage/findings/ssrf-preview.yaml";
+    let f = DEMO_FINDING;
     r.sage(&["-C", ds, "turns", "HEAD:../x"])
         .bad_input("HEAD:../x: the path leads out of the repository");
     r.sage(&["-C", ds, "turns", "HEAD:/etc/passwd"])
@@ -847,7 +808,7 @@ fn record_keeps_other_sessions_stays_in_the_worktree_and_refuses_garbage() {
 #[test]
 fn broken_finding_files_say_where_and_deep_yaml_is_refused_at_once() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     // a SARIF cut short, as a killed scanner leaves it
     let sarif = r
@@ -857,7 +818,7 @@ fn broken_finding_files_say_where_and_deep_yaml_is_refused_at_once() {
             "blame-origin",
             "-q",
             "--finding",
-            ".sage/findings/ssrf-preview.yaml",
+            DEMO_FINDING,
             "--format",
             "sarif",
         ])

@@ -3,14 +3,6 @@
 
 use crate::common::{AGENT, HUMAN, Repo};
 
-/// The demo repository (agent/fix-ssrf checked out, finding in .sage/findings/), hooks off.
-fn demo(r: &Repo) -> std::path::PathBuf {
-    let dir = r.path().join("demo");
-    r.sage(&["demo", "--keep", dir.to_str().unwrap(), "--format", "json"])
-        .ok();
-    dir
-}
-
 fn run_git(dir: &std::path::Path, r: &Repo, args: &[&str]) -> crate::common::Run {
     let mut cmd = std::process::Command::new("git");
     let bin = assert_cmd::cargo::cargo_bin("git-sage");
@@ -37,7 +29,7 @@ fn run_git(dir: &std::path::Path, r: &Repo, args: &[&str]) -> crate::common::Run
 #[test]
 fn notes_sections_replace_keep_and_show() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     let blame = |extra: &[&str]| {
         let mut a = vec!["-C", ds, "blame-origin", "--notes", "-q"];
@@ -79,7 +71,7 @@ fn notes_sections_replace_keep_and_show() {
 #[test]
 fn concurrent_note_writers_lose_nothing() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let bin = assert_cmd::cargo::cargo_bin("git-sage");
     // git's own writer on the same ref and the same commits, all the while
     let user = {
@@ -238,7 +230,7 @@ fn merge(d: &std::path::Path, r: &Repo) -> crate::common::Run {
 #[test]
 fn merge_hook_summarises_writes_notes_and_blocks_only_when_asked() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     r.sage(&["-C", ds, "hooks", "install"]).ok();
     let m = merge(&d, &r);
@@ -279,7 +271,7 @@ fn merge_hook_summarises_writes_notes_and_blocks_only_when_asked() {
 #[test]
 fn notes_survive_rebase_and_amend() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     r.sage(&["-C", ds, "hooks", "install"]).ok();
     r.sage(&[
@@ -419,7 +411,7 @@ fn config_man_and_completions() {
 #[test]
 fn odd_repositories() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     // detached HEAD
     run_git(&d, &r, &["checkout", "-q", "--detach", "agent/fix-ssrf"]).ok();
@@ -499,7 +491,7 @@ fn odd_repositories() {
 #[test]
 fn pre_push_analyses_what_is_pushed() {
     let r = Repo::new();
-    let d = demo(&r);
+    let d = r.demo();
     let ds = d.to_str().unwrap();
     let remote = r.path().join("remote.git");
     run_git(&d, &r, &["init", "-q", "--bare", remote.to_str().unwrap()]).ok();

@@ -290,18 +290,7 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
 
     for format in ["json", "md", "html", "sarif", "text"] {
         let run = r
-            .sage(&[
-                "-C",
-                ds,
-                "blame-origin",
-                "-q",
-                "--finding",
-                ".sage/findings/ssrf-preview.yaml",
-                "--session",
-                logs,
-                "--format",
-                format,
-            ])
+            .blame_demo(demo, &["-q", "--session", logs, "--format", format])
             .ok();
         assert_clean(&format!("the {format} report"), &run.stdout, secrets);
     }
@@ -310,9 +299,7 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
 #[test]
 fn no_generated_secret_survives_record_prompts_scores_or_reports() {
     let r = Repo::new();
-    let demo = r.path().join("demo");
-    r.sage(&["demo", "--keep", demo.to_str().unwrap(), "--format", "json"])
-        .ok();
+    let demo = r.demo();
     let mut runner = TestRunner::new(Config::with_cases(1));
     // Every kind in every place: case j puts kind (j + p) mod 12 in place p, with values drawn
     // afresh for each case.
