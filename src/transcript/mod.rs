@@ -3,6 +3,7 @@
 pub mod classify;
 pub mod detect;
 pub mod discover;
+pub mod edits;
 pub mod lines;
 pub mod mapping;
 pub mod model;
