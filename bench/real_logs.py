@@ -40,17 +40,18 @@ def aider_commit_truth(path):
 
 
 def specstory_truth(text):
+    """Edit tool blocks that name their file (a pathless `Tool use: **write**` with no body
+    names none, and no tool could place it), plus the oldest exports' bare ```diff parts."""
     n = 0
-    lines = text.splitlines()
-    for i, l in enumerate(lines):
-        m = re.search(r"Tool use: \*\*([A-Za-z_]+)\*\*", l)
-        if m and m.group(1).lower() in EDIT_TOOLS:
+    parts = re.split(r"^(?:---|_\*\*(?:User|Assistant|Agent)\b.*\*\*_)\s*$", text, flags=re.M)
+    for part in parts:
+        body = part.strip()
+        m = re.search(r"Tool use: \*\*([A-Za-z_]+)\*\*|data-tool-name=\"([A-Za-z_]+)\"", body)
+        name = (m.group(1) or m.group(2)).lower() if m else None
+        named_file = re.search(r"Edit file: |filePath|file_path|relativeWorkspacePath|targetFile|The file \S+ has been (updated|created)|File created successfully at: ", body)
+        if name in EDIT_TOOLS and named_file:
             n += 1
-            continue
-        # the oldest exports: an "Edit file:" summary with no "Tool use:" line before it
-        if re.search(r"<summary>Edit file:", l) and not any(
-            "Tool use:" in x for x in lines[max(0, i - 3): i]
-        ):
+        elif name is None and (re.search(r"<summary>Edit file:", body) or body.startswith("```diff")):
             n += 1
     return n
 
@@ -190,6 +191,10 @@ def ours(binary, path):
             paths.add(c["path"])
             if c.get("op") == "opaque":
                 opaque.add((t["turn"], c["path"]))
+            if doc["format"] == "specstory":
+                # an edit tool block is one change, whatever the file
+                pairs.discard((t["turn"], c["path"]))
+                pairs.add((t["turn"], c.get("tool_call"), c["path"]))
     kinds = collections.Counter(t["kind"] for t in doc["turns"])
     return {"format": doc["format"], "turns": len(doc["turns"]), "changes": len(pairs), "paths": len(paths), "opaque": len(opaque), "kinds": kinds}, None
 
