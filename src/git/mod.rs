@@ -970,6 +970,11 @@ impl Repo {
             .expect("a fixed signature is valid")
     }
 
+    /// The commit `refs/notes/sage` points at, if it exists.
+    pub fn notes_tip(&self) -> Option<Oid> {
+        self.inner.refname_to_id(NOTES_REF).ok().map(Oid)
+    }
+
     /// Rewrites the note on `commit` as `edit(old)` says, as git does: build a notes commit
     /// on the ref's current tip, then move the ref only if it still points at that tip (under
     /// the ref's own lock file, `refs/notes/sage.lock`, which `git notes` takes too). When

@@ -1,6 +1,9 @@
-//! Turn kinds from what a turn does: edits → implementation, test runs → verification,
-//! bookkeeping → administrative, otherwise planning before the first edit and review after.
-//! A heuristic over tool names and shell commands; explicit kinds in a log always win.
+//! Turn kinds from what a turn does (SPEC §5), the one rule for every format: a turn that edits
+//! (a file change, an editing tool, a shell command that writes a file, or an edit written in
+//! its text) is implementation; one that runs tests or commands, or reports their results, is
+//! verification; one that judges the change, or inspects files after an edit, is review;
+//! setup and bookkeeping alone is administrative; anything else is planning. Explicit kinds in
+//! a log always win.
 
 use std::sync::OnceLock;
 
@@ -24,6 +27,12 @@ const EDIT_TOOLS: &[&str] = &[
     "str_replace",
     "create_file",
     "delete_file",
+    "strreplace",
+    "replace_string_in_file",
+    "multi_replace_string_in_file",
+    "insert_edit_into_file",
+    "edit_notebook",
+    "write_to_file",
 ];
 
 /// Tool names that run shell commands.
@@ -37,6 +46,10 @@ const SHELL_TOOLS: &[&str] = &[
     "cmdrun",
     "local_shell",
     "terminal",
+    "run_terminal_cmd",
+    "run_in_terminal",
+    "execute_command",
+    "run_command",
 ];
 
 /// Tools that only keep books (plans, todo lists, handshakes).
@@ -46,6 +59,31 @@ const BOOKKEEPING_TOOLS: &[&str] = &[
     "update_plan",
     "exitplanmode",
     "think",
+    "todo_write",
+    "create_plan",
+    "manage_todo_list",
+    "finish",
+    "attempt_completion",
+];
+
+/// Tools that only read (files, searches, listings): inspection, not change.
+const READ_TOOLS: &[&str] = &[
+    "read",
+    "read_file",
+    "view",
+    "cat",
+    "grep",
+    "glob",
+    "ls",
+    "list_dir",
+    "list_directory",
+    "codebase_search",
+    "glob_file_search",
+    "grep_search",
+    "file_search",
+    "search_file_content",
+    "read_lints",
+    "get_errors",
 ];
 
 fn tests_re() -> &'static Regex {
@@ -63,6 +101,50 @@ fn admin_re() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(
             r"(?i)^\s*(pip3?\s+install|uv\s+(pip|add|sync)|poetry\s+(install|add)|npm\s+(i|install|ci)\b|yarn\s+(add|install)|apt(-get)?\s|brew\s|cargo\s+(build|fmt|check)|git\s+(status|add|commit|log|diff|show|checkout|switch|branch|push|pull|fetch|stash|config)|ls\b|cd\b|pwd\b|mkdir\b|mv\b|cp\b|rm\b|touch\b|which\b|echo\b|source\b|export\b|black\b|isort\b|ruff\s+format|prettier\b|gofmt\b|rustfmt\b|chmod\b|python3?\s+-m\s+(venv|pip)|conda\s)",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// A command that writes a file: a redirection to a path, `tee`, in-place editors, patches.
+fn shell_write_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?:^|[^0-9&>])>>?\s*[A-Za-z0-9_./~-]*[A-Za-z0-9_~-]\.?[A-Za-z0-9]*\b|\btee\s+(-a\s+)?[A-Za-z0-9_./~-]+|\bsed\s+(-[a-zA-Z]*\s+)*-i|\bperl\s+-[a-z]*i|\bpatch\s+(-p\d\s+)?|\bgit\s+apply\b",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// A command that only reads (files, searches, listings).
+fn read_command_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"^\s*(cat|head|tail|less|more|nl|wc|rg|grep|egrep|ag|find|fd|tree|stat|file|bat|jq|awk|sed\s+-n|git\s+(grep|blame|ls-files))\b",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// Text that reports running tests or commands, or their results.
+fn reports_run_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)\b(all\s+)?(the\s+)?(\d+\s+)?(unit\s+|integration\s+)?tests?\s+(now\s+)?(pass(es|ed)?|are\s+(passing|green)|succeed(ed)?|fail(s|ed)?)\b|\b\d+\s+(passed|failed)\b|\b(ran|run(ning)?|executed?|executing)\s+(the\s+)?(test(s|\s+suite)?|pytest|unit\s+tests|npm\s+test|cargo\s+test|linter|build)\b|\bbuild\s+(succeeded|passes|passed|failed)\b|\btests?\s+are\s+green\b|^\s*(\$|>)\s*(pytest|npm|cargo|go|python|make)\b",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// Text that judges the change made.
+fn judges_change_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)\b(review(ed|ing)?\s+(the|my|your|this)|looks\s+(good|correct|right|complete)|lgtm|(the|this|my)\s+(fix|change|changes|implementation|patch|update)\s+(is|are|looks|should\s+be)\s+(now\s+)?(complete|correct|done|good|in\s+place|working)|i('ve|\s+have)\s+(checked|double-checked|verified|confirmed)|(is|are)\s+now\s+(fixed|resolved|complete|secure|protected|handled)|should\s+now\s+(work|be\s+(fixed|resolved|secure))|summary\s+of\s+(the\s+)?changes)",
         )
         .expect("valid regex")
     })
@@ -128,23 +210,50 @@ fn is_admin_call(name: &str, args: &serde_json::Value) -> bool {
     }
 }
 
+/// A command without the `bash -lc '…'` wrapper agents put around it.
+fn strip_shell(c: &str) -> String {
+    let c = c.trim();
+    for w in ["bash -lc ", "bash -c ", "sh -c ", "zsh -lc ", "zsh -c "] {
+        if let Some(rest) = c.strip_prefix(w) {
+            return rest.trim().trim_matches(['\'', '"']).trim().to_string();
+        }
+    }
+    c.to_string()
+}
+
+/// Whether a shell command writes a file (so its turn is an edit).
+pub fn shell_writes(cmd: &str) -> bool {
+    cmd.split(['&', ';', '|', '\n'])
+        .map(str::trim)
+        .any(|c| !c.contains("/dev/null") && shell_write_re().is_match(c))
+}
+
+fn is_read_call(name: &str, args: &serde_json::Value) -> bool {
+    let n = norm(name);
+    READ_TOOLS.contains(&n.as_str())
+        || ((n == "str_replace_editor" || n == "edit_file_tool") && !is_edit_call(name, args))
+}
+
 /// Guesses the kind of one turn; `edited_before` says whether an earlier turn changed files.
 pub fn guess(t: &Turn, edited_before: bool) -> TurnKind {
+    let commands: Vec<String> = t
+        .tool_calls
+        .iter()
+        .filter_map(|c| shell_command(&c.name, &c.arguments))
+        .collect();
+    let text = t.text.trim();
     let edits = !t.file_changes.is_empty()
         || t.tool_calls
             .iter()
-            .any(|c| is_edit_call(&c.name, &c.arguments));
+            .any(|c| is_edit_call(&c.name, &c.arguments))
+        || commands.iter().any(|c| shell_writes(c))
+        || (t.tool_calls.is_empty() && !super::edits::all_edits(text).is_empty());
     if edits {
         return TurnKind::Implementation;
     }
-    let runs_tests = t
-        .tool_calls
-        .iter()
-        .any(|c| shell_command(&c.name, &c.arguments).is_some_and(|cmd| is_test_command(&cmd)));
-    if runs_tests {
+    if commands.iter().any(|c| is_test_command(c)) {
         return TurnKind::Verification;
     }
-    let text = t.text.trim();
     if text.is_empty() && t.tool_calls.is_empty() {
         return TurnKind::Administrative;
     }
@@ -156,11 +265,38 @@ pub fn guess(t: &Turn, edited_before: bool) -> TurnKind {
     {
         return TurnKind::Administrative;
     }
-    if edited_before {
-        TurnKind::Review
-    } else {
-        TurnKind::Planning
+    // Other commands run (a server started, a request sent, a script tried) verify; reading
+    // with cat, rg or sed -n is inspection, like a read tool.
+    let pieces = |c: &str| -> Vec<String> {
+        c.split(['&', ';', '|', '\n'])
+            .map(|p| strip_shell(p.trim()))
+            .filter(|p| !p.is_empty())
+            .collect()
+    };
+    let reads_only = |c: &str| {
+        pieces(c)
+            .iter()
+            .all(|p| admin_re().is_match(p) || read_command_re().is_match(p))
+    };
+    let runs = commands.iter().any(|c| !reads_only(c));
+    if runs {
+        return TurnKind::Verification;
     }
+    // "Tests are green, the fix is complete" judges the change on the strength of a run.
+    if edited_before
+        && (judges_change_re().is_match(text)
+            || (!t.tool_calls.is_empty()
+                && t.tool_calls.iter().all(|c| {
+                    is_read_call(&c.name, &c.arguments)
+                        || shell_command(&c.name, &c.arguments).is_some_and(|cmd| reads_only(&cmd))
+                })))
+    {
+        return TurnKind::Review;
+    }
+    if reports_run_re().is_match(text) {
+        return TurnKind::Verification;
+    }
+    TurnKind::Planning
 }
 
 /// Fills in the kinds of turns the log did not label (`explicit[i]` is the log's label).
@@ -261,5 +397,164 @@ mod tests {
             shell_command("exec_command", &json!({"cmd": ["bash", "-lc", "ls"]})).as_deref(),
             Some("bash -lc ls")
         );
+    }
+
+    /// One table for every format: what a turn does decides its kind.
+    #[test]
+    fn kinds_from_what_a_turn_does() {
+        use TurnKind::*;
+        let bash = |c: &str| ("Bash", json!({ "command": c }));
+        let cases: Vec<(&str, Turn, bool, TurnKind)> = vec![
+            (
+                "plan in prose",
+                turn("First I'll check how the URL is fetched.", &[]),
+                false,
+                Planning,
+            ),
+            (
+                "S/R block in text (Aider, Markdown)",
+                turn(
+                    "app.py\n```\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```",
+                    &[],
+                ),
+                false,
+                Implementation,
+            ),
+            (
+                "udiff in text",
+                turn(
+                    "```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```",
+                    &[],
+                ),
+                false,
+                Implementation,
+            ),
+            (
+                "editing tool (SpecStory, Cursor)",
+                turn("", &[("search_replace", json!({"path": "a.ts"}))]),
+                false,
+                Implementation,
+            ),
+            (
+                "Copilot's replace tool",
+                turn("", &[("replace_string_in_file", json!({}))]),
+                true,
+                Implementation,
+            ),
+            (
+                "shell append to a file (Gemini)",
+                turn(
+                    "",
+                    &[(
+                        "run_shell_command",
+                        json!({"command": "echo -e '# Red' >> docs/color.md"}),
+                    )],
+                ),
+                true,
+                Implementation,
+            ),
+            (
+                "sed -i",
+                turn("", &[bash("sed -i 's/a/b/' app.py")]),
+                true,
+                Implementation,
+            ),
+            (
+                "a redirect to /dev/null writes nothing",
+                turn("", &[bash("pytest -q > /dev/null")]),
+                true,
+                Verification,
+            ),
+            (
+                "test run (any shell tool name)",
+                turn("", &[("run_terminal_cmd", json!({"command": "npm test"}))]),
+                true,
+                Verification,
+            ),
+            (
+                "other command run",
+                turn(
+                    "Let me try it.",
+                    &[bash(
+                        "curl -s http://localhost:8000/preview?url=http://127.0.0.1",
+                    )],
+                ),
+                true,
+                Verification,
+            ),
+            (
+                "test results reported in text",
+                turn("All 12 tests pass now.", &[]),
+                false,
+                Verification,
+            ),
+            (
+                "judging the change",
+                turn(
+                    "The fix is complete and the endpoint is now protected.",
+                    &[],
+                ),
+                true,
+                Review,
+            ),
+            (
+                "tests green and judged complete",
+                turn("Tests are green, the fix looks complete.", &[]),
+                true,
+                Review,
+            ),
+            (
+                "reading files after an edit",
+                turn("", &[("read_file", json!({"path": "a.py"}))]),
+                true,
+                Review,
+            ),
+            (
+                "reading files before any edit",
+                turn("", &[("read_file", json!({"path": "a.py"}))]),
+                false,
+                Planning,
+            ),
+            (
+                "reading with shell commands (Codex)",
+                turn(
+                    "",
+                    &[(
+                        "exec_command",
+                        json!({"cmd": ["bash", "-lc", "sed -n '1,200p' app.py"]}),
+                    )],
+                ),
+                false,
+                Planning,
+            ),
+            (
+                "searching with rg after an edit",
+                turn("", &[bash("rg -n 'startswith' media")]),
+                true,
+                Review,
+            ),
+            (
+                "prose after an edit that plans the next step",
+                turn("Next I'll update the README.", &[]),
+                true,
+                Planning,
+            ),
+            (
+                "setup only",
+                turn("", &[bash("pip install -r requirements.txt")]),
+                false,
+                Administrative,
+            ),
+            (
+                "todo list",
+                turn("", &[("todo_write", json!({}))]),
+                true,
+                Administrative,
+            ),
+            ("nothing", turn("", &[]), true, Administrative),
+        ];
+        for (what, t, edited_before, want) in cases {
+            assert_eq!(guess(&t, edited_before), want, "{what}");
+        }
     }
 }

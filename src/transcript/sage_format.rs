@@ -267,7 +267,11 @@ turns:
             t.turns[1].file_changes[1].edit,
             Edit::Write { .. }
         ));
-        assert_eq!(t.turns[2].kind, TurnKind::Review);
+        assert_eq!(
+            t.turns[2].kind,
+            TurnKind::Verification,
+            "it reports a test run"
+        );
     }
 
     #[test]
