@@ -30,6 +30,15 @@ pub struct TurnsArgs {
 /// Opens a session argument: a file, or `REV:path` read from git.
 pub fn open_session(ctx: &Context, session: &str) -> Result<Input> {
     let path = std::path::Path::new(session);
+    if path.is_dir() {
+        return match crate::transcript::lines::folder_events(path) {
+            Some(bytes) => Ok(Input::from_bytes(session, bytes?)),
+            None => Err(
+                Error::input(format!("{session} is a directory, not a session file"))
+                    .hint("name the transcript file, or a conversation folder with events/*.json"),
+            ),
+        };
+    }
     if path.exists() {
         return Input::from_file(session, path)
             .map_err(|e| Error::input(format!("cannot read {session}: {e}")));

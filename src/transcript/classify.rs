@@ -221,6 +221,52 @@ fn strip_shell(c: &str) -> String {
     c.to_string()
 }
 
+/// The files a shell command writes by redirection or `tee` (`echo x >> docs/a.md`,
+/// `pwd > out.txt`), for a file change the log shows only as a command.
+pub fn shell_written_paths(cmd: &str) -> Vec<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r#"(?:^|[^0-9&><])>>?\s*["']?([A-Za-z0-9_./~-]+)|\btee\s+(?:-a\s+)?["']?([A-Za-z0-9_./~-]+)"#)
+            .expect("valid regex")
+    });
+    let mut out: Vec<String> = Vec::new();
+    // Heredoc bodies are content, not commands: look at the command lines only.
+    let mut in_heredoc: Option<String> = None;
+    for line in cmd.lines() {
+        if let Some(end) = &in_heredoc {
+            if line.trim() == end {
+                in_heredoc = None;
+            }
+            continue;
+        }
+        if let Some(at) = line.find("<<") {
+            let tag = line[at + 2..]
+                .trim_start_matches('-')
+                .trim()
+                .trim_matches(['\'', '"'])
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            if !tag.is_empty() {
+                in_heredoc = Some(tag);
+            }
+        }
+        for c in re.captures_iter(line) {
+            if let Some(p) = c.get(1).or_else(|| c.get(2)) {
+                let p = p.as_str().trim_start_matches("./").to_string();
+                if !p.starts_with("/dev/")
+                    && p.chars().any(|ch| ch.is_alphanumeric())
+                    && !out.contains(&p)
+                {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether a shell command writes a file (so its turn is an edit).
 pub fn shell_writes(cmd: &str) -> bool {
     cmd.split(['&', ';', '|', '\n'])
@@ -396,6 +442,27 @@ mod tests {
         assert_eq!(
             shell_command("exec_command", &json!({"cmd": ["bash", "-lc", "ls"]})).as_deref(),
             Some("bash -lc ls")
+        );
+    }
+
+    #[test]
+    fn files_a_command_writes() {
+        assert_eq!(
+            shell_written_paths("pwd > tool_output.txt"),
+            ["tool_output.txt"]
+        );
+        assert_eq!(
+            shell_written_paths("echo -e '# Red' >> docs/color.md && git add docs/color.md"),
+            ["docs/color.md"]
+        );
+        assert_eq!(
+            shell_written_paths("cat > app.py <<'EOF'\nx = 1 > 0\nEOF\nls"),
+            ["app.py"]
+        );
+        assert!(shell_written_paths("pytest -q 2>&1 | tee /dev/stderr > /dev/null").is_empty());
+        assert_eq!(
+            shell_written_paths("make 2>&1 | tee build.log"),
+            ["build.log"]
         );
     }
 

@@ -66,6 +66,9 @@ fn first_json_line(head: &str) -> Option<Value> {
 }
 
 fn jsonl_format(v: &Value) -> Option<Format> {
+    if super::openhands_v1::is_event(v) {
+        return Some(Format::Openhands);
+    }
     let o = v.as_object()?;
     let ty = o.get("type").and_then(Value::as_str);
     if o.get("schema")
@@ -200,6 +203,9 @@ pub fn detect(head: &[u8], name: &str) -> Option<Format> {
         .any(|l| l.trim_start().starts_with("schema: sage.session"))
     {
         return Some(Format::Sage);
+    }
+    if super::cursor_txt::looks_like(t) {
+        return Some(Format::Cursor);
     }
     if super::markdown::looks_like(t) {
         return Some(Format::Markdown);

@@ -40,6 +40,19 @@ const KNOWN_DIRS: &[&str] = &[".specstory/history/", ".sage/sessions/"];
 /// Reads an explicit `--session` argument: a path (relative to where git sage runs) or `REV:path`.
 pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
     let path = std::path::Path::new(session);
+    if path.is_dir() {
+        return match super::lines::folder_events(path) {
+            Some(bytes) => Ok(Found {
+                name: session.to_string(),
+                found_by: "--session".into(),
+                bytes: bytes?,
+            }),
+            None => Err(
+                Error::input(format!("{session} is a directory, not a session file"))
+                    .hint("name the transcript file, or a conversation folder with events/*.json"),
+            ),
+        };
+    }
     if path.exists() {
         let bytes = crate::files::read_input(path, "session", crate::files::SESSION_CAP)?;
         return Ok(Found {

@@ -185,6 +185,37 @@ impl Lines {
     }
 }
 
+/// A conversation folder of one JSON event per file (OpenHands V1: `events/event-NNNNN-*.json`),
+/// as one JSONL text in file-name order; `None` when `dir` is no such folder.
+pub fn folder_events(dir: &std::path::Path) -> Option<crate::error::Result<Vec<u8>>> {
+    let events = dir.join("events");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&events)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        match crate::files::read_input(&f, "event", crate::files::DOC_CAP) {
+            Ok(bytes) => {
+                out.extend(bytes.iter().filter(|&&b| b != b'\n' && b != b'\r'));
+                out.push(b'\n');
+            }
+            Err(e) => return Some(Err(e)),
+        }
+        if out.len() as u64 > SESSION_CAP {
+            return Some(Err(crate::error::Error::input(format!(
+                "cannot read session {}: more than {}",
+                dir.display(),
+                size_text(SESSION_CAP)
+            ))));
+        }
+    }
+    Some(Ok(out))
+}
+
 /// A JSON line with raw control characters inside its strings (a NUL or an escape byte a
 /// tool printed) escaped as `\u00XX`, as JSON requires; `None` when there are none.
 pub fn escape_controls(raw: &[u8]) -> Option<Vec<u8>> {

@@ -13,10 +13,12 @@ mod aider;
 mod claude;
 mod codex;
 mod cursor;
+mod cursor_txt;
 mod gemini;
 mod markdown;
 mod mini_swe;
 mod openhands;
+pub mod openhands_v1;
 mod sage_format;
 mod specstory;
 mod swe_agent;
@@ -465,6 +467,25 @@ impl Builder {
         for c in &mut self.commits {
             c.turn += 1;
         }
+        // Files a shell command wrote (`>`, `>>`, `tee`) are changes the log shows no other way.
+        for t in &mut self.turns {
+            for (ci, c) in t.tool_calls.iter().enumerate() {
+                let Some(cmd) = classify::shell_command(&c.name, &c.arguments) else {
+                    continue;
+                };
+                for path in classify::shell_written_paths(&cmd) {
+                    if !t.file_changes.iter().any(|f| f.path == path) {
+                        t.file_changes.push(FileChange {
+                            path,
+                            edit: Edit::Opaque,
+                            before: None,
+                            after: None,
+                            tool_call: Some(ci),
+                        });
+                    }
+                }
+            }
+        }
         classify::classify(&mut self.turns, &self.explicit);
         if self.skipped_more > 0 {
             self.warnings.push(format!(
@@ -517,6 +538,9 @@ pub fn parse(input: Input, forced: Option<Format>) -> Result<Transcript> {
     match format {
         Format::ClaudeCode => claude::parse(input.lines(), &name),
         Format::Codex => codex::parse(input.lines(), &name),
+        Format::Cursor if !input.head().trim_ascii_start().starts_with(b"{") => {
+            cursor_txt::parse(&input.read_all().map_err(read_err)?, &name)
+        }
         Format::Cursor => cursor::parse(input.lines(), &name),
         Format::GeminiCli => gemini::parse(&input.read_all().map_err(read_err)?, &name),
         Format::Aider => aider::parse(&input.read_all().map_err(read_err)?, &name),

@@ -27,9 +27,42 @@ const BOOKKEEPING: &[&str] = &[
     "loop_recovery",
 ];
 
+/// The records of a V1 event stream (a JSON list, or one event per line), numbered.
+fn v1_events(bytes: &[u8]) -> Option<Vec<(u64, Value)>> {
+    if let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(bytes) {
+        return items
+            .first()
+            .is_some_and(super::openhands_v1::is_event)
+            .then(|| {
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (i as u64 + 1, v))
+                    .collect()
+            });
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(line) {
+            out.push((i as u64 + 1, v));
+        }
+    }
+    out.first()
+        .is_some_and(|(_, v)| super::openhands_v1::is_event(v))
+        .then_some(out)
+}
+
 const FINISH_PLACEHOLDER: &str = "All done! What's next on the agenda?";
 
 pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+    // OpenHands V1 (software-agent-sdk) writes an event stream with `kind`s instead.
+    if let Some(events) = v1_events(bytes) {
+        return super::openhands_v1::parse(&events, name);
+    }
     let doc: Value = serde_json::from_slice(bytes)
         .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(bytes)))
         .map_err(|e| Error::input(format!("{name}:{}: not valid JSON: {e}", e.line())))?;
