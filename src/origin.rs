@@ -39,6 +39,8 @@ pub struct TurnFacts {
     /// `None`: scoring failed.
     pub scores: Option<Scores>,
     pub quotes: Quotes,
+    /// The turn touched the anchored file or code that uses it (for ordering reports).
+    pub touches_anchor: bool,
 }
 
 /// What provenance and mapping tell the rule.
@@ -132,6 +134,9 @@ pub struct Missed {
     pub kind: TurnKind,
     pub vr: u8,
     pub sa: u8,
+    /// The turn touched the anchored file or code that uses it: the most relevant first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub touches_anchor: bool,
 }
 
 fn undetermined(
@@ -267,6 +272,7 @@ pub fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
                 kind: t.kind,
                 vr: s.vr,
                 sa: s.sa,
+                touches_anchor: t.touches_anchor,
             })
         })
         .collect();
@@ -302,6 +308,7 @@ mod tests {
                 tr: Some(format!("tr quote {turn}")),
                 ..Default::default()
             },
+            touches_anchor: false,
         }
     }
 

@@ -183,6 +183,36 @@ pub fn attach_session(
     }))
 }
 
+/// Turns that touched the anchored file, or code that uses it: they edited it, or their
+/// message, tool calls or edits name it or import its module.
+fn touches_anchor(t: &Transcript, anchored: &str) -> std::collections::HashSet<u32> {
+    let base = anchored.rsplit('/').next().unwrap_or(anchored);
+    let stem = base.split('.').next().unwrap_or(base);
+    let module = anchored.trim_end_matches(".py").replace('/', ".");
+    let mentions = |s: &str| {
+        s.contains(base)
+            || (!module.is_empty() && s.contains(&module))
+            || (stem.len() > 3
+                && (s.contains(&format!("import {stem}")) || s.contains(&format!("{stem}."))))
+    };
+    t.turns
+        .iter()
+        .filter(|turn| {
+            turn.file_changes.iter().any(|c| {
+                c.path == anchored || c.path.ends_with(&format!("/{anchored}")) || {
+                    let diff = serde_json::to_string(&c.edit).unwrap_or_default();
+                    mentions(&diff)
+                }
+            }) || mentions(&turn.text)
+                || turn
+                    .tool_calls
+                    .iter()
+                    .any(|c| mentions(&c.arguments.to_string()))
+        })
+        .map(|turn| turn.turn)
+        .collect()
+}
+
 /// What `blame-origin` needs beyond the range.
 pub struct BlameRequest<'a> {
     pub anchor: &'a crate::model::Anchor,
@@ -259,6 +289,11 @@ pub fn blame(
         .filter(|w| w.agent)
         .filter_map(|w| w.turn)
         .max();
+    let anchored = prov.file.clone();
+    let touching: std::collections::HashSet<u32> = session
+        .as_ref()
+        .map(|s| touches_anchor(&s.transcript, &anchored))
+        .unwrap_or_default();
     let facts = |turns: &[crate::judge::model::TurnScore]| -> Vec<TurnFacts> {
         turns
             .iter()
@@ -269,6 +304,7 @@ pub fn blame(
                 opportunity: t.opportunity,
                 scores: t.scores,
                 quotes: t.quotes.clone(),
+                touches_anchor: touching.contains(&t.turn),
             })
             .collect()
     };

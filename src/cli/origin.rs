@@ -84,6 +84,8 @@ pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
                 opportunity: t.opportunity,
                 scores: t.scores,
                 quotes: t.quotes.clone(),
+                // A scores file does not hold the turns' edits.
+                touches_anchor: false,
             })
             .collect(),
         no_session: false,

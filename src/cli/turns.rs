@@ -11,7 +11,7 @@ use crate::transcript::{self, Format, Input, Transcript};
 /// The canonical turns of an agent session transcript
 #[derive(Debug, Args)]
 #[command(
-    after_help = "SESSION is a file, or REV:path for a file in git (e.g. HEAD:.sage/sessions/fix.jsonl).\n\nFormats (auto-detected): claude-code, codex, gemini-cli, cursor, aider, openhands, swe-agent,\nmini-swe-agent, specstory, markdown (\"Turn N\" / \"Ход N\" / \"轮次 N\" headings), sage (docs/session-format.md).\n\nExamples:\n  git sage turns ~/.claude/projects/-home-me-shop/4606c3cc.jsonl\n  git sage turns HEAD:.aider.chat.history.md --format json"
+    after_help = "SESSION is a file; REV:path for a file in git (e.g. HEAD:.sage/sessions/fix.jsonl); REV^{commit}\nfor the conversation old Aider versions wrote into a commit message; or a conversation folder\nwith events/*.json (OpenHands V1).\n\nFormats (auto-detected): claude-code, codex, gemini-cli, cursor (stream-json, stored and text\ntranscripts), aider (every edit format; commit bodies), openhands (V0 trajectories, V1 events),\nswe-agent, mini-swe-agent, specstory, markdown (\"Turn N\" / \"Ход N\" / \"轮次 N\" headings),\nsage (docs/session-format.md).\n\nExamples:\n  git sage turns ~/.claude/projects/-home-me-shop/4606c3cc.jsonl\n  git sage turns HEAD:.aider.chat.history.md --format json\n  git sage turns 1a2b3c4^{commit}"
 )]
 pub struct TurnsArgs {
     /// The transcript: a path, or REV:path in the repository
@@ -42,6 +42,15 @@ pub fn open_session(ctx: &Context, session: &str) -> Result<Input> {
     if path.exists() {
         return Input::from_file(session, path)
             .map_err(|e| Error::input(format!("cannot read {session}: {e}")));
+    }
+    if let Some(rev) = session.strip_suffix("^{commit}") {
+        // A commit's message: old Aider versions wrote the conversation there.
+        let repo = ctx.repo()?;
+        let id = repo.resolve_commit(rev)?;
+        return Ok(Input::from_bytes(
+            session,
+            repo.commit_info(id)?.message.into_bytes(),
+        ));
     }
     if let Some((rev, file)) = session.split_once(':')
         && !rev.is_empty()

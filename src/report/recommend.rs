@@ -143,6 +143,7 @@ mod tests {
             kind: crate::transcript::TurnKind::Review,
             vr: 1,
             sa: 0,
+            touches_anchor: false,
         }];
         let r = recommendation(&o, &missed, Some(918), None).unwrap();
         assert!(r.contains("bypass"), "{r}");

@@ -436,20 +436,35 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
     if doc.missed_opportunities.is_empty() {
         out.push_str("MISSED      none\n\n");
     } else {
-        let list: Vec<String> = doc
-            .missed_opportunities
+        // The turns that touched the anchored file (or code using it) first; a long list is
+        // cut, with the count of the rest (the JSON report keeps them all).
+        const SHOWN: usize = 6;
+        let mut ordered: Vec<&crate::origin::Missed> = doc.missed_opportunities.iter().collect();
+        ordered.sort_by_key(|m| (!m.touches_anchor, m.turn));
+        let list: Vec<String> = ordered
             .iter()
+            .take(SHOWN)
             .map(|m| {
                 format!(
-                    "turn {} ({}, VR {}, SA {})",
+                    "turn {} ({}, VR {}, SA {}{})",
                     m.turn,
                     m.kind.as_str(),
                     m.vr,
-                    m.sa
+                    m.sa,
+                    if m.touches_anchor {
+                        ", touched the anchored code"
+                    } else {
+                        ""
+                    }
                 )
             })
             .collect();
-        out.push_str(&format!("MISSED      {}\n\n", list.join("; ")));
+        let rest = ordered.len().saturating_sub(SHOWN);
+        let more = match rest {
+            0 => String::new(),
+            n => format!("; and {n} more (--format json lists them all)"),
+        };
+        out.push_str(&format!("MISSED      {}{more}\n\n", list.join("; ")));
     }
     out.push_str("RECOMMENDATION\n");
     for line in doc.recommendation.lines() {

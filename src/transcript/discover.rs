@@ -61,6 +61,14 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
             bytes,
         });
     }
+    if let (Some(rev), Some(repo)) = (session.strip_suffix("^{commit}"), repo) {
+        let id = repo.resolve_commit(rev)?;
+        return Ok(Found {
+            name: session.to_string(),
+            found_by: "--session".into(),
+            bytes: repo.commit_info(id)?.message.into_bytes(),
+        });
+    }
     if let (Some((rev, file)), Some(repo)) = (session.split_once(':'), repo)
         && !rev.is_empty()
         && !file.is_empty()
@@ -171,27 +179,14 @@ pub fn discover(
             }
         }
     }
-    // Old Aider versions wrote the chat into the commit body.
+    // Old Aider versions wrote the chat into the commit body; the Aider reader takes it as is.
     for c in infos {
-        if let Some(at) = c.message.find("# Aider chat conversation:") {
-            let body = &c.message[at + "# Aider chat conversation:".len()..];
-            // `USER:` / `ASSISTANT:` paragraphs become the history file's `#### ` and reply lines.
-            let mut text = format!("# aider chat started at (commit {})\n", c.id.short());
-            for line in body.lines() {
-                if let Some(u) = line.strip_prefix("USER: ") {
-                    text.push_str(&format!("\n#### {u}\n"));
-                } else if let Some(a) = line.strip_prefix("ASSISTANT: ") {
-                    text.push_str(&format!("\n{a}\n"));
-                } else {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
+        if c.message.contains("# Aider chat conversation:") {
             push(
                 &mut found,
                 format!("{} message", c.id.short()),
                 "Aider conversation in the commit message".into(),
-                text.into_bytes(),
+                c.message.clone().into_bytes(),
             );
         }
     }

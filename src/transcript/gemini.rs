@@ -50,10 +50,62 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
                 .hint("check the file, or force another format with --from"),
         );
     }
+    let root = project_root(&text, &messages);
     for rec in messages {
         message(&mut b, rec);
     }
+    // Gemini CLI writes absolute paths; its `projectHash` is the SHA-256 of the project's
+    // directory, so the directory that hashes to it is the one to make them relative to.
+    if let Some(root) = root {
+        b.map_paths(|p| super::relative_path(p, Some(&root)));
+    }
     b.finish(Format::GeminiCli, name)
+}
+
+/// The project directory: the ancestor of an absolute path in the log whose SHA-256 is the
+/// session's `projectHash`.
+fn project_root(text: &str, messages: &[Rec]) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#""projectHash"\s*:\s*"([0-9a-f]{64})""#).expect("valid regex")
+    });
+    let hash = re.captures(text)?.get(1)?.as_str().to_string();
+    let mut tried = std::collections::HashSet::new();
+    for m in messages {
+        for call in m
+            .value
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(args) = call.get("args").and_then(Value::as_object) else {
+                continue;
+            };
+            for v in args.values().filter_map(Value::as_str) {
+                if !v.starts_with('/') && v.get(1..3).is_none_or(|s| s != ":\\") {
+                    continue;
+                }
+                let mut p = std::path::Path::new(v);
+                while let Some(parent) = p.parent() {
+                    let d = parent.to_string_lossy().into_owned();
+                    if d.is_empty() || !tried.insert(d.clone()) {
+                        break;
+                    }
+                    let h: String = Sha256::digest(d.as_bytes())
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    if h == hash {
+                        return Some(d);
+                    }
+                    p = parent;
+                }
+            }
+        }
+    }
+    None
 }
 
 fn replay_jsonl(text: &str, b: &mut Builder) -> Vec<Rec> {
@@ -337,6 +389,15 @@ fn changes(name: &str, args: &Value, display: Option<&Value>) -> Vec<FileChange>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absolute_paths_relative_to_the_hashed_project() {
+        let j = r#"{"sessionId":"s","projectHash":"4c3b4937ddaa21c332cba088d92b4d242d3bc33a6e82ec6ed46c2bbb31262ed3","messages":[
+{"id":"u","type":"user","content":"add docs"},
+{"id":"g","type":"gemini","content":"Writing it.","toolCalls":[{"id":"c","name":"write_file","args":{"file_path":"/home/me/proj/docs/a.md","content":"x"},"status":"success"}]}]}"#;
+        let t = parse(j.as_bytes(), "g.json").unwrap();
+        assert_eq!(t.turns[0].file_changes[0].path, "docs/a.md");
+    }
 
     #[test]
     fn jsonl_replay_set_rewind_and_upsert() {

@@ -258,6 +258,16 @@ impl Builder {
         }
     }
 
+    /// Rewrites the path of every file change (making them relative to a project root found
+    /// after the fact).
+    pub fn map_paths(&mut self, f: impl Fn(&str) -> String) {
+        for t in &mut self.turns {
+            for c in &mut t.file_changes {
+                c.path = f(&c.path);
+            }
+        }
+    }
+
     /// The last turn, open or not.
     pub fn last_turn_mut(&mut self) -> Option<&mut Turn> {
         self.turns.last_mut()

@@ -367,3 +367,43 @@ fn find_anchor_with_bandit_or_a_clear_message() {
         .stdout;
     assert!(text.contains("UNCONFIRMED"), "{text}");
 }
+
+/// A long session: the missed opportunities that touched the anchored code come first, a long
+/// list is cut with the count of the rest, and the JSON keeps every one.
+#[test]
+fn missed_opportunities_most_relevant_first() {
+    let r = Repo::new();
+    let d = r.demo();
+    let mut yaml = String::from(
+        "schema: sage.session/1\nagent: cursor\ntask: Fix the SSRF in media/fetcher.py\nturns:\n  - kind: planning\n    text: \"Plan: we will check that the scheme is https before downloading.\"\n",
+    );
+    for i in 2..=11 {
+        yaml.push_str(&format!(
+            "  - text: Updating docs/page{i}.md.\n    file_changes:\n      - {{path: docs/page{i}.md, content: \"x\\n\"}}\n"
+        ));
+    }
+    yaml.push_str("  - text: Adjusting the download.\n    file_changes:\n      - {path: media/fetcher.py, old: \"a\", new: \"b\"}\n");
+    let s = r.home().join("long.yaml");
+    std::fs::write(&s, yaml).unwrap();
+    let ss = s.to_str().unwrap();
+    let text = r.blame_demo(&d, &["--session", ss]).ok().stdout;
+    let missed = text.lines().find(|l| l.starts_with("MISSED")).unwrap();
+    assert!(
+        missed.starts_with(
+            "MISSED      turn 12 (implementation, VR 0, SA 0, touched the anchored code); turn 2 "
+        ),
+        "{missed}"
+    );
+    assert!(
+        missed.ends_with("and 5 more (--format json lists them all)"),
+        "{missed}"
+    );
+    let v = r
+        .blame_demo(&d, &["--session", ss, "--format", "json"])
+        .ok()
+        .json();
+    let all = v["missed_opportunities"].as_array().unwrap();
+    assert_eq!(all.len(), 11);
+    assert_eq!(all[10]["turn"], 12);
+    assert_eq!(all[10]["touches_anchor"], true);
+}
