@@ -115,11 +115,20 @@ pub fn attach_session(
     let t = crate::timing::stage("discover sessions");
     // What each commit changed: read once, for discovery and for mapping.
     let base_tree = repo.tree_of(range.base)?;
-    let trees: Vec<crate::git::Oid> = std::iter::once(base_tree)
-        .chain(infos.iter().map(|i| i.tree))
-        .collect();
+    // Each write against its own first parent: a merged side's commits follow their branch,
+    // not the first-parent commit listed before them.
+    let mut parent_trees = Vec::with_capacity(infos.len());
+    for (i, c) in range.commits.iter().enumerate() {
+        let t = match c.first_parent {
+            Some(p) if i > 0 && range.commits[i - 1].id == p => infos[i - 1].tree,
+            Some(p) if p == range.base => base_tree,
+            Some(p) => repo.tree_of(p)?,
+            None => base_tree,
+        };
+        parent_trees.push(t);
+    }
     let changed = crate::history::parallel::map_chunks(repo, infos.len(), |repo, r| {
-        r.map(|i| repo.changed_paths(trees[i], trees[i + 1]))
+        r.map(|i| repo.changed_paths(parent_trees[i], infos[i].tree))
             .collect()
     })?;
     let mut candidates = match named {
@@ -157,16 +166,25 @@ pub fn attach_session(
         .enumerate()
         .map(|(i, info)| WriteView {
             info,
-            parent_tree: if i == 0 { base_tree } else { infos[i - 1].tree },
+            parent_tree: parent_trees[i],
             anchored_path: prov.writes[i].snapshot.path.as_str(),
             changed: &changed[i],
         })
         .collect();
     drop(t);
     let t = crate::timing::stage("map writes to turns");
-    let mapping = mapping::map(repo, &views, &transcript)?;
+    let (present, holds) = anchored_checks(prov)?;
+    let holds_fn = |text: &str| {
+        holds
+            .as_ref()
+            .is_some_and(|m| m.defect_present(Some(text.as_bytes())))
+    };
+    let anchored = mapping::Anchored {
+        present: &|c: Option<&str>| present.defect_present(c.map(str::as_bytes)),
+        holds: holds.as_ref().map(|_| &holds_fn as &dyn Fn(&str) -> bool),
+    };
+    let mapping = mapping::map(repo, &views, &transcript, &anchored)?;
     drop(t);
-    let scope = mapping::scope(&transcript, &mapping);
     if !others.is_empty() {
         prov.notes.push(format!(
             "other sessions found and not used: {}",
@@ -174,6 +192,19 @@ pub fn attach_session(
         ));
     }
     provenance::apply_mapping(repo, prov, &mapping)?;
+    // The task is the one that wrote the code: scoped around the introducing write's turn
+    // (else the delivered repair's), not the commit's last edit.
+    let focus = prov
+        .introducing
+        .and_then(|i| prov.writes[i].turn)
+        .or_else(|| {
+            prov.writes
+                .iter()
+                .filter(|w| w.agent)
+                .filter_map(|w| w.turn)
+                .max()
+        });
+    let scope = mapping::scope(&transcript, &mapping, focus);
     Ok(Some(Session {
         found,
         transcript,
@@ -181,6 +212,29 @@ pub fn attach_session(
         scope,
         others,
     }))
+}
+
+/// The finding as mapping needs it: whether a file holds the defect, and (for code that is
+/// there, not a defence that is missing) whether an edit's new text holds the fragment.
+fn anchored_checks(
+    prov: &Provenance,
+) -> Result<(
+    crate::history::matching::Matcher,
+    Option<crate::history::matching::Matcher>,
+)> {
+    use crate::history::matching::Matcher;
+    use crate::model::AnchorKind;
+    let (present, holds) = match &prov.pattern {
+        Some(p) => (
+            Matcher::pattern(p, prov.kind, "anchor")?,
+            Matcher::pattern(p, AnchorKind::Present, "anchor")?,
+        ),
+        None => (
+            Matcher::fragments(&prov.fragments, prov.kind, "anchor")?,
+            Matcher::fragments(&prov.fragments, AnchorKind::Present, "anchor")?,
+        ),
+    };
+    Ok((present, (prov.kind == AnchorKind::Present).then_some(holds)))
 }
 
 /// Turns that touched the anchored file, or code that uses it: they edited it, or their
@@ -251,7 +305,11 @@ pub fn blame(
     use crate::report::doc::{AltOrigin, REPORT_SCHEMA, ReportDoc, ReportTurn};
     use crate::report::json as rj;
 
+    // The range may grow by a merged side (provenance::analyse).
+    let mut range = range.clone();
+    let range = &mut range;
     let mut prov = provenance::analyse(repo, range, req.anchor, agents)?;
+    let range = &*range;
     let session = attach_session(repo, range, &mut prov, req.session, Discovery::Full)?;
     let mut warnings = Vec::new();
     let mut judge_opts = req.judge;

@@ -116,7 +116,7 @@ pub fn options(ctx: &Context, a: &JudgeArgs) -> Result<Options> {
 pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     let input = super::turns::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
-    let mut scope = mapping::scope(&t, &Mapping::default());
+    let mut scope = mapping::scope(&t, &Mapping::default(), None);
     if let Some(r) = &args.turns {
         let (a, b) = crate::finding::anchor_yaml::parse_lines(r)
             .ok_or_else(|| Error::input(format!("--turns {r}: expected N or N-M")))?;

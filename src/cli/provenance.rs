@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     drop(t);
     let t = crate::timing::stage("range");
-    let range = range::resolve(
+    let mut range = range::resolve(
         &repo,
         args.range.branch.as_deref(),
         args.range.base.as_deref(),
@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     drop(t);
     let agents = range::AgentMatcher::from_settings(&repo, args.range.agent.as_deref())?;
     let t = crate::timing::stage("provenance (total)");
-    let mut prov = provenance::analyse(&repo, &range, &anchor, &agents)?;
+    let mut prov = provenance::analyse(&repo, &mut range, &anchor, &agents)?;
     drop(t);
     let t = crate::timing::stage("session");
     let session = if args.no_session {

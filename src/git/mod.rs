@@ -100,6 +100,8 @@ pub struct ChainCommit {
     pub tree: Oid,
     pub first_parent: Option<Oid>,
     pub merge: bool,
+    /// For a commit of a merged side branch: the first-parent merge that brought it in.
+    pub via_merge: Option<Oid>,
 }
 
 /// Looks up one path in many trees, remembering every subtree already resolved: commits
@@ -484,6 +486,7 @@ impl Repo {
                     tree: Oid::from_raw(&gc.tree),
                     first_parent: parent.map(|(_, pid)| Oid::from_raw(&pid)),
                     merge: gc.merge,
+                    via_merge: None,
                 });
                 pos = parent.map(|(pp, _)| pp);
                 cur = parent.map(|(_, pid)| Oid::from_raw(&pid));
@@ -529,7 +532,31 @@ impl Repo {
             tree: Oid(c.tree_id()),
             first_parent: c.parent_id(0).ok().map(Oid),
             merge: c.parent_count() > 1,
+            via_merge: None,
         })
+    }
+
+    /// The commits a merge brought in: its second parent's first-parent chain down to where
+    /// it forked from the first parent, oldest first, each marked with the merge; commits the
+    /// range's `base` already holds are left out.
+    pub fn merged_side(&self, merge: Oid, base: Oid) -> Result<Vec<ChainCommit>> {
+        let err = |e| git_err(format_args!("cannot read merge {}", merge.short()), e);
+        let c = self.inner.find_commit(merge.0).map_err(err)?;
+        let (Ok(first), Ok(second)) = (c.parent_id(0), c.parent_id(1)) else {
+            return Ok(Vec::new());
+        };
+        let Some(fork) = self.merge_base(Oid(first), Oid(second)) else {
+            return Ok(Vec::new());
+        };
+        let mut side = self.first_parent_chain(fork, Oid(second))?;
+        let mut kept = Vec::with_capacity(side.len());
+        for mut s in side.drain(..) {
+            if !self.is_ancestor(s.id, base)? {
+                s.via_merge = Some(merge);
+                kept.push(s);
+            }
+        }
+        Ok(kept)
     }
 
     /// git's commit-graph, unless history is rewritten by grafts, replace refs or a

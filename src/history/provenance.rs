@@ -44,6 +44,10 @@ pub struct WriteRecord {
     /// The transcript edited the anchored file several times in this commit, and replay could
     /// not reproduce them: only the committed state is known.
     pub final_only: bool,
+    /// A commit of a branch merged into the range: the first-parent merge that brought it.
+    pub via_merge: Option<Oid>,
+    /// Why no turn could be given to this write, when a session was read.
+    pub unmapped_reason: Option<String>,
 }
 
 /// Provenance of one anchor over one range.
@@ -148,6 +152,7 @@ pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> R
             w.turn = Some(*turn);
             w.mapped_by = Some(by.as_str().to_string());
         }
+        w.unmapped_reason = mapping.unmapped.get(i).cloned().flatten();
         w.final_only = mapping.final_only.get(i).copied().unwrap_or(false) && w.changed;
         let subs = mapping.sub_writes.get(i).map(Vec::as_slice).unwrap_or(&[]);
         if subs.len() >= 2 {
@@ -170,6 +175,8 @@ pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> R
                     mapped_by: Some(MappedBy::Replay.as_str().to_string()),
                     edit: Some(k + 1),
                     final_only: false,
+                    via_merge: w.via_merge,
+                    unmapped_reason: None,
                 });
             }
             w.turn = Some(subs[subs.len() - 1].turn);
@@ -198,8 +205,46 @@ fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> 
     })
 }
 
-/// Computes the provenance of `anchor` over `range`.
+/// Computes the provenance of `anchor` over `range`. When the code came in with a first-parent
+/// merge, the merged side is walked too (SPEC §3): its commits join the range before the
+/// merge, so the side's own commit — its author, its session — is the introducing write.
 pub fn analyse(
+    repo: &Repo,
+    range: &mut Range,
+    anchor: &Anchor,
+    agents: &AgentMatcher,
+) -> Result<Provenance> {
+    let mut walked: Vec<Oid> = Vec::new();
+    let mut notes = Vec::new();
+    loop {
+        let mut prov = analyse_range(repo, range, anchor, agents)?;
+        let merge = prov
+            .introducing
+            .map(|i| &prov.writes[i])
+            .filter(|w| w.merge && !walked.contains(&w.commit))
+            .map(|w| w.commit);
+        let Some(merge) = merge else {
+            prov.notes.splice(0..0, notes);
+            return Ok(prov);
+        };
+        walked.push(merge);
+        let side = repo.merged_side(merge, range.base)?;
+        let Some(at) = range.commits.iter().position(|c| c.id == merge) else {
+            return Ok(prov);
+        };
+        if side.is_empty() {
+            return Ok(prov);
+        }
+        notes.push(format!(
+            "the code came in with merge {}: its merged side ({} commit(s)) was walked too",
+            merge.short(),
+            side.len()
+        ));
+        range.commits.splice(at..at, side);
+    }
+}
+
+fn analyse_range(
     repo: &Repo,
     range: &Range,
     anchor: &Anchor,
@@ -343,6 +388,8 @@ pub fn analyse(
             mapped_by: None,
             edit: None,
             final_only: false,
+            via_merge: c.via_merge,
+            unmapped_reason: None,
         });
     }
 

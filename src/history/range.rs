@@ -76,8 +76,10 @@ pub fn resolve(repo: &Repo, tip_rev: Option<&str>, base_rev: Option<&str>) -> Re
     let commits = repo.first_parent_chain(base, tip)?;
     // Checked after the walk: when the oldest commit's parent is the base (the usual case)
     // this costs nothing, where a graph search up front would walk all of history.
+    // A base off the first-parent chain (on a merged branch) is fine when the tip reaches it:
+    // the range is `base..tip` as git defines it.
     let ancestor = match commits.first() {
-        Some(oldest) => oldest.first_parent == Some(base) || repo.is_ancestor(base, oldest.id)?,
+        Some(oldest) => oldest.first_parent == Some(base) || repo.is_ancestor(base, tip)?,
         None => base == tip,
     };
     if !ancestor {

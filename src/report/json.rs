@@ -61,9 +61,15 @@ pub struct IntroducingWrite {
     pub commit: String,
     pub turn: Option<u32>,
     pub mapped_by: Option<String>,
+    /// Why no turn was given, when a session was read (CONTRACT.md).
+    #[serde(default)]
+    pub unmapped_reason: Option<String>,
     pub agent: bool,
     #[serde(default)]
     pub summary: Option<String>,
+    /// The first-parent merge that brought this commit in from a merged branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via_merge: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -81,6 +87,8 @@ pub struct WriteJson {
     pub turn: Option<u32>,
     #[serde(default)]
     pub mapped_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmapped_reason: Option<String>,
     pub agent: bool,
     pub present_after: bool,
     #[serde(default)]
@@ -94,6 +102,8 @@ pub struct WriteJson {
     /// For writes rebuilt inside a commit by replaying the transcript: which edit (1-based).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via_merge: Option<String>,
     /// For text reports only: machines that want them ask git (`git show -s`).
     #[serde(skip)]
     pub author: Option<String>,
@@ -193,8 +203,10 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 commit: w.commit.hex(),
                 turn: w.turn,
                 mapped_by: w.mapped_by.clone(),
+                unmapped_reason: w.unmapped_reason.clone(),
                 agent: w.agent,
                 summary: w.summary.clone(),
+                via_merge: w.via_merge.map(|m| m.hex()),
             }
         }),
         reason: p.reason.clone(),
@@ -214,6 +226,7 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 commit: w.commit.hex(),
                 turn: w.turn,
                 mapped_by: w.mapped_by.clone(),
+                unmapped_reason: w.unmapped_reason.clone(),
                 agent: w.agent,
                 present_after: w.snapshot.present,
                 changed: w.changed,
@@ -221,6 +234,7 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 path: Some(w.snapshot.path.clone()),
                 blob: snapshot_blob(&w.snapshot),
                 edit: w.edit,
+                via_merge: w.via_merge.map(|m| m.hex()),
                 author: w.author.clone(),
                 summary: w.summary.clone(),
             })

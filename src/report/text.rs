@@ -4,6 +4,14 @@ use super::clip;
 use crate::model::{AnchorKind, ProvenanceStatus};
 use crate::report::json::{ProvenanceDoc, WriteJson};
 
+/// `, merged by abc1234` for a commit a merge brought in.
+fn merged_by(w: &crate::report::json::IntroducingWrite) -> String {
+    w.via_merge
+        .as_deref()
+        .map(|m| format!(", merged by {}", short(m)))
+        .unwrap_or_default()
+}
+
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(7)]
 }
@@ -83,13 +91,18 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
     if let Some(reason) = &p.reason {
         out.push_str(&format!("            {reason}\n"));
     }
-    if let Some(w) = &p.introducing_write
-        && let Some(t) = w.turn
-    {
-        out.push_str(&format!(
-            "            made at turn {t} (mapped by {})\n",
-            w.mapped_by.as_deref().unwrap_or("?")
-        ));
+    if let Some(w) = &p.introducing_write {
+        if let Some(m) = &w.via_merge {
+            out.push_str(&format!("            brought in by merge {}\n", short(m)));
+        }
+        match (w.turn, &w.unmapped_reason) {
+            (Some(t), _) => out.push_str(&format!(
+                "            made at turn {t} (mapped by {})\n",
+                w.mapped_by.as_deref().unwrap_or("?")
+            )),
+            (None, Some(r)) => out.push_str(&format!("            not mapped to a turn: {r}\n")),
+            (None, None) => {}
+        }
     }
     let touched = p.writes.iter().filter(|w| w.changed).count();
     out.push_str(&format!(
@@ -361,20 +374,25 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
             "inherited: the vulnerable code was already at the base".to_string()
         }
         (crate::model::ProvenanceStatus::Introduced, Some(w)) => format!(
-            "introduced by the agent's write {} ({}){}",
+            "introduced by the agent's write {} ({}{}){}",
             w.write,
             short(&w.commit),
+            merged_by(w),
             w.turn
                 .map(|t| format!(
                     " at turn {t} (mapped by {})",
                     w.mapped_by.as_deref().unwrap_or("?")
                 ))
-                .unwrap_or_else(|| ", not mapped to a turn".into())
+                .unwrap_or_else(|| match &w.unmapped_reason {
+                    Some(r) => format!(", not mapped to a turn: {r}"),
+                    None => ", not mapped to a turn".into(),
+                })
         ),
         (crate::model::ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
-            "introduced by a non-agent write {} ({})",
+            "introduced by a non-agent write {} ({}{})",
             w.write,
-            short(&w.commit)
+            short(&w.commit),
+            merged_by(w)
         ),
         (s, _) => format!(
             "{}{}",

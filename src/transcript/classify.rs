@@ -252,6 +252,35 @@ pub fn shell_written_paths(cmd: &str) -> Vec<String> {
                 in_heredoc = Some(tag);
             }
         }
+        // `sed -i … FILE`, `perl -pi -e … FILE`: the last word names the file.
+        for piece in line.split(['&', ';', '|']) {
+            let words: Vec<&str> = piece.split_whitespace().collect();
+            let in_place = match words.first() {
+                Some(&"sed") => words.iter().any(|w| {
+                    *w == "--in-place"
+                        || (w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+                }),
+                Some(&"perl") => words
+                    .iter()
+                    .any(|w| w.starts_with('-') && w.contains('i') && w.contains('p')),
+                _ => false,
+            };
+            if in_place
+                && words.len() >= 3
+                && let Some(last) = words.last()
+            {
+                let p = last
+                    .trim_matches(['\'', '"'])
+                    .trim_start_matches("./")
+                    .to_string();
+                if !p.starts_with('-')
+                    && p.chars().any(|ch| ch.is_alphanumeric())
+                    && !out.contains(&p)
+                {
+                    out.push(p);
+                }
+            }
+        }
         for c in re.captures_iter(line) {
             if let Some(p) = c.get(1).or_else(|| c.get(2)) {
                 let p = p.as_str().trim_start_matches("./").to_string();
@@ -464,6 +493,11 @@ mod tests {
             shell_written_paths("make 2>&1 | tee build.log"),
             ["build.log"]
         );
+        assert_eq!(
+            shell_written_paths("sed -i 's/x/y/' app.py && pytest"),
+            ["app.py"]
+        );
+        assert!(shell_written_paths("sed -n '1,5p' app.py").is_empty());
     }
 
     /// One table for every format: what a turn does decides its kind.

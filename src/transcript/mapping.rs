@@ -1,8 +1,10 @@
-//! Which turn made each write (SPEC §4), by, in order: a `Sage-Turn:` trailer, Aider's
-//! `> Commit <sha>` lines, replaying the transcript's edits onto the parent's files until
-//! they reproduce the commit, a `git commit` the agent ran, and timestamps. Replay also
-//! yields the snapshots between commits; when it cannot reproduce a commit whose file the
-//! transcript edited several times, only the final state is known (`final-only`).
+//! Which turn made each write (SPEC §4), by, in order: a `Sage-Turn:` trailer; the edit that
+//! wrote the anchored code — found by replaying the transcript's edits onto the parent's
+//! file (`replay`), or, where replay diverges, the last edit whose new text holds the anchored
+//! fragment (`fragment`); Aider's `> Commit <sha>` lines; replay of the commit's other files;
+//! a `git commit` the agent ran; and timestamps, only inside the session's time span and only
+//! for a session that touched the anchored file. A write nothing ties to a turn stays
+//! unmapped, with the reason: a session about something else never receives it.
 
 use std::collections::HashMap;
 
@@ -23,6 +25,7 @@ pub enum MappedBy {
     Trailer,
     AiderCommit,
     Replay,
+    Fragment,
     CommitCommand,
     Timestamp,
 }
@@ -33,6 +36,7 @@ impl MappedBy {
             MappedBy::Trailer => "trailer",
             MappedBy::AiderCommit => "aider-commit",
             MappedBy::Replay => "replay",
+            MappedBy::Fragment => "fragment",
             MappedBy::CommitCommand => "commit-command",
             MappedBy::Timestamp => "timestamp",
         }
@@ -52,12 +56,15 @@ pub struct SubWrite {
 pub struct Mapping {
     /// Per write: the turn and how it was found.
     pub turns: Vec<Option<(u32, MappedBy)>>,
-    /// Per write: the anchored file's states after each transcript edit inside that commit,
-    /// when there were several and replay reproduced the commit (the last is the commit's).
+    /// Per write: the anchored file after each transcript edit inside that commit, when replay
+    /// reproduced the commit's file (the last is the commit's). The introducing write is then
+    /// decided edit by edit.
     pub sub_writes: Vec<Vec<SubWrite>>,
     /// Per write: the transcript edited the anchored file several times in this commit but
     /// replay could not reproduce it, so only the committed state is known.
     pub final_only: Vec<bool>,
+    /// Per write: why no turn could be given.
+    pub unmapped: Vec<Option<String>>,
     pub notes: Vec<String>,
 }
 
@@ -71,9 +78,35 @@ pub struct WriteView<'a> {
     pub changed: &'a [String],
 }
 
-fn same_file(transcript_path: &str, repo_path: &str) -> bool {
-    let t = transcript_path.trim_start_matches("./");
+/// What the finding says about the anchored code, for edit-level attribution.
+pub struct Anchored<'a> {
+    /// Whether the defect is present in a file's content (`None`: the file is absent).
+    pub present: &'a dyn Fn(Option<&str>) -> bool,
+    /// Whether a text holds the anchored fragment (for the fallback; `None` for a defence
+    /// that is missing, which no edit's new text can show).
+    pub holds: Option<&'a dyn Fn(&str) -> bool>,
+}
+
+pub fn same_file(transcript_path: &str, repo_path: &str) -> bool {
+    let t = transcript_path.replace('\\', "/");
+    let t = t.trim_start_matches("./");
     t == repo_path || t.ends_with(&format!("/{repo_path}")) || repo_path.ends_with(&format!("/{t}"))
+}
+
+/// The text an edit leaves in the file: what an edit-level fallback can look for.
+pub fn new_text(e: &Edit) -> String {
+    match e {
+        Edit::Replace { new, .. } => new.clone(),
+        Edit::Write { content } => content.clone(),
+        Edit::Lines { text, .. } => text.clone(),
+        Edit::Patch { patch } => patch
+            .lines()
+            .filter(|l| !l.starts_with("+++"))
+            .filter_map(|l| l.strip_prefix('+'))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Edit::Delete | Edit::Opaque => String::new(),
+    }
 }
 
 /// Seconds since the epoch of an RFC 3339 / ISO 8601 timestamp (naive ones taken as UTC).
@@ -117,13 +150,23 @@ pub fn parse_time(s: &str) -> Option<f64> {
     Some(days as f64 * 86_400.0 + hh * 3600.0 + mm * 60.0 + ss - offset)
 }
 
+/// How far outside a session's first and last turn a commit may fall and still be mapped by
+/// its time (the agent commits a little after its last edit; clocks differ a little).
+const TIME_SLACK: f64 = 15.0 * 60.0;
+
 /// Maps every write of a range to the turn that made it.
-pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping> {
+pub fn map(
+    repo: &Repo,
+    writes: &[WriteView],
+    t: &Transcript,
+    anchored: &Anchored,
+) -> Result<Mapping> {
     let n = writes.len();
     let mut out = Mapping {
         turns: vec![None; n],
         sub_writes: vec![Vec::new(); n],
         final_only: vec![false; n],
+        unmapped: vec![None; n],
         notes: Vec::new(),
     };
     let last_turn = t.turns.len() as u32;
@@ -137,9 +180,19 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
                 .map(move |c| (turn.turn, c.path.as_str(), &c.edit))
         })
         .collect();
+    let turn_time: HashMap<u32, f64> = t
+        .turns
+        .iter()
+        .filter_map(|turn| Some((turn.turn, parse_time(turn.timestamp.as_deref()?)?)))
+        .collect();
     let mut cursor: HashMap<String, usize> = HashMap::new();
+    // Per write: the turn of the commit's last edit replay needed (its other files), and the
+    // turn of the edit that wrote the anchored code.
     let mut replay_turn: Vec<Option<u32>> = vec![None; n];
+    let mut anchor_turn: Vec<Option<(u32, MappedBy)>> = vec![None; n];
     let mut replay_failures = 0usize;
+    let text =
+        |b: Option<std::rc::Rc<Vec<u8>>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
     for (i, w) in writes.iter().enumerate() {
         for path in w.changed.iter().cloned() {
             let start = *cursor.get(&path).unwrap_or(&0);
@@ -149,9 +202,6 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
             if candidates.is_empty() {
                 continue;
             }
-            let text = |b: Option<std::rc::Rc<Vec<u8>>>| {
-                b.map(|b| String::from_utf8_lossy(&b).into_owned())
-            };
             let mut state = text(repo.file_in_tree(w.parent_tree, &path)?);
             let target = text(repo.file_in_tree(w.info.tree, &path)?);
             let mut states: Vec<(u32, Option<String>)> = Vec::new();
@@ -169,13 +219,21 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
                     Err(_) => break,
                 }
             }
-            let anchored = path == w.anchored_path;
+            let is_anchored = path == w.anchored_path;
             match matched {
                 Some(k) => {
                     cursor.insert(path.clone(), k + 1);
                     replay_turn[i] =
                         Some(replay_turn[i].map_or(edits[k].0, |t: u32| t.max(edits[k].0)));
-                    if anchored && states.len() >= 2 {
+                    if is_anchored {
+                        // The edit after which the defect is there for good is the write.
+                        let present: Vec<bool> = states
+                            .iter()
+                            .map(|(_, c)| (anchored.present)(c.as_deref()))
+                            .collect();
+                        let from = (0..present.len()).rev().take_while(|&j| present[j]).last();
+                        let turn = from.map_or(edits[k].0, |j| states[j].0);
+                        anchor_turn[i] = Some((turn, MappedBy::Replay));
                         out.sub_writes[i] = states
                             .into_iter()
                             .map(|(turn, content)| SubWrite { turn, content })
@@ -184,8 +242,28 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
                 }
                 None => {
                     replay_failures += 1;
-                    if anchored && candidates.len() >= 2 {
-                        out.final_only[i] = true;
+                    if is_anchored {
+                        out.final_only[i] = candidates.len() >= 2;
+                        // Replay diverged (an edit changed before it was accepted, a failed
+                        // edit, a human touch): the edit whose new text holds the anchored
+                        // fragment wrote it — the last such edit before the commit.
+                        let commit_time = w.info.time as f64;
+                        let holder = anchored.holds.and_then(|holds| {
+                            candidates
+                                .iter()
+                                .copied()
+                                .filter(|&k| {
+                                    turn_time
+                                        .get(&edits[k].0)
+                                        .is_none_or(|&at| at <= commit_time + TIME_SLACK)
+                                })
+                                .filter(|&k| holds(&new_text(edits[k].2)))
+                                .next_back()
+                        });
+                        if let Some(k) = holder.filter(|_| (anchored.present)(target.as_deref())) {
+                            anchor_turn[i] = Some((edits[k].0, MappedBy::Fragment));
+                            cursor.insert(path.clone(), k + 1);
+                        }
                     }
                 }
             }
@@ -193,7 +271,7 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
     }
     if replay_failures > 0 {
         out.notes.push(format!(
-            "replaying the transcript's edits did not reproduce {replay_failures} file change(s); those writes are known at commit granularity only"
+            "replaying the transcript's edits did not reproduce {replay_failures} file change(s); those writes are known at commit granularity only, or by the edit that holds the anchored fragment"
         ));
     }
     // Shell `git commit` calls, with the text they ran.
@@ -207,11 +285,17 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
             })
         })
         .collect();
-    let turn_times: Vec<(u32, f64)> = t
-        .turns
-        .iter()
-        .filter_map(|turn| Some((turn.turn, parse_time(turn.timestamp.as_deref()?)?)))
-        .collect();
+    let mut times: Vec<(u32, f64)> = turn_time.iter().map(|(&t, &at)| (t, at)).collect();
+    times.sort_by(|a, b| a.0.cmp(&b.0));
+    let span =
+        times
+            .iter()
+            .map(|(_, at)| *at)
+            .fold(None, |acc: Option<(f64, f64)>, at| match acc {
+                None => Some((at, at)),
+                Some((lo, hi)) => Some((lo.min(at), hi.max(at))),
+            });
+    let touches = |path: &str| edits.iter().any(|(_, p, _)| same_file(p, path));
     let mut floor = 0u32;
     for (i, w) in writes.iter().enumerate() {
         let by_trailer = trailer(&w.info.message, "Sage-Turn")
@@ -234,21 +318,69 @@ pub fn map(repo: &Repo, writes: &[WriteView], t: &Transcript) -> Result<Mapping>
             })
             .flatten()
             .map(|(turn, _)| (*turn, MappedBy::CommitCommand));
-        let by_time = turn_times
-            .iter()
-            .rfind(|(turn, at)| *turn >= floor && *at <= w.info.time as f64 + 1.0)
-            .map(|(turn, _)| (*turn, MappedBy::Timestamp));
+        let at = w.info.time as f64;
+        let in_span = span.is_some_and(|(lo, hi)| at >= lo - TIME_SLACK && at <= hi + TIME_SLACK);
+        let touched = touches(w.anchored_path);
+        let by_time = (in_span && touched)
+            .then(|| {
+                times
+                    .iter()
+                    .rfind(|(turn, t)| *turn >= floor && *t <= at + 1.0)
+                    .map(|(turn, _)| (*turn, MappedBy::Timestamp))
+            })
+            .flatten();
         let m = by_trailer
+            .or(anchor_turn[i])
             .or(by_aider)
             .or(by_replay)
             .or(by_command)
             .or(by_time);
         if let Some((turn, _)) = m {
             floor = floor.max(turn);
+        } else {
+            out.unmapped[i] = Some(unmapped_reason(w, &edits, span, touched));
         }
         out.turns[i] = m;
     }
     Ok(out)
+}
+
+/// Why a write stays unmapped, in a line a reader can act on.
+fn unmapped_reason(
+    w: &WriteView,
+    edits: &[(u32, &str, &Edit)],
+    span: Option<(f64, f64)>,
+    touched: bool,
+) -> String {
+    let edits_here = w
+        .changed
+        .iter()
+        .any(|p| edits.iter().any(|(_, q, _)| same_file(q, p)));
+    let at = w.info.time as f64;
+    let days = |d: f64| {
+        let d = d / 86_400.0;
+        if d >= 1.0 {
+            format!("{d:.0} day(s)")
+        } else {
+            format!("{:.0} minute(s)", (d * 1440.0).max(1.0))
+        }
+    };
+    if edits.is_empty() {
+        return "the session holds no file edits".into();
+    }
+    if !edits_here {
+        return "no edit of the session touches the files this commit changed".into();
+    }
+    match span {
+        Some((lo, _)) if at < lo - TIME_SLACK => {
+            format!("the commit is {} older than the session", days(lo - at))
+        }
+        Some((_, hi)) if at > hi + TIME_SLACK => {
+            format!("the commit is {} after the session's last turn", days(at - hi))
+        }
+        _ if !touched => format!("the session never edited {}", w.anchored_path),
+        _ => "the session's edits do not reproduce this commit, and none of them holds the anchored code".into(),
+    }
 }
 
 /// The turns that count for the range (SPEC §3): from the user message that opened the task
@@ -262,11 +394,14 @@ pub struct Scope {
     pub reason: String,
 }
 
-pub fn scope(t: &Transcript, mapping: &Mapping) -> Scope {
+/// `focus` is the turn that wrote the code (the introducing write's, else the delivered
+/// repair's): the task is the one that holds it; without it, the first mapped write's.
+pub fn scope(t: &Transcript, mapping: &Mapping, focus: Option<u32>) -> Scope {
     let last_turn = t.turns.len() as u32;
     let users: Vec<&super::ContextMessage> =
         t.context.iter().filter(|m| m.role == "user").collect();
-    let Some(first_write) = mapping.turns.iter().flatten().map(|(turn, _)| *turn).min() else {
+    let mapped_first = mapping.turns.iter().flatten().map(|(turn, _)| *turn).min();
+    let Some(first_write) = focus.or(mapped_first) else {
         return Scope {
             first: 1,
             last: last_turn,
@@ -276,13 +411,20 @@ pub fn scope(t: &Transcript, mapping: &Mapping) -> Scope {
     };
     let opener = users.iter().rev().find(|m| m.before_turn <= first_write);
     let first = opener.map_or(1, |m| m.before_turn.max(1));
+    // The task's last turn: its writes end before the next user message after the focus.
+    let task_end = users
+        .iter()
+        .find(|m| m.before_turn > first_write)
+        .map(|m| m.before_turn);
     let last_write = mapping
         .turns
         .iter()
         .flatten()
         .map(|(turn, _)| *turn)
+        .filter(|&turn| turn >= first && task_end.is_none_or(|end| turn < end))
         .max()
-        .unwrap_or(first_write);
+        .unwrap_or(first_write)
+        .max(first_write);
     let next_user = users
         .iter()
         .find(|m| m.before_turn > last_write)
@@ -290,17 +432,22 @@ pub fn scope(t: &Transcript, mapping: &Mapping) -> Scope {
     let last = next_user.unwrap_or(last_turn).max(last_write);
     let reason = match opener {
         Some(m) => format!(
-            "turns {first}-{last}: from the user message before turn {} (the task of the first mapped write, turn {first_write}) to {}",
+            "turns {first}-{last}: from the user message before turn {} (the task of {}, turn {first_write}) to {}",
             m.before_turn,
+            if focus.is_some() {
+                "the write that made the anchored code"
+            } else {
+                "the first mapped write"
+            },
             if next_user.is_some() {
                 "the next user message"
             } else {
                 "the end of the log"
             }
         ),
-        None => format!(
-            "turns {first}-{last}: no user message before the first mapped write (turn {first_write})"
-        ),
+        None => {
+            format!("turns {first}-{last}: no user message before the write (turn {first_write})")
+        }
     };
     Scope {
         first,

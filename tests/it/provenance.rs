@@ -271,18 +271,39 @@ fn merge_commit_in_the_range() {
     r.commit("agent b");
     let v = prov(&r, &[]);
     let p = &v["provenance"];
-    // first-parent: the side commit is not a write of the range, the merge is
+    // the merge brought the code: its side is walked and the colleague's commit, not the
+    // merge, is the introducing write, naming the merge
     let commits: Vec<&str> = p["writes"]
         .as_array()
         .unwrap()
         .iter()
         .map(|w| w["commit"].as_str().unwrap())
         .collect();
-    assert!(!commits.contains(&side.as_str()));
-    assert_eq!(commits.len(), 3);
-    assert_eq!(p["writes"][1]["merge"], true);
-    assert_eq!(p["status"], "introduced_by_other");
-    assert_eq!(p["introducing_write"]["commit"], merge);
+    assert_eq!(commits.len(), 4, "{commits:?}");
+    assert_eq!(commits[1], side);
+    assert_eq!(p["writes"][2]["merge"], true);
+    assert_eq!(
+        p["status"], "introduced",
+        "every commit is the agent's by default"
+    );
+    assert_eq!(p["introducing_write"]["commit"], side);
+    let p = &prov(&r, &["--agent", "Claude"])["provenance"];
+    assert_eq!(
+        p["status"], "introduced_by_other",
+        "the colleague is no agent"
+    );
+    assert_eq!(p["introducing_write"]["commit"], side);
+    assert_eq!(p["introducing_write"]["via_merge"], merge);
+    assert!(
+        p["notes"].to_string().contains("merged side"),
+        "{}",
+        p["notes"]
+    );
+    // a base on the merged side (off the first-parent chain) is an ancestor all the same;
+    // what the base already holds is not walked again
+    let v = prov(&r, &["--base", &side]);
+    assert_eq!(v["range"]["commits"], 3, "{v}");
+    assert_eq!(v["provenance"]["introducing_write"]["commit"], merge);
 }
 
 #[test]

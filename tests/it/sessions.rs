@@ -78,6 +78,14 @@ fn squashed_commit_is_final_only() {
     let v = prov(&r, &[]);
     assert_eq!(v["provenance"]["reconstruction"], "final-only");
     assert_eq!(v["provenance"]["writes"].as_array().unwrap().len(), 1);
+    // replay diverged: the edit whose new text holds the anchored code wrote it
+    assert_eq!(
+        (
+            v["provenance"]["introducing_write"]["turn"].as_u64(),
+            v["provenance"]["introducing_write"]["mapped_by"].as_str()
+        ),
+        (Some(2), Some("fragment"))
+    );
     assert!(
         v["provenance"]["notes"]
             .to_string()
@@ -186,4 +194,91 @@ fn entire_checkpoint_branch() {
     );
     assert_eq!(v["provenance"]["introducing_write"]["turn"], 1);
     assert_eq!(v["provenance"]["introducing_write"]["mapped_by"], "replay");
+}
+
+/// A commit bundling many turns: the write is the turn whose edit made the anchored code,
+/// not the commit's last edit (another file, a later touch-up).
+#[test]
+fn a_bundled_commit_lands_on_the_turn_that_wrote_the_code() {
+    let r = base();
+    let session = r#"schema: sage.session/1
+task: fix the SSRF in fetch
+turns:
+  - text: "Plan: we will check the scheme."
+  - text: Adding the scheme check.
+    file_changes:
+      - path: app.py
+        old: "def fetch(url):\n"
+        new: "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n"
+  - text: Documenting it.
+    file_changes:
+      - {path: README.md, content: "https only\n"}
+  - text: And the changelog.
+    file_changes:
+      - {path: CHANGES.md, content: "- https\n"}
+"#;
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.write("README.md", "https only\n");
+    r.write("CHANGES.md", "- https\n");
+    r.write(".sage/sessions/fix.yaml", session);
+    r.commit("fix ssrf, docs, changelog");
+    let v = prov(&r, &[]);
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(
+        (w["turn"].as_u64(), w["mapped_by"].as_str()),
+        (Some(2), Some("replay")),
+        "{v}"
+    );
+    assert_eq!(v["session"]["scope"]["first"], 1);
+}
+
+/// Timestamps map only inside a session's span, and only a session that touched the file;
+/// every write left unmapped says why.
+#[test]
+fn timestamps_never_map_into_an_unrelated_session() {
+    let r = base();
+    let dir = tempfile::tempdir().unwrap();
+    // a session twelve days before the commit, about another file
+    let old = dir.path().join("old.jsonl");
+    std::fs::write(
+        &old,
+        "{\"schema\":\"sage.session/1\",\"task\":\"docs\"}\n{\"text\":\"writing docs\",\"timestamp\":\"2025-12-20T00:00:00Z\",\"file_changes\":[{\"path\":\"docs.md\",\"content\":\"x\\n\"}]}\n",
+    )
+    .unwrap();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.commit("fix");
+    let v = prov(&r, &["--session", old.to_str().unwrap()]);
+    let w = &v["provenance"]["introducing_write"];
+    assert!(w["turn"].is_null(), "{v}");
+    assert_eq!(
+        w["unmapped_reason"],
+        "no edit of the session touches the files this commit changed"
+    );
+    // the same session, now editing app.py but long before the commit
+    std::fs::write(
+        &old,
+        "{\"schema\":\"sage.session/1\",\"task\":\"docs\"}\n{\"text\":\"an edit\",\"timestamp\":\"2025-12-20T00:00:00Z\",\"file_changes\":[{\"path\":\"app.py\",\"old\":\"nothing like it\",\"new\":\"x\"}]}\n",
+    )
+    .unwrap();
+    let v = prov(&r, &["--session", old.to_str().unwrap()]);
+    let w = &v["provenance"]["introducing_write"];
+    assert!(w["turn"].is_null(), "{v}");
+    let reason = w["unmapped_reason"].as_str().unwrap();
+    assert!(reason.contains("after the session's last turn"), "{reason}");
+    // the text report says it too
+    let f = r.finding("a.yaml", ANCHOR);
+    let text = r
+        .sage(&[
+            "provenance",
+            "--finding",
+            &f,
+            "--session",
+            old.to_str().unwrap(),
+        ])
+        .ok()
+        .stdout;
+    assert!(
+        text.contains("not mapped to a turn: the commit is"),
+        "{text}"
+    );
 }
