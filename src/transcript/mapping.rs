@@ -249,16 +249,12 @@ pub fn map(
                         // fragment wrote it — the last such edit before the commit.
                         let commit_time = w.info.time as f64;
                         let holder = anchored.holds.and_then(|holds| {
-                            candidates
-                                .iter()
-                                .copied()
-                                .filter(|&k| {
-                                    turn_time
-                                        .get(&edits[k].0)
-                                        .is_none_or(|&at| at <= commit_time + TIME_SLACK)
-                                })
-                                .filter(|&k| holds(&new_text(edits[k].2)))
-                                .next_back()
+                            candidates.iter().copied().rfind(|&k| {
+                                turn_time
+                                    .get(&edits[k].0)
+                                    .is_none_or(|&at| at <= commit_time + TIME_SLACK)
+                                    && holds(&new_text(edits[k].2))
+                            })
                         });
                         if let Some(k) = holder.filter(|_| (anchored.present)(target.as_deref())) {
                             anchor_turn[i] = Some((edits[k].0, MappedBy::Fragment));
@@ -286,7 +282,7 @@ pub fn map(
         })
         .collect();
     let mut times: Vec<(u32, f64)> = turn_time.iter().map(|(&t, &at)| (t, at)).collect();
-    times.sort_by(|a, b| a.0.cmp(&b.0));
+    times.sort_by_key(|(turn, _)| *turn);
     let span =
         times
             .iter()
