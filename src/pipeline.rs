@@ -31,7 +31,9 @@ pub struct Session {
     pub transcript: Transcript,
     pub mapping: Mapping,
     pub scope: Scope,
-    /// Other sessions that were found but not used.
+    /// Why this session was chosen among those found.
+    pub why: String,
+    /// Other sessions that were found but not used, with what they hold.
     pub others: Vec<String>,
 }
 
@@ -44,6 +46,8 @@ impl Session {
             turns: self.transcript.turns.len(),
             scope: self.scope.clone(),
             skipped_lines: self.transcript.skipped.clone(),
+            chosen_because: Some(self.why.clone()),
+            considered: self.others.clone(),
         }
     }
 
@@ -131,34 +135,18 @@ pub fn attach_session(
         r.map(|i| repo.changed_paths(parent_trees[i], infos[i].tree))
             .collect()
     })?;
-    let mut candidates = match named {
-        Some(s) => vec![discover::explicit(Some(repo), s)?],
+    let (candidates, found_notes) = match named {
+        Some(s) => (vec![discover::explicit(Some(repo), s)?], Vec::new()),
         None => discover::discover(repo, &infos, &changed)?,
     };
+    prov.notes.extend(found_notes);
     if candidates.is_empty() {
         return Ok(None);
     }
     drop(t);
     let t = crate::timing::stage("parse session");
-    let mut errors = Vec::new();
-    let mut chosen: Option<(Found, Transcript)> = None;
-    let mut others = Vec::new();
-    for f in candidates.drain(..) {
-        if chosen.is_some() {
-            others.push(f.name);
-            continue;
-        }
-        match transcript::parse(f.input(), None) {
-            Ok(t) => chosen = Some((f, t)),
-            Err(e) if named.is_some() => return Err(e),
-            Err(e) => errors.push(format!(
-                "session {} ({}) could not be read: {e}",
-                f.name, f.found_by
-            )),
-        }
-    }
-    prov.notes.extend(errors);
-    let Some((found, transcript)) = chosen else {
+    let Some((found, transcript, why, others)) = choose_session(prov, candidates, named.is_some())?
+    else {
         return Ok(None);
     };
     let views: Vec<WriteView> = infos
@@ -185,12 +173,6 @@ pub fn attach_session(
     };
     let mapping = mapping::map(repo, &views, &transcript, &anchored)?;
     drop(t);
-    if !others.is_empty() {
-        prov.notes.push(format!(
-            "other sessions found and not used: {}",
-            others.join(", ")
-        ));
-    }
     provenance::apply_mapping(repo, prov, &mapping)?;
     // The task is the one that wrote the code: scoped around the introducing write's turn
     // (else the delivered repair's), not the commit's last edit.
@@ -210,8 +192,108 @@ pub fn attach_session(
         transcript,
         mapping,
         scope,
+        why,
         others,
     }))
+}
+
+/// How many discovered sessions are read to choose among them.
+const MAX_CANDIDATES: usize = 32;
+
+/// The session to use among those found (SPEC §3), by evidence: the one the introducing
+/// commit itself carries, then one whose edits touch the anchored file, then the fullest copy
+/// (a checkpoint may hold a partial one), then discovery order. Returns it, why, and the others
+/// with why not. A named session that cannot be read is an error; a discovered one a note.
+#[allow(clippy::type_complexity)]
+fn choose_session(
+    prov: &mut Provenance,
+    candidates: Vec<Found>,
+    named: bool,
+) -> Result<Option<(Found, Transcript, String, Vec<String>)>> {
+    let intro = prov.introducing.map(|i| prov.writes[i].commit);
+    let paths: Vec<String> = prov
+        .writes
+        .iter()
+        .map(|w| w.snapshot.path.clone())
+        .chain(std::iter::once(prov.file.clone()))
+        .collect();
+    let touches = |t: &Transcript| {
+        t.turns.iter().any(|turn| {
+            turn.file_changes
+                .iter()
+                .any(|c| paths.iter().any(|p| mapping::same_file(&c.path, p)))
+        })
+    };
+    let mut read: Vec<(Found, Transcript, bool, bool)> = Vec::new();
+    let total = candidates.len();
+    for f in candidates.into_iter().take(MAX_CANDIDATES) {
+        match transcript::parse(f.input(), None) {
+            Ok(t) => {
+                let own = intro.is_some() && f.commit == intro;
+                let touch = touches(&t);
+                read.push((f, t, own, touch));
+            }
+            Err(e) if named => return Err(e),
+            Err(e) => prov.notes.push(format!(
+                "session {} ({}) could not be read: {e}",
+                f.name, f.found_by
+            )),
+        }
+    }
+    if total > MAX_CANDIDATES {
+        prov.notes.push(format!(
+            "{total} sessions found; the first {MAX_CANDIDATES} were considered"
+        ));
+    }
+    if read.is_empty() {
+        return Ok(None);
+    }
+    let best = (0..read.len())
+        .max_by_key(|&i| {
+            let (_, t, own, touch) = &read[i];
+            (*own, *touch, t.turns.len(), std::cmp::Reverse(i))
+        })
+        .expect("not empty");
+    let (found, t, own, touch) = read.remove(best);
+    let file = &prov.file;
+    // Only the first criterion that told the sessions apart is worth saying.
+    let rivals: Vec<&(Found, Transcript, bool, bool)> =
+        read.iter().filter(|(_, _, o, _)| *o == own).collect();
+    let why = if named {
+        "named with --session".to_string()
+    } else if read.is_empty() {
+        "the only session found".to_string()
+    } else if own && rivals.is_empty() {
+        "the introducing commit's own session".to_string()
+    } else if touch && rivals.iter().all(|(_, _, _, tt)| !tt) {
+        format!("the only one whose edits touch {file}")
+    } else if touch {
+        format!(
+            "its edits touch {file}; the fullest such copy ({} turns)",
+            t.turns.len()
+        )
+    } else {
+        format!(
+            "none touches {file}; the fullest copy ({} turns)",
+            t.turns.len()
+        )
+    };
+    let others = read
+        .iter()
+        .map(|(f, t, _, touch)| {
+            format!(
+                "{} ({} turns{})",
+                f.name,
+                t.turns.len(),
+                if *touch {
+                    ""
+                } else {
+                    ", no edit of the anchored file"
+                }
+            )
+        })
+        .collect();
+    Ok(Some((found, t, why, others)))
 }
 
 /// The finding as mapping needs it: whether a file holds the defect, and (for code that is

@@ -578,6 +578,22 @@ impl Repo {
         CommitGraph::open(&common.join("objects"))
     }
 
+    /// Commits of the refs matching a glob (`refs/remotes/*/entire/checkpoints/v1`), by name.
+    pub fn refs_matching(&self, glob: &str) -> Result<Vec<(String, Oid)>> {
+        let refs = self
+            .inner
+            .references_glob(glob)
+            .map_err(|e| git_err(format_args!("cannot list {glob}"), e))?;
+        let mut out = Vec::new();
+        for r in refs.flatten() {
+            if let (Ok(name), Ok(c)) = (r.name(), r.peel_to_commit()) {
+                out.push((name.to_string(), Oid(c.id())));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
     /// The blob at a path of a tree, through raw tree objects and the lookup's memo.
     pub fn blob_at(&self, look: &mut PathLookup, tree: Oid) -> Result<Option<Oid>> {
         if look.components.is_empty() {

@@ -139,6 +139,12 @@ pub struct SessionJson {
     /// Lines of the session that could not be read and were left out (the first 200).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_lines: Vec<crate::transcript::Skipped>,
+    /// Why this session was chosen among those found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_because: Option<String>,
+    /// The other sessions found, with what they hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub considered: Vec<String>,
 }
 
 /// `git sage provenance --format json`.

@@ -4,6 +4,27 @@ use super::clip;
 use crate::model::{AnchorKind, ProvenanceStatus};
 use crate::report::json::{ProvenanceDoc, WriteJson};
 
+/// Which session was chosen and why, and the others found (when there were others).
+fn session_choice(s: &crate::report::json::SessionJson) -> String {
+    if s.considered.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "            chosen: {}\n",
+        s.chosen_because.as_deref().unwrap_or("found first")
+    );
+    let shown: Vec<&str> = s.considered.iter().take(4).map(String::as_str).collect();
+    out.push_str(&format!(
+        "            also found: {}{}\n",
+        shown.join("; "),
+        match s.considered.len() {
+            n if n > 4 => format!("; and {} more", n - 4),
+            _ => String::new(),
+        }
+    ));
+    out
+}
+
 /// `, merged by abc1234` for a commit a merge brought in.
 fn merged_by(w: &crate::report::json::IntroducingWrite) -> String {
     w.via_merge
@@ -65,6 +86,7 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
             "session     {} ({}, {} turns; {}; scope turns {}-{})\n",
             sess.source, sess.format, sess.turns, sess.found_by, sess.scope.first, sess.scope.last
         ));
+        out.push_str(&session_choice(sess));
     }
     out.push('\n');
 
@@ -348,6 +370,14 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
             doc.judge.protocol
         )),
         None => out.push_str("no session transcript found for the range\n\n"),
+    }
+    if let Some(s) = &doc.session
+        && !s.considered.is_empty()
+    {
+        // Before the blank line that ends the header: where the session came from.
+        out.pop();
+        out.push_str(&session_choice(s));
+        out.push('\n');
     }
     if !doc.turns.is_empty() {
         out.push_str("TURNS  (TR threat · DI defence · VR verification · SA scope, 0–3)\n");

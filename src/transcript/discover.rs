@@ -13,6 +13,10 @@ pub struct Found {
     pub name: String,
     pub found_by: String,
     pub bytes: Vec<u8>,
+    /// The commit the session belongs to, when the evidence names one (the commit carrying
+    /// the trailer or the checkpoint, the one that changed the file, the one whose message
+    /// holds the conversation).
+    pub commit: Option<Oid>,
 }
 
 impl Found {
@@ -46,6 +50,7 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
                 name: session.to_string(),
                 found_by: "--session".into(),
                 bytes: bytes?,
+                commit: None,
             }),
             None => Err(
                 Error::input(format!("{session} is a directory, not a session file"))
@@ -59,6 +64,7 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
             name: session.to_string(),
             found_by: "--session".into(),
             bytes,
+            commit: None,
         });
     }
     if let (Some(rev), Some(repo)) = (session.strip_suffix("^{commit}"), repo) {
@@ -67,6 +73,7 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
             name: session.to_string(),
             found_by: "--session".into(),
             bytes: repo.commit_info(id)?.message.into_bytes(),
+            commit: Some(id),
         });
     }
     if let (Some((rev, file)), Some(repo)) = (session.split_once(':'), repo)
@@ -78,6 +85,7 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
                 name: session.to_string(),
                 found_by: "--session".into(),
                 bytes,
+                commit: None,
             }),
             None => Err(Error::input(format!("{file} does not exist at {rev}"))
                 .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>")),
@@ -89,25 +97,43 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
     )
 }
 
-/// Every session the range points at, best first. `infos` are the range's commits, in order,
-/// and `changed` the paths each of them changed.
+/// Where Entire keeps checkpoints: a branch of its own, local or (after a plain clone) only
+/// remote-tracking.
+fn entire_branches(repo: &Repo) -> Result<Vec<(String, Oid)>> {
+    let mut out = Vec::new();
+    if let Some(id) = repo.try_resolve_commit(ENTIRE_BRANCH)? {
+        out.push((ENTIRE_BRANCH.to_string(), id));
+    }
+    for (name, id) in repo.refs_matching(&format!("refs/remotes/*/{ENTIRE_BRANCH}"))? {
+        if !out.iter().any(|(_, o)| *o == id) {
+            out.push((name.trim_start_matches("refs/remotes/").to_string(), id));
+        }
+    }
+    Ok(out)
+}
+
+/// Every session the range points at, in discovery order, with notes on what could not be
+/// used. `infos` are the range's commits, in order, and `changed` the paths each changed.
 pub fn discover(
     repo: &Repo,
     infos: &[CommitInfo],
     changed_by: &[Vec<String>],
-) -> Result<Vec<Found>> {
+) -> Result<(Vec<Found>, Vec<String>)> {
     let mut found: Vec<Found> = Vec::new();
+    let mut notes = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    let mut push = |found: &mut Vec<Found>, name: String, by: String, bytes: Vec<u8>| {
-        if !seen.contains(&name) {
-            seen.push(name.clone());
-            found.push(Found {
-                name,
-                found_by: by,
-                bytes,
-            });
-        }
-    };
+    let mut push =
+        |found: &mut Vec<Found>, name: String, by: String, bytes: Vec<u8>, commit: Oid| {
+            if !seen.contains(&name) {
+                seen.push(name.clone());
+                found.push(Found {
+                    name,
+                    found_by: by,
+                    bytes,
+                    commit: Some(commit),
+                });
+            }
+        };
     // Trailers name a file in the commit that carries them.
     for c in infos.iter().rev() {
         for path in trailer(&c.message, "Sage-Session") {
@@ -118,6 +144,7 @@ pub fn discover(
                     format!("{}:{path}", c.id.short()),
                     format!("Sage-Session trailer on {}", c.id.short()),
                     bytes.to_vec(),
+                    c.id,
                 );
             }
         }
@@ -150,34 +177,84 @@ pub fn discover(
                 format!("{}:{p}", commit.short()),
                 by.to_string(),
                 bytes.to_vec(),
+                commit,
             );
         }
     }
-    // Entire checkpoints: <id[..2]>/<id[2..]>/<n>/full.jsonl on their own branch.
-    if let Some(branch) = repo.try_resolve_commit(ENTIRE_BRANCH)? {
-        let tree = repo.tree_of(branch)?;
-        for c in infos {
-            for id in trailer(&c.message, "Entire-Checkpoint") {
-                if id.len() < 3 || !id.chars().all(|ch| ch.is_ascii_alphanumeric()) {
+    // Entire checkpoints: <id[..2]>/<id[2..]>/<n>/ on their own branch, one folder per
+    // session of the checkpoint.
+    let checkpoints: Vec<(&CommitInfo, &str)> = infos
+        .iter()
+        .flat_map(|c| {
+            trailer(&c.message, "Entire-Checkpoint")
+                .into_iter()
+                .filter(|id| id.len() >= 3 && id.chars().all(|ch| ch.is_ascii_alphanumeric()))
+                .map(move |id| (c, id))
+        })
+        .collect();
+    let branches = if checkpoints.is_empty() {
+        Vec::new()
+    } else {
+        entire_branches(repo)?
+    };
+    if !checkpoints.is_empty() && branches.is_empty() {
+        notes.push(format!(
+            "{} commit(s) carry Entire-Checkpoint trailers but this repository has no {ENTIRE_BRANCH} branch: git fetch origin {ENTIRE_BRANCH}:{ENTIRE_BRANCH}",
+            checkpoints.len()
+        ));
+    }
+    for (branch, tip) in &branches {
+        let tree = match repo.tree_of(*tip) {
+            Ok(t) => t,
+            Err(e) => {
+                notes.push(format!("{branch} cannot be read: {e}"));
+                continue;
+            }
+        };
+        for (c, id) in &checkpoints {
+            let dir = format!("{}/{}", &id[..2], &id[2..]);
+            let mut parts = match repo.list_dir(tree, &dir) {
+                Ok(p) => p,
+                Err(_) => {
+                    notes.push(format!(
+                        "{branch} has no checkpoint {id} (named by {}): not a checkpoint tree?",
+                        c.id.short()
+                    ));
                     continue;
                 }
-                let dir = format!("{}/{}", &id[..2], &id[2..]);
-                let mut parts = repo.list_dir(tree, &dir)?;
-                parts.sort_by_key(|(n, _)| n.parse::<u32>().unwrap_or(u32::MAX));
-                for (n, is_dir) in parts.into_iter().filter(|(_, d)| *d) {
-                    let _ = is_dir;
-                    let path = format!("{dir}/{n}/full.jsonl");
+            };
+            if parts.is_empty() {
+                notes.push(format!(
+                    "{branch} holds no checkpoint {id} (named by {})",
+                    c.id.short()
+                ));
+            }
+            parts.sort_by_key(|(n, _)| n.parse::<u32>().unwrap_or(u32::MAX));
+            for (n, _) in parts.into_iter().filter(|(_, d)| *d) {
+                let mut any = false;
+                for name in ["full.jsonl", "full.json", "transcript.jsonl"] {
+                    let path = format!("{dir}/{n}/{name}");
                     if let Some(bytes) = repo.file_in_tree(tree, &path)? {
                         push(
                             &mut found,
-                            format!("{ENTIRE_BRANCH}:{path}"),
+                            format!("{branch}:{path}"),
                             format!("Entire-Checkpoint trailer on {}", c.id.short()),
                             bytes.to_vec(),
+                            c.id,
                         );
+                        any = true;
+                        break;
                     }
+                }
+                if !any {
+                    notes.push(format!(
+                        "{branch}:{dir}/{n} holds no transcript file (full.jsonl)"
+                    ));
                 }
             }
         }
+        // One branch answers: a remote-tracking copy of the same checkpoints adds nothing.
+        break;
     }
     // Old Aider versions wrote the chat into the commit body; the Aider reader takes it as is.
     for c in infos {
@@ -187,10 +264,11 @@ pub fn discover(
                 format!("{} message", c.id.short()),
                 "Aider conversation in the commit message".into(),
                 c.message.clone().into_bytes(),
+                c.id,
             );
         }
     }
-    Ok(found)
+    Ok((found, notes))
 }
 
 #[cfg(test)]

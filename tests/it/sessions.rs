@@ -282,3 +282,127 @@ fn timestamps_never_map_into_an_unrelated_session() {
         "{text}"
     );
 }
+
+/// A Claude Code session of one edit of app.py (or, with `other`, of another file).
+fn claude_session(edit_path: &str, lines_before: usize) -> String {
+    let mut s = String::from(
+        "{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u1\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"fix the ssrf\"}}\n",
+    );
+    for i in 0..lines_before {
+        s.push_str(&format!("{{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"p{i}\",\"timestamp\":\"2026-01-01T00:00:01Z\",\"message\":{{\"id\":\"mp{i}\",\"model\":\"claude-x\",\"content\":[{{\"type\":\"text\",\"text\":\"Looking around, step {i}.\"}}]}}}}\n"));
+    }
+    s.push_str(&format!("{{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"u3\",\"timestamp\":\"2026-01-01T00:00:02Z\",\"message\":{{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Edit\",\"input\":{{\"file_path\":\"/repo/{edit_path}\",\"old_string\":\"def fetch(url):\\n\",\"new_string\":\"def fetch(url):\\n    if not url.startswith(\\\"https://\\\"):\\n        raise ValueError(url)\\n\"}}}}]}}}}\n"));
+    s.push_str(&format!("{{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u4\",\"cwd\":\"/repo\",\"timestamp\":\"2026-01-01T00:00:03Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"ok\"}}]}},\"toolUseResult\":{{\"filePath\":\"/repo/{edit_path}\"}}}}\n"));
+    s
+}
+
+/// Entire on a plain clone: the checkpoints only as origin/entire/checkpoints/v1; the
+/// checkpoint's several sessions chosen by evidence; a missing branch gets a hint.
+#[test]
+fn entire_checkpoints_on_a_plain_clone_chosen_by_evidence() {
+    let r = base();
+    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
+    r.git(&["rm", "-rq", "--cached", "."]);
+    std::fs::remove_file(r.path().join("app.py")).unwrap();
+    // session 0 edits another file; session 1 is a partial copy; session 2 the full one
+    r.write("ab/cdef012345/0/full.jsonl", &claude_session("other.py", 0));
+    r.write("ab/cdef012345/1/full.jsonl", &claude_session("app.py", 0));
+    r.write("ab/cdef012345/2/full.jsonl", &claude_session("app.py", 3));
+    r.write("ab/cdef012345/3/metadata.json", "{}");
+    r.commit_as(HUMAN, "checkpoint");
+    r.git(&["checkout", "-q", "-f", "agent"]);
+    std::fs::remove_dir_all(r.path().join("ab")).ok();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.git_as(AGENT, &["add", "app.py"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "fix\n\nEntire-Checkpoint: abcdef012345",
+        ],
+    );
+    // a plain clone: only remote-tracking refs
+    let clone = r.home().join("clone");
+    let url = format!("file://{}", r.path().display());
+    r.git(&[
+        "clone",
+        "-q",
+        "--no-single-branch",
+        &url,
+        clone.to_str().unwrap(),
+    ]);
+    let f = r.finding("a.yaml", ANCHOR);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "provenance",
+            "--finding",
+            f.as_str(),
+            "--format",
+            "json",
+            "--base",
+            "origin/main",
+        ];
+        args.extend_from_slice(extra);
+        r.sage_in(&clone, &args).ok().json()
+    };
+    let v = run(&[]);
+    let s = &v["session"];
+    assert_eq!(
+        s["source"], "origin/entire/checkpoints/v1:ab/cdef012345/2/full.jsonl",
+        "{v}"
+    );
+    assert!(
+        s["chosen_because"].as_str().unwrap().contains("fullest"),
+        "{s}"
+    );
+    assert_eq!(s["considered"].as_array().unwrap().len(), 2, "{s}");
+    assert!(
+        s["considered"]
+            .to_string()
+            .contains("no edit of the anchored file"),
+        "{s}"
+    );
+    assert_eq!(v["provenance"]["introducing_write"]["turn"], 4);
+    assert!(
+        v["provenance"]["notes"]
+            .to_string()
+            .contains("holds no transcript file"),
+        "{}",
+        v["provenance"]["notes"]
+    );
+    // without the checkpoint branch: a hint to fetch it
+    let bare = r.home().join("bare");
+    r.git(&[
+        "clone",
+        "-q",
+        "--single-branch",
+        "--branch",
+        "agent",
+        &url,
+        bare.to_str().unwrap(),
+    ]);
+    let v = r
+        .sage_in(
+            &bare,
+            &[
+                "provenance",
+                "--finding",
+                f.as_str(),
+                "--format",
+                "json",
+                "--base",
+                "origin/agent~1",
+            ],
+        )
+        .ok()
+        .json();
+    assert!(
+        v["provenance"]["notes"]
+            .to_string()
+            .contains("git fetch origin entire/checkpoints/v1"),
+        "{}",
+        v["provenance"]["notes"]
+    );
+}
