@@ -206,6 +206,11 @@ fn change_text(c: &FileChange) -> String {
             s
         }
         Edit::Patch { patch } => patch.clone(),
+        Edit::Fragment { text } => {
+            let mut s = String::from("(text written somewhere in the file)\n");
+            s.extend(text.lines().map(|l| format!("+{l}\n")));
+            s
+        }
         Edit::Opaque => "(changed; the log does not show how)\n".into(),
     }
 }

@@ -33,6 +33,11 @@ const EDIT_TOOLS: &[&str] = &[
     "insert_edit_into_file",
     "edit_notebook",
     "write_to_file",
+    "copilot_createfile",
+    "copilot_replacestring",
+    "copilot_multireplacestring",
+    "copilot_insertedit",
+    "copilot_applypatch",
 ];
 
 /// Tool names that run shell commands.
@@ -296,6 +301,50 @@ pub fn shell_written_paths(cmd: &str) -> Vec<String> {
     out
 }
 
+/// Files a command writes whole from a heredoc (`cat > app.py <<'EOF' … EOF`, or
+/// `cat <<EOF > app.py`): their content is known, so the write can be replayed.
+pub fn heredoc_writes(cmd: &str) -> Vec<(String, String)> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r#"^(?:.*(?:&&|;)\s*)?cat\s+(?:>\s*["']?([A-Za-z0-9_./~-]+)["']?\s*<<-?\s*["']?(\w+)["']?|<<-?\s*["']?(\w+)["']?\s*>\s*["']?([A-Za-z0-9_./~-]+)["']?)\s*$"#)
+            .expect("valid regex")
+    });
+    let lines: Vec<&str> = cmd.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(c) = re.captures(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let (path, tag) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+            (Some(p), Some(t), _, _) => (p.as_str(), t.as_str()),
+            (_, _, Some(t), Some(p)) => (p.as_str(), t.as_str()),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let mut body = String::new();
+        let mut closed = false;
+        i += 1;
+        while i < lines.len() {
+            if lines[i].trim() == tag {
+                closed = true;
+                break;
+            }
+            body.push_str(lines[i]);
+            body.push('\n');
+            i += 1;
+        }
+        if closed {
+            out.push((path.trim_start_matches("./").to_string(), body));
+        }
+        i += 1;
+    }
+    out
+}
+
 /// Whether a shell command writes a file (so its turn is an edit).
 pub fn shell_writes(cmd: &str) -> bool {
     cmd.split(['&', ';', '|', '\n'])
@@ -472,6 +521,23 @@ mod tests {
             shell_command("exec_command", &json!({"cmd": ["bash", "-lc", "ls"]})).as_deref(),
             Some("bash -lc ls")
         );
+    }
+
+    #[test]
+    fn heredocs_are_whole_writes() {
+        assert_eq!(
+            heredoc_writes("cd /repo && cat > app/x.py <<'EOF'\nx = 1\nEOF"),
+            [("app/x.py".to_string(), "x = 1\n".to_string())]
+        );
+        assert_eq!(
+            heredoc_writes("cat > app/x.py <<'EOF'\nx = 1\n\ny = 2\nEOF\npytest"),
+            [("app/x.py".to_string(), "x = 1\n\ny = 2\n".to_string())]
+        );
+        assert_eq!(
+            heredoc_writes("cat <<EOF > ./a.txt\nhi\nEOF"),
+            [("a.txt".to_string(), "hi\n".to_string())]
+        );
+        assert!(heredoc_writes("cat > a.txt <<EOF\nnever closed").is_empty());
     }
 
     #[test]

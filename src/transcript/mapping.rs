@@ -99,6 +99,7 @@ pub fn new_text(e: &Edit) -> String {
         Edit::Replace { new, .. } => new.clone(),
         Edit::Write { content } => content.clone(),
         Edit::Lines { text, .. } => text.clone(),
+        Edit::Fragment { text } => text.clone(),
         Edit::Patch { patch } => patch
             .lines()
             .filter(|l| !l.starts_with("+++"))
@@ -199,27 +200,30 @@ pub fn map(
             let candidates: Vec<usize> = (start..edits.len())
                 .filter(|&k| same_file(edits[k].1, &path))
                 .collect();
-            if candidates.is_empty() {
+            let is_anchored = path == w.anchored_path;
+            let target = if candidates.is_empty() && !is_anchored {
                 continue;
-            }
-            let mut state = text(repo.file_in_tree(w.parent_tree, &path)?);
-            let target = text(repo.file_in_tree(w.info.tree, &path)?);
-            let mut states: Vec<(u32, Option<String>)> = Vec::new();
+            } else {
+                text(repo.file_in_tree(w.info.tree, &path)?)
+            };
             let mut matched: Option<usize> = None;
-            for &k in &candidates {
-                match apply(state.as_deref(), edits[k].2) {
-                    Ok(next) => {
-                        state = next;
-                        states.push((edits[k].0, state.clone()));
-                        if state == target {
-                            matched = Some(k);
-                            break;
+            let mut states: Vec<(u32, Option<String>)> = Vec::new();
+            if !candidates.is_empty() {
+                let mut state = text(repo.file_in_tree(w.parent_tree, &path)?);
+                for &k in &candidates {
+                    match apply(state.as_deref(), edits[k].2) {
+                        Ok(next) => {
+                            state = next;
+                            states.push((edits[k].0, state.clone()));
+                            if state == target {
+                                matched = Some(k);
+                                break;
+                            }
                         }
+                        Err(_) => break,
                     }
-                    Err(_) => break,
                 }
             }
-            let is_anchored = path == w.anchored_path;
             match matched {
                 Some(k) => {
                     cursor.insert(path.clone(), k + 1);
@@ -241,22 +245,14 @@ pub fn map(
                     }
                 }
                 None => {
-                    replay_failures += 1;
-                    if is_anchored {
+                    if !candidates.is_empty() {
+                        replay_failures += 1;
+                    }
+                    if is_anchored && (anchored.present)(target.as_deref()) {
                         out.final_only[i] = candidates.len() >= 2;
-                        // Replay diverged (an edit changed before it was accepted, a failed
-                        // edit, a human touch): the edit whose new text holds the anchored
-                        // fragment wrote it — the last such edit before the commit.
-                        let commit_time = w.info.time as f64;
-                        let holder = anchored.holds.and_then(|holds| {
-                            candidates.iter().copied().rfind(|&k| {
-                                turn_time
-                                    .get(&edits[k].0)
-                                    .is_none_or(|&at| at <= commit_time + TIME_SLACK)
-                                    && holds(&new_text(edits[k].2))
-                            })
-                        });
-                        if let Some(k) = holder.filter(|_| (anchored.present)(target.as_deref())) {
+                        if let Some(k) =
+                            fragment_holder(&edits, &path, start, w, &turn_time, anchored)
+                        {
                             anchor_turn[i] = Some((edits[k].0, MappedBy::Fragment));
                             cursor.insert(path.clone(), k + 1);
                         }
@@ -339,6 +335,36 @@ pub fn map(
         out.turns[i] = m;
     }
     Ok(out)
+}
+
+/// Where replay diverged (an edit changed before it was accepted, a failed edit, a human
+/// touch) or could not start: the edit whose new text holds the anchored fragment wrote it —
+/// an edit of that file, or one whose file the log does not name. With timestamps, the last
+/// such edit before the commit; without, the first after the edits earlier commits used.
+fn fragment_holder(
+    edits: &[(u32, &str, &Edit)],
+    path: &str,
+    start: usize,
+    w: &WriteView,
+    turn_time: &HashMap<u32, f64>,
+    anchored: &Anchored,
+) -> Option<usize> {
+    let holds = anchored.holds?;
+    let commit_time = w.info.time as f64;
+    let holders: Vec<usize> = (start..edits.len())
+        .filter(|&k| edits[k].1.is_empty() || same_file(edits[k].1, path))
+        .filter(|&k| holds(&new_text(edits[k].2)))
+        .collect();
+    let timed = holders.iter().any(|k| turn_time.contains_key(&edits[*k].0));
+    if timed {
+        holders.into_iter().rfind(|&k| {
+            turn_time
+                .get(&edits[k].0)
+                .is_none_or(|&at| at <= commit_time + TIME_SLACK)
+        })
+    } else {
+        holders.first().copied()
+    }
 }
 
 /// Why a write stays unmapped, in a line a reader can act on.

@@ -483,11 +483,21 @@ impl Builder {
                 let Some(cmd) = classify::shell_command(&c.name, &c.arguments) else {
                     continue;
                 };
+                let whole = classify::heredoc_writes(&cmd);
                 for path in classify::shell_written_paths(&cmd) {
                     if !t.file_changes.iter().any(|f| f.path == path) {
+                        let edit = match whole.iter().find(|(p, _)| *p == path) {
+                            Some((_, content)) => Edit::Write {
+                                content: content.clone(),
+                            },
+                            // The command's text holds what it wrote (`echo … >> f`).
+                            None => Edit::Fragment {
+                                text: cmd.replace("\\n", "\n"),
+                            },
+                        };
                         t.file_changes.push(FileChange {
                             path,
-                            edit: Edit::Opaque,
+                            edit,
                             before: None,
                             after: None,
                             tool_call: Some(ci),

@@ -113,6 +113,10 @@ pub enum Edit {
     },
     /// A patch: a unified diff, or a Codex `apply_patch` hunk list (context matched).
     Patch { patch: String },
+    /// The log shows text the edit put into the file, but not where (a Copilot
+    /// `replaceString` whose parameters were hidden; a shell command such as `echo … >>`):
+    /// not replayable, but it can show which edit wrote a fragment.
+    Fragment { text: String },
     /// The log shows a change but not enough to replay it.
     Opaque,
 }

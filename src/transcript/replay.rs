@@ -26,7 +26,7 @@ pub fn apply(content: Option<&str>, edit: &Edit) -> Result<Option<String>, Repla
     match edit {
         Edit::Write { content } => Ok(Some(content.clone())),
         Edit::Delete => Ok(None),
-        Edit::Opaque => Err(ReplayError::Opaque),
+        Edit::Opaque | Edit::Fragment { .. } => Err(ReplayError::Opaque),
         Edit::Replace { old, new, all } => {
             let cur = content.unwrap_or("");
             if old.is_empty() {

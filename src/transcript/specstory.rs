@@ -331,6 +331,25 @@ impl Reader {
             .captures(&part)
             .map(|c| c[1].trim().replace('\\', "/"));
         let diffs = diff_blocks(&part);
+        // Copilot's blocks: `Parameters:` and `Result:` as JSON (the result holds the text the
+        // edit wrote, `textEditContent`).
+        let params = json_after(&part, "Parameters:");
+        let result_json = json_after(&part, "Result:");
+        let param = |keys: &[&str]| {
+            keys.iter().find_map(|k| {
+                params
+                    .as_ref()
+                    .and_then(|p| p.get(*k))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+        };
+        let written = result_json
+            .as_ref()
+            .and_then(|r| r.get("textEditContent"))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
         let name = named.clone().unwrap_or_else(|| {
             if edit_path.is_some() || !diffs.is_empty() {
                 "edit_file".into()
@@ -340,12 +359,14 @@ impl Reader {
                 "status".into()
             }
         });
-        let path = edit_path.or_else(|| {
-            named_path_re()
-                .captures(&part)
-                .and_then(|c| (1..=4).find_map(|i| c.get(i)))
-                .map(|m| m.as_str().trim().replace('\\', "/"))
-        });
+        let path = edit_path
+            .or_else(|| param(&["file_path", "filePath", "path"]).map(|p| p.replace('\\', "/")))
+            .or_else(|| {
+                named_path_re()
+                    .captures(&part)
+                    .and_then(|c| (1..=4).find_map(|i| c.get(i)))
+                    .map(|m| m.as_str().trim().replace('\\', "/"))
+            });
         let path = path.or_else(|| {
             // An old export's bare diff: the file the prose before it named last.
             (named.is_none() && !diffs.is_empty())
@@ -390,6 +411,7 @@ impl Reader {
         let ci = t.tool_calls.len();
         let arguments = Value::Object(args);
         let edits = super::classify::is_edit_call(&name, &arguments) || !diffs.is_empty();
+        let lower = name.to_ascii_lowercase();
         t.tool_calls.push(ToolCall {
             id: None,
             name,
@@ -399,14 +421,37 @@ impl Reader {
         if !edits {
             return;
         }
-        let Some(path) = path else {
-            self.b.count("edit without a file name");
-            return;
-        };
         let mut changes: Vec<Edit> = diffs.iter().map(|d| rendered_diff(d)).collect();
         if changes.is_empty() {
-            changes.push(Edit::Opaque);
+            changes.push(
+                match (
+                    param(&["oldString", "old_string"]),
+                    param(&["newString", "new_string"]),
+                    written,
+                ) {
+                    (Some(old), Some(new), _) => Edit::Replace {
+                        old,
+                        new,
+                        all: false,
+                    },
+                    (_, _, Some(text)) if lower.contains("create") || lower.contains("write") => {
+                        Edit::Write { content: text }
+                    }
+                    (_, _, Some(text)) => Edit::Fragment { text },
+                    _ => Edit::Opaque,
+                },
+            );
         }
+        // An edit whose file the log hides (Copilot's replaceString) still shows what it wrote:
+        // kept with no path, for the fragment evidence.
+        let path = match path {
+            Some(p) => p,
+            None if matches!(changes.first(), Some(Edit::Fragment { .. })) => String::new(),
+            None => {
+                self.b.count("edit without a file name");
+                return;
+            }
+        };
         let t = self.b.turn(None, SourceRef::line(line));
         for edit in changes {
             t.file_changes.push(FileChange {
@@ -418,6 +463,16 @@ impl Reader {
             });
         }
     }
+}
+
+/// The JSON of the ```json block right after a `label` line (`Parameters:`, `Result:`).
+fn json_after(part: &str, label: &str) -> Option<Value> {
+    let at = part.find(&format!("\n{label}"))?;
+    let rest = &part[at + label.len() + 1..];
+    let open = rest.find("```json")?;
+    let body = &rest[open + "```json".len()..];
+    let close = body.find("\n```")?;
+    serde_json::from_str(body[..close].trim()).ok()
 }
 
 /// The bodies of every fenced block of a part, in order.
