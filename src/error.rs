@@ -17,6 +17,9 @@ pub struct Error {
     kind: ErrorKind,
     message: String,
     hint: Option<String>,
+    /// An object the repository should hold is absent (partial clone, damaged mirror): callers
+    /// that can do without that one object note it and go on.
+    missing_object: bool,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -28,6 +31,7 @@ impl Error {
             kind: ErrorKind::Input,
             message: message.into(),
             hint: None,
+            missing_object: false,
         }
     }
 
@@ -37,7 +41,20 @@ impl Error {
             kind: ErrorKind::Environment,
             message: message.into(),
             hint: None,
+            missing_object: false,
         }
+    }
+
+    /// An object missing from the repository: exit 3 unless the caller can go on without it.
+    pub fn missing(message: impl Into<String>) -> Self {
+        Error {
+            missing_object: true,
+            ..Error::env(message)
+        }
+    }
+
+    pub fn is_missing_object(&self) -> bool {
+        self.missing_object
     }
 
     /// Adds what the user can do about it.

@@ -145,7 +145,15 @@ pub fn attach_session(
     }
     drop(t);
     let t = crate::timing::stage("parse session");
-    let Some((found, transcript, why, others)) = choose_session(prov, candidates, named.is_some())?
+    let (present, holds) = anchored_checks(prov)?;
+    let holds_fn = |text: &str| {
+        holds
+            .as_ref()
+            .is_some_and(|m| m.defect_present(Some(text.as_bytes())))
+    };
+    let holds_dyn = holds.as_ref().map(|_| &holds_fn as &dyn Fn(&str) -> bool);
+    let Some((found, transcript, why, others)) =
+        choose_session(prov, candidates, named.is_some(), holds_dyn)?
     else {
         return Ok(None);
     };
@@ -161,15 +169,9 @@ pub fn attach_session(
         .collect();
     drop(t);
     let t = crate::timing::stage("map writes to turns");
-    let (present, holds) = anchored_checks(prov)?;
-    let holds_fn = |text: &str| {
-        holds
-            .as_ref()
-            .is_some_and(|m| m.defect_present(Some(text.as_bytes())))
-    };
     let anchored = mapping::Anchored {
         present: &|c: Option<&str>| present.defect_present(c.map(str::as_bytes)),
-        holds: holds.as_ref().map(|_| &holds_fn as &dyn Fn(&str) -> bool),
+        holds: holds_dyn,
     };
     let mapping = mapping::map(repo, &views, &transcript, &anchored)?;
     drop(t);
@@ -200,16 +202,18 @@ pub fn attach_session(
 /// How many discovered sessions are read to choose among them.
 const MAX_CANDIDATES: usize = 32;
 
-/// The session to use among those found (SPEC §3), by evidence: the one the introducing
-/// commit itself carries, then one whose edits touch the anchored file, then the fullest copy
-/// (a checkpoint may hold a partial one), then discovery order. Returns it, why, and the others
-/// with why not. A named session that cannot be read is an error; a discovered one a note.
-#[allow(clippy::type_complexity)]
+/// The session to use among those found (SPEC §3), by evidence: one with an edit whose new
+/// text holds the anchored code, then the one the introducing commit itself carries, then one
+/// whose edits touch the anchored file, then the fullest copy (a checkpoint may hold a partial
+/// one, cut before the edit that matters), then discovery order. Returns it, why, and the
+/// others with why not. A named session that cannot be read is an error; a discovered one a
+/// note.
 fn choose_session(
     prov: &mut Provenance,
     candidates: Vec<Found>,
     named: bool,
-) -> Result<Option<(Found, Transcript, String, Vec<String>)>> {
+    holds: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Option<Chosen>> {
     let intro = prov.introducing.map(|i| prov.writes[i].commit);
     let paths: Vec<String> = prov
         .writes
@@ -217,21 +221,28 @@ fn choose_session(
         .map(|w| w.snapshot.path.clone())
         .chain(std::iter::once(prov.file.clone()))
         .collect();
-    let touches = |t: &Transcript| {
-        t.turns.iter().any(|turn| {
-            turn.file_changes
-                .iter()
-                .any(|c| paths.iter().any(|p| mapping::same_file(&c.path, p)))
-        })
+    let on_file = |p: &str| paths.iter().any(|q| mapping::same_file(p, q));
+    let evidence = |t: &Transcript, own: bool| {
+        let changes = || t.turns.iter().flat_map(|turn| &turn.file_changes);
+        Evidence {
+            // A pathless edit (a shell command's text) may be the one that wrote it.
+            holds: holds.is_some_and(|h| {
+                changes().any(|c| {
+                    (c.path.is_empty() || on_file(&c.path)) && h(&mapping::new_text(&c.edit))
+                })
+            }),
+            own,
+            touch: changes().any(|c| on_file(&c.path)),
+            turns: t.turns.len(),
+        }
     };
-    let mut read: Vec<(Found, Transcript, bool, bool)> = Vec::new();
+    let mut read: Vec<(Found, Transcript, Evidence)> = Vec::new();
     let total = candidates.len();
     for f in candidates.into_iter().take(MAX_CANDIDATES) {
         match transcript::parse(f.input(), None) {
             Ok(t) => {
-                let own = intro.is_some() && f.commit == intro;
-                let touch = touches(&t);
-                read.push((f, t, own, touch));
+                let e = evidence(&t, intro.is_some() && f.commit == intro);
+                read.push((f, t, e));
             }
             Err(e) if named => return Err(e),
             Err(e) => prov.notes.push(format!(
@@ -250,24 +261,28 @@ fn choose_session(
     }
     let best = (0..read.len())
         .max_by_key(|&i| {
-            let (_, t, own, touch) = &read[i];
-            (*own, *touch, t.turns.len(), std::cmp::Reverse(i))
+            let e = &read[i].2;
+            (e.holds, e.own, e.touch, e.turns, std::cmp::Reverse(i))
         })
         .expect("not empty");
-    let (found, t, own, touch) = read.remove(best);
+    let (found, t, e) = read.remove(best);
     let file = &prov.file;
     // Only the first criterion that told the sessions apart is worth saying.
-    let rivals: Vec<&(Found, Transcript, bool, bool)> =
-        read.iter().filter(|(_, _, o, _)| *o == own).collect();
     let why = if named {
         "named with --session".to_string()
     } else if read.is_empty() {
         "the only session found".to_string()
-    } else if own && rivals.is_empty() {
+    } else if e.holds && read.iter().all(|r| !r.2.holds) {
+        format!("the only one with an edit that wrote the anchored code in {file}")
+    } else if e.own && read.iter().all(|r| r.2.holds != e.holds || !r.2.own) {
         "the introducing commit's own session".to_string()
-    } else if touch && rivals.iter().all(|(_, _, _, tt)| !tt) {
+    } else if e.touch
+        && read
+            .iter()
+            .all(|r| r.2.holds != e.holds || r.2.own != e.own || !r.2.touch)
+    {
         format!("the only one whose edits touch {file}")
-    } else if touch {
+    } else if e.touch {
         format!(
             "its edits touch {file}; the fullest such copy ({} turns)",
             t.turns.len()
@@ -280,21 +295,30 @@ fn choose_session(
     };
     let others = read
         .iter()
-        .map(|(f, t, _, touch)| {
-            format!(
-                "{} ({} turns{})",
-                f.name,
-                t.turns.len(),
-                if *touch {
-                    ""
-                } else {
-                    ", no edit of the anchored file"
-                }
-            )
+        .map(|(f, t, e)| {
+            let what = if e.holds {
+                ""
+            } else if e.touch {
+                ", edits the anchored file but not the anchored code"
+            } else {
+                ", no edit of the anchored file"
+            };
+            format!("{} ({} turns{what})", f.name, t.turns.len())
         })
         .collect();
     Ok(Some((found, t, why, others)))
 }
+
+/// What a session offers as evidence that it is the one behind the code, strongest first.
+struct Evidence {
+    holds: bool,
+    own: bool,
+    touch: bool,
+    turns: usize,
+}
+
+/// The chosen session, why, and the others with why not.
+type Chosen = (Found, Transcript, String, Vec<String>);
 
 /// The finding as mapping needs it: whether a file holds the defect, and (for code that is
 /// there, not a defence that is missing) whether an edit's new text holds the fragment.

@@ -765,7 +765,7 @@ impl Repo {
         match self.read_raw(id)? {
             Some((Kind::Blob, data)) => Ok(data),
             Some(_) => Err(Error::env(format!("object {} is not a blob", id.short()))),
-            None => Err(Error::env(format!(
+            None => Err(Error::missing(format!(
                 "blob {} is missing from the repository",
                 id.short()
             ))),

@@ -1,7 +1,8 @@
 //! Claude Code session JSONL: one content block per line, grouped into turns by
 //! `message.id`; tool results arrive on `type:"user"` lines with `toolUseResult`.
-//! Progress, hook, snapshot and summary records are skipped and counted; compaction
-//! boundaries are kept.
+//! A subagent's edits (streamed as `progress` records, or `isSidechain` records in older
+//! logs) count as changes of the turn that started the subagent; the rest of its records and
+//! hook, snapshot and summary records are skipped and counted; compaction boundaries are kept.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -32,6 +33,29 @@ struct Line<'a> {
     is_compact_summary: bool,
     #[serde(rename = "isSidechain", default)]
     is_sidechain: bool,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(rename = "toolUseResult", borrow, default)]
+    tool_use_result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
+    #[serde(rename = "parentToolUseID", borrow, default)]
+    parent_tool_use_id: Option<Cow<'a, str>>,
+}
+
+/// `data` of a `progress` record: a subagent's message, relayed while its Task call runs.
+#[derive(Deserialize)]
+struct Progress<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    message: Option<Relayed<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Relayed<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     message: Option<Message<'a>>,
     #[serde(rename = "toolUseResult", borrow, default)]
@@ -123,6 +147,9 @@ struct State {
     by_message: HashMap<String, usize>,
     /// tool_use id → (tool name, input) for building file changes from results.
     pending: HashMap<String, (String, serde_json::Value)>,
+    /// A subagent's edit calls: tool_use id → the main-thread call that started the subagent
+    /// (None: the turn open when the call was made).
+    sub_calls: HashMap<String, Option<String>>,
     cwd: Option<String>,
 }
 
@@ -131,6 +158,7 @@ pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
         b: Builder::new("claude-code"),
         by_message: HashMap::new(),
         pending: HashMap::new(),
+        sub_calls: HashMap::new(),
         cwd: None,
     };
     loop {
@@ -185,10 +213,19 @@ fn line_record(st: &mut State, line: Line, n: u64) {
     }
     let ts = line.timestamp.as_deref().map(str::to_string);
     if line.is_sidechain {
-        st.b.count("sidechain (subagent) record");
+        subagent(
+            st,
+            line.kind.as_ref(),
+            line.message,
+            line.tool_use_result,
+            None,
+            ts,
+            n,
+        );
         return;
     }
     match line.kind.as_ref() {
+        "progress" => progress(st, &line, n, ts),
         "assistant" => assistant(st, line, n, ts),
         "user" => user(st, line, n, ts),
         "system" => match line.subtype.as_deref() {
@@ -299,7 +336,7 @@ fn user(st: &mut State, line: Line, n: u64, ts: Option<String>) {
                 continue;
             }
             if single && !is_error {
-                file_change(st, id, line.tool_use_result, ts.clone(), n);
+                file_change(st, id, Some(id), line.tool_use_result, ts.clone(), n);
             }
         }
         return;
@@ -330,15 +367,100 @@ fn user(st: &mut State, line: Line, n: u64, ts: Option<String>) {
     st.b.message("user", text, ts, SourceRef::line(n));
 }
 
-/// The file change an Edit/MultiEdit/Write call made, from its result (else its input).
-fn file_change(st: &mut State, id: &str, result: Option<&RawValue>, ts: Option<String>, n: u64) {
+/// A `progress` record: hook output is counted; a subagent's relayed message may hold edits.
+fn progress(st: &mut State, line: &Line, n: u64, ts: Option<String>) {
+    let data: Option<Progress> = line.data.and_then(|d| serde_json::from_str(d.get()).ok());
+    let Some(Progress { kind, message }) = data else {
+        st.b.count("progress");
+        return;
+    };
+    let kind = kind.as_deref().unwrap_or("");
+    let (true, Some(relayed)) = (kind == "agent_progress", message) else {
+        st.b.count(&format!("progress/{kind}"));
+        return;
+    };
+    let parent = line.parent_tool_use_id.as_deref().map(str::to_string);
+    let role = relayed.kind.as_deref().unwrap_or("").to_string();
+    subagent(
+        st,
+        &role,
+        relayed.message,
+        relayed.tool_use_result,
+        parent,
+        ts,
+        n,
+    );
+}
+
+/// One record of a subagent: its edit calls are remembered, and a successful result makes
+/// the change on the turn that started the subagent. Its text is not the main agent's
+/// reasoning and stays out of the turns.
+fn subagent(
+    st: &mut State,
+    role: &str,
+    msg: Option<Message>,
+    result: Option<&RawValue>,
+    parent: Option<String>,
+    ts: Option<String>,
+    n: u64,
+) {
+    st.b.count("subagent record");
+    let Some(blocks) = msg
+        .and_then(|m| m.content)
+        .filter(|c| c.get().trim_start().starts_with('['))
+        .and_then(|c| serde_json::from_str::<Vec<Block>>(c.get()).ok())
+    else {
+        return;
+    };
+    match role {
+        "assistant" => {
+            for b in blocks.into_iter().filter(|b| b.kind == "tool_use") {
+                let (Some(id), Some(name)) = (b.id.as_deref(), b.name) else {
+                    continue;
+                };
+                if is_edit_tool(&name) {
+                    let input = b.input.unwrap_or(serde_json::Value::Null);
+                    st.pending.insert(id.to_string(), (name, input));
+                    st.sub_calls.insert(id.to_string(), parent.clone());
+                }
+            }
+        }
+        "user" => {
+            let results: Vec<&Block> = blocks.iter().filter(|b| b.kind == "tool_result").collect();
+            for b in &results {
+                let id = b.tool_use_id.as_deref().unwrap_or("");
+                let Some(parent) = st.sub_calls.remove(id) else {
+                    continue;
+                };
+                if b.is_error.unwrap_or(false) {
+                    continue;
+                }
+                let r = if results.len() == 1 { result } else { None };
+                file_change(st, id, parent.as_deref(), r, ts.clone(), n);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_edit_tool(name: &str) -> bool {
+    matches!(name, "Edit" | "MultiEdit" | "Write" | "NotebookEdit")
+}
+
+/// The file change an Edit/MultiEdit/Write call made, from its result (else its input),
+/// recorded on the turn of call `on` (a subagent's parent call) or else of the call itself.
+fn file_change(
+    st: &mut State,
+    id: &str,
+    on: Option<&str>,
+    result: Option<&RawValue>,
+    ts: Option<String>,
+    n: u64,
+) {
     let Some((tool, input)) = st.pending.get(id).cloned() else {
         return;
     };
-    if !matches!(
-        tool.as_str(),
-        "Edit" | "MultiEdit" | "Write" | "NotebookEdit"
-    ) {
+    if !is_edit_tool(&tool) {
         return;
     }
     let r: EditResult = result
@@ -408,7 +530,7 @@ fn file_change(st: &mut State, id: &str, result: Option<&RawValue>, ts: Option<S
     }
     for edit in changes {
         st.b.change_for_call(
-            Some(id),
+            on,
             FileChange {
                 path: path.clone(),
                 edit,
@@ -435,4 +557,71 @@ fn render_hunks(hunks: &[PatchHunk]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::Input;
+
+    fn parse_str(s: &str) -> Transcript {
+        crate::transcript::parse(
+            Input::from_bytes("t.jsonl", s.as_bytes().to_vec()),
+            Some(Format::ClaudeCode),
+        )
+        .unwrap()
+    }
+
+    /// A subagent's Write, relayed in `progress` records while the Task call runs, is a change
+    /// of the turn that called Task; its failed edits and its other records are not.
+    #[test]
+    fn subagent_edits_belong_to_the_turn_that_started_it() {
+        let rec = |body: &str| {
+            format!(
+                "{{\"type\":\"progress\",\"cwd\":\"/r\",\"parentToolUseID\":\"task1\",\"data\":{{\"type\":\"agent_progress\",\"message\":{body}}}}}\n"
+            )
+        };
+        let mut s = String::new();
+        s += "{\"type\":\"user\",\"cwd\":\"/r\",\"message\":{\"role\":\"user\",\"content\":\"add the helper\"}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":\"text\",\"text\":\"Delegating.\"},{\"type\":\"tool_use\",\"id\":\"task1\",\"name\":\"Task\",\"input\":{\"prompt\":\"write it\"}}]}}\n";
+        s += &rec(
+            "{\"type\":\"assistant\",\"message\":{\"id\":\"s1\",\"content\":[{\"type\":\"text\",\"text\":\"sub thinking\"},{\"type\":\"tool_use\",\"id\":\"w1\",\"name\":\"Write\",\"input\":{\"file_path\":\"/r/a.go\",\"content\":\"package a\\n\"}},{\"type\":\"tool_use\",\"id\":\"e1\",\"name\":\"Edit\",\"input\":{\"file_path\":\"/r/b.go\",\"old_string\":\"x\",\"new_string\":\"y\"}}]}}",
+        );
+        s += &rec(
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"w1\",\"content\":\"created\"},{\"type\":\"tool_result\",\"tool_use_id\":\"e1\",\"content\":\"no match\",\"is_error\":true}]}}",
+        );
+        s += "{\"type\":\"progress\",\"data\":{\"type\":\"hook_progress\"}}\n";
+        s += "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"task1\",\"content\":\"done\"}]}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"m2\",\"content\":[{\"type\":\"text\",\"text\":\"All set.\"}]}}\n";
+        let t = parse_str(&s);
+        assert_eq!(t.turns.len(), 2, "{:?}", t.turns);
+        let ch = &t.turns[0].file_changes;
+        assert_eq!(ch.len(), 1, "{ch:?}");
+        assert_eq!(ch[0].path, "a.go");
+        assert_eq!(
+            ch[0].edit,
+            Edit::Write {
+                content: "package a\n".into()
+            }
+        );
+        assert_eq!(ch[0].tool_call, Some(0));
+        assert!(!t.turns[0].text.contains("sub thinking"));
+        assert!(t.turns[1].file_changes.is_empty());
+        assert_eq!(t.skipped_records.get("subagent record"), Some(&2));
+        assert_eq!(t.skipped_records.get("progress/hook_progress"), Some(&1));
+    }
+
+    /// Older logs put the subagent's records in the file, marked isSidechain.
+    #[test]
+    fn sidechain_edits_belong_to_the_open_turn() {
+        let mut s = String::new();
+        s += "{\"type\":\"user\",\"cwd\":\"/r\",\"message\":{\"role\":\"user\",\"content\":\"go\"}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":\"tool_use\",\"id\":\"task1\",\"name\":\"Task\",\"input\":{}}]}}\n";
+        s += "{\"type\":\"assistant\",\"isSidechain\":true,\"message\":{\"id\":\"s1\",\"content\":[{\"type\":\"tool_use\",\"id\":\"e1\",\"name\":\"Edit\",\"input\":{\"file_path\":\"/r/b.go\",\"old_string\":\"x\",\"new_string\":\"y\"}}]}}\n";
+        s += "{\"type\":\"user\",\"isSidechain\":true,\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"e1\",\"content\":\"ok\"}]},\"toolUseResult\":{\"filePath\":\"/r/b.go\",\"oldString\":\"x\",\"newString\":\"y\"}}\n";
+        let t = parse_str(&s);
+        assert_eq!(t.turns.len(), 1);
+        assert_eq!(t.turns[0].file_changes.len(), 1);
+        assert_eq!(t.turns[0].file_changes[0].path, "b.go");
+    }
 }

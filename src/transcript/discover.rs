@@ -121,6 +121,20 @@ pub fn discover(
 ) -> Result<(Vec<Found>, Vec<String>)> {
     let mut found: Vec<Found> = Vec::new();
     let mut notes = Vec::new();
+    // A session whose blob this clone lacks (a partial or blob-filtered clone, a mirror that
+    // left large files out) is noted and skipped: the other sessions can still answer.
+    let read = |notes: &mut Vec<String>, tree: Oid, name: &str, path: &str| match repo
+        .file_in_tree(tree, path)
+    {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.is_missing_object() => {
+            notes.push(format!(
+                "{name}: {e}; skipped (a partial clone? git fetch the ref that holds it)"
+            ));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    };
     let mut seen: Vec<String> = Vec::new();
     let mut push =
         |found: &mut Vec<Found>, name: String, by: String, bytes: Vec<u8>, commit: Oid| {
@@ -138,10 +152,11 @@ pub fn discover(
     for c in infos.iter().rev() {
         for path in trailer(&c.message, "Sage-Session") {
             let path = path.trim_start_matches("./");
-            if let Some(bytes) = repo.file_in_tree(c.tree, path)? {
+            let name = format!("{}:{path}", c.id.short());
+            if let Some(bytes) = read(&mut notes, c.tree, &name, path)? {
                 push(
                     &mut found,
-                    format!("{}:{path}", c.id.short()),
+                    name,
                     format!("Sage-Session trailer on {}", c.id.short()),
                     bytes.to_vec(),
                     c.id,
@@ -166,19 +181,14 @@ pub fn discover(
     // .sage/sessions first: recorded on purpose.
     changed.sort_by_key(|(p, _, _)| !p.starts_with(".sage/sessions/"));
     for (p, commit, tree) in changed {
-        if let Some(bytes) = repo.file_in_tree(tree, &p)? {
+        let name = format!("{}:{p}", commit.short());
+        if let Some(bytes) = read(&mut notes, tree, &name, &p)? {
             let by = if p.starts_with(".sage/sessions/") {
                 "file under .sage/sessions/ changed in the range"
             } else {
                 "known agent path changed in the range"
             };
-            push(
-                &mut found,
-                format!("{}:{p}", commit.short()),
-                by.to_string(),
-                bytes.to_vec(),
-                commit,
-            );
+            push(&mut found, name, by.to_string(), bytes.to_vec(), commit);
         }
     }
     // Entire checkpoints: <id[..2]>/<id[2..]>/<n>/ on their own branch, one folder per
@@ -234,14 +244,21 @@ pub fn discover(
                 let mut any = false;
                 for name in ["full.jsonl", "full.json", "transcript.jsonl"] {
                     let path = format!("{dir}/{n}/{name}");
-                    if let Some(bytes) = repo.file_in_tree(tree, &path)? {
+                    let name = format!("{branch}:{path}");
+                    let before = notes.len();
+                    if let Some(bytes) = read(&mut notes, tree, &name, &path)? {
                         push(
                             &mut found,
-                            format!("{branch}:{path}"),
+                            name,
                             format!("Entire-Checkpoint trailer on {}", c.id.short()),
                             bytes.to_vec(),
                             c.id,
                         );
+                        any = true;
+                        break;
+                    }
+                    if notes.len() > before {
+                        // Present but unreadable: already said; the other names would not help.
                         any = true;
                         break;
                     }

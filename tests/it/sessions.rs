@@ -405,4 +405,101 @@ fn entire_checkpoints_on_a_plain_clone_chosen_by_evidence() {
         "{}",
         v["provenance"]["notes"]
     );
+    // a session whose blob this clone lacks (a partial clone): noted, the others still answer
+    let blob = r.git(&[
+        "rev-parse",
+        "entire/checkpoints/v1:ab/cdef012345/2/full.jsonl",
+    ]);
+    let blob = blob.trim();
+    let loose = r
+        .path()
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).unwrap();
+    let v = r
+        .sage(&[
+            "provenance",
+            "--finding",
+            f.as_str(),
+            "--format",
+            "json",
+            "--base",
+            "main",
+        ])
+        .ok()
+        .json();
+    assert_eq!(
+        v["session"]["source"], "entire/checkpoints/v1:ab/cdef012345/1/full.jsonl",
+        "{v}"
+    );
+    let notes = v["provenance"]["notes"].to_string();
+    assert!(
+        notes.contains(&format!("blob {} is missing", &blob[..7])) && notes.contains("skipped"),
+        "{notes}"
+    );
+}
+
+/// The introducing commit's own checkpoint holds a copy cut before the edit that wrote the
+/// code; a later commit's checkpoint holds the whole session. Evidence beats ownership: the
+/// session with the edit is chosen, and the write maps to that edit's turn.
+#[test]
+fn a_truncated_own_copy_loses_to_the_session_with_the_edit() {
+    let r = base();
+    let full = claude_session("app.py", 2);
+    let cut: String = full.lines().take(3).map(|l| format!("{l}\n")).collect();
+    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
+    r.git(&["rm", "-rq", "--cached", "."]);
+    std::fs::remove_file(r.path().join("app.py")).unwrap();
+    r.write("ab/cdef012345/0/full.jsonl", &cut);
+    r.write("cd/ef01234567/0/full.jsonl", &full);
+    r.commit_as(HUMAN, "checkpoints");
+    r.git(&["checkout", "-q", "-f", "agent"]);
+    std::fs::remove_dir_all(r.path().join("ab")).ok();
+    std::fs::remove_dir_all(r.path().join("cd")).ok();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.git_as(AGENT, &["add", "app.py"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "fix\n\nEntire-Checkpoint: abcdef012345",
+        ],
+    );
+    r.write("README.md", "https only\n");
+    r.git_as(AGENT, &["add", "README.md"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "docs\n\nEntire-Checkpoint: cdef01234567",
+        ],
+    );
+    let v = prov(&r, &["--base", "main"]);
+    let s = &v["session"];
+    assert_eq!(
+        s["source"], "entire/checkpoints/v1:cd/ef01234567/0/full.jsonl",
+        "{v}"
+    );
+    assert!(
+        s["chosen_because"]
+            .as_str()
+            .unwrap()
+            .contains("the only one with an edit that wrote the anchored code"),
+        "{s}"
+    );
+    assert!(
+        s["considered"].to_string().contains("ab/cdef012345/0"),
+        "{s}"
+    );
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(
+        (w["turn"].as_u64(), w["mapped_by"].as_str()),
+        (Some(3), Some("replay")),
+        "{w}"
+    );
 }
