@@ -18,6 +18,7 @@ Usage: bench/attribution.py BIN CASES.json [--only ID] [--json OUT]
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,10 @@ def turn_span(binary, cwd, source, turn):
 def check(binary, case, work):
     repo = os.path.join(work, case["id"])
     r = run(["git", "clone", "-q", case["mirror"], repo])
+    if r.returncode != 0:
+        # A snapshot may leave its largest blobs out: the history is all provenance needs.
+        shutil.rmtree(repo, ignore_errors=True)
+        r = run(["git", "clone", "-q", "--no-checkout", case["mirror"], repo])
     if r.returncode != 0:
         return {"error": "clone: " + r.stderr.strip()[-200:]}
     anchor = os.path.join(work, case["id"] + ".yaml")

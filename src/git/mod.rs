@@ -594,6 +594,42 @@ impl Repo {
         Ok(out)
     }
 
+    /// The versions of a file across the repository's branches (HEAD, local and
+    /// remote-tracking), newest commit first: each commit that set `path` to new content, with
+    /// that blob. At most `limit` commits are walked; the bool says whether the walk was cut.
+    pub fn path_versions(&self, path: &str, limit: usize) -> Result<(Vec<(Oid, Oid)>, bool)> {
+        let walk_err = |e| git_err(format_args!("cannot walk the history of {path}"), e);
+        let mut walk = self.inner.revwalk().map_err(walk_err)?;
+        walk.set_sorting(git2::Sort::TIME).map_err(walk_err)?;
+        // An unborn HEAD or a repository without branches has nothing to walk.
+        let _ = walk.push_head();
+        for glob in ["refs/heads/*", "refs/remotes/*"] {
+            walk.push_glob(glob).map_err(walk_err)?;
+        }
+        let mut look = PathLookup::new(path);
+        let mut out: Vec<(Oid, Oid)> = Vec::new();
+        for (n, id) in walk.enumerate() {
+            if n >= limit {
+                return Ok((out, true));
+            }
+            let Ok(id) = id else { continue };
+            let Ok(c) = self.inner.find_commit(id) else {
+                continue;
+            };
+            let Some(blob) = self.blob_at(&mut look, Oid(c.tree_id()))? else {
+                continue;
+            };
+            let before = match c.parent(0) {
+                Ok(p) => self.blob_at(&mut look, Oid(p.tree_id()))?,
+                Err(_) => None,
+            };
+            if before != Some(blob) && !out.iter().any(|(_, b)| *b == blob) {
+                out.push((Oid(id), blob));
+            }
+        }
+        Ok((out, false))
+    }
+
     /// The blob at a path of a tree, through raw tree objects and the lookup's memo.
     pub fn blob_at(&self, look: &mut PathLookup, tree: Oid) -> Result<Option<Oid>> {
         if look.components.is_empty() {

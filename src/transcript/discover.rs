@@ -1,7 +1,8 @@
 //! Finding the session transcript(s) committed alongside the range's writes (SPEC §3), in
 //! order: `--session`; `Sage-Session:` trailers; files under `.sage/sessions/` changed in the
 //! range; known agent paths; `Entire-Checkpoint:` trailers on the `entire/checkpoints/v1`
-//! branch; Aider conversations in commit messages.
+//! branch; Aider conversations in commit messages; failing all of these, an Aider history
+//! outside the range (working tree, or any branch's history) that logs one of its commits.
 
 use crate::error::{Error, Result};
 use crate::git::{CommitInfo, Oid, Repo};
@@ -285,7 +286,93 @@ pub fn discover(
             );
         }
     }
+    if found.is_empty() {
+        found.extend(aider_elsewhere(repo, infos, &mut notes)?);
+    }
     Ok((found, notes))
+}
+
+const AIDER_HISTORY: &str = ".aider.chat.history.md";
+
+/// How many commits the search for an Aider history outside the range walks.
+const AIDER_WALK: usize = 20_000;
+
+/// Aider appends to its chat history as it goes, so the range rarely changes it: the copy in
+/// the working tree, else the newest committed version on any branch (it may be deleted since),
+/// counts if it logs one of the range's commits (`> Commit 1a2b3c4`).
+fn aider_elsewhere(
+    repo: &Repo,
+    infos: &[CommitInfo],
+    notes: &mut Vec<String>,
+) -> Result<Option<Found>> {
+    if infos.is_empty() {
+        return Ok(None);
+    }
+    let names = |bytes: &[u8]| logged_commit(bytes, infos);
+    if let Some(dir) = repo.workdir() {
+        let path = dir.join(AIDER_HISTORY);
+        // Only a regular file: the working tree is untrusted and may hold a FIFO or a link.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && let Ok(bytes) = std::fs::read(&path)
+            && let Some(c) = names(&bytes)
+        {
+            return Ok(Some(Found {
+                name: path.display().to_string(),
+                found_by: format!(
+                    "Aider history in the working tree, which logs range commit {}",
+                    c.short()
+                ),
+                bytes,
+                commit: None,
+            }));
+        }
+    }
+    let (versions, cut) = repo.path_versions(AIDER_HISTORY, AIDER_WALK)?;
+    for (commit, blob) in versions {
+        let bytes = match repo.read_blob(blob) {
+            Ok(b) => b,
+            Err(e) if e.is_missing_object() => {
+                notes.push(format!("{}:{AIDER_HISTORY}: {e}; skipped", commit.short()));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(c) = names(&bytes) {
+            return Ok(Some(Found {
+                name: format!("{}:{AIDER_HISTORY}", commit.short()),
+                found_by: format!(
+                    "Aider history committed in {}, which logs range commit {}",
+                    commit.short(),
+                    c.short()
+                ),
+                bytes: bytes.to_vec(),
+                commit: Some(commit),
+            }));
+        }
+    }
+    if cut {
+        notes.push(format!(
+            "looked for an Aider history in the newest {AIDER_WALK} commits only"
+        ));
+    }
+    Ok(None)
+}
+
+/// The first range commit an Aider history logs (`> Commit <hash> <message>`).
+fn logged_commit(bytes: &[u8], infos: &[CommitInfo]) -> Option<Oid> {
+    let hexes: Vec<(String, Oid)> = infos.iter().map(|c| (c.id.hex(), c.id)).collect();
+    bytes.split(|&b| b == b'\n').find_map(|line| {
+        let rest = line.strip_prefix(b"> Commit ")?;
+        let word = rest.split(|b| b.is_ascii_whitespace()).next()?;
+        let word = std::str::from_utf8(word).ok()?.to_ascii_lowercase();
+        if word.len() < 7 || !word.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        hexes
+            .iter()
+            .find(|(h, _)| h.starts_with(&word))
+            .map(|(_, id)| *id)
+    })
 }
 
 #[cfg(test)]

@@ -503,3 +503,59 @@ fn a_truncated_own_copy_loses_to_the_session_with_the_edit() {
         "{w}"
     );
 }
+
+/// Aider appends to its history as it works, so the range rarely changes it: the copy in the
+/// working tree counts, else the newest committed version on any branch — even one deleted
+/// since — as long as it logs one of the range's commits.
+#[test]
+fn an_aider_history_outside_the_range_that_logs_its_commit() {
+    let r = base();
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.git_as(AGENT, &["add", "app.py"]);
+    r.git_as(AGENT, &["commit", "-q", "-m", "fix: check the scheme"]);
+    let sha = r
+        .git(&["rev-parse", "--short=7", "HEAD"])
+        .trim()
+        .to_string();
+    let history = |commit: &str| {
+        format!(
+            "\n# aider chat started at 2026-01-01 10:00:00\n\n#### look around  \n\nReading app.py.\n\n#### fix the ssrf  \n\napp.py\n```python\n<<<<<<< SEARCH\ndef fetch(url):\n=======\ndef fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n>>>>>>> REPLACE\n```\n\n> Applied edit to app.py  \n> Commit {commit} fix: check the scheme  \n"
+        )
+    };
+    let run = || prov(&r, &["--base", "main"]);
+    // nothing logs the commit: no session
+    r.write(".aider.chat.history.md", &history("0000000"));
+    let v = run();
+    assert!(v.get("session").is_none(), "{v}");
+    // the working tree's copy
+    r.write(".aider.chat.history.md", &history(&sha));
+    let v = run();
+    let s = &v["session"];
+    assert!(
+        s["found_by"].as_str().unwrap().contains("working tree"),
+        "{s}"
+    );
+    assert_eq!(v["provenance"]["introducing_write"]["turn"], 2, "{v}");
+    // committed later on another branch, then deleted there: the version that logs it
+    r.git(&["checkout", "-q", "-b", "later"]);
+    r.git(&["add", ".aider.chat.history.md"]);
+    r.commit_as(HUMAN, "keep the chat");
+    let kept = r
+        .git(&["rev-parse", "--short=7", "HEAD"])
+        .trim()
+        .to_string();
+    r.remove(".aider.chat.history.md");
+    r.commit_as(HUMAN, "drop the chat");
+    r.git(&["checkout", "-q", "agent"]);
+    let v = prov(&r, &["--base", "main", "agent"]);
+    let s = &v["session"];
+    assert_eq!(s["source"], format!("{kept}:.aider.chat.history.md"), "{s}");
+    assert!(
+        s["found_by"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("logs range commit {sha}")),
+        "{s}"
+    );
+    assert_eq!(v["provenance"]["introducing_write"]["turn"], 2, "{v}");
+}
