@@ -10,7 +10,8 @@ edit wrote it. Each case runs on a fresh `git clone` (so checkpoint branches exi
 remote-tracking refs, as after a plain clone), with discovery, as a user would run it.
 
 A turn is right when the truth's line falls inside the turn git-sage names (from its first
-line to the next turn's) — or, for a "none" truth, when git-sage names no turn.
+line to the next turn's) — or, for a "none" truth, when git-sage names no turn. The session is
+right when it is the truth's file or a longer copy of it (the truth's bytes its prefix).
 
 Usage: bench/attribution.py BIN CASES.json [--only ID] [--json OUT]
 """
@@ -45,6 +46,20 @@ def turn_span(binary, cwd, source, turn):
     return None
 
 
+def show(repo, rev_path):
+    r = subprocess.run(["git", "show", rev_path], cwd=repo, capture_output=True)
+    return r.stdout if r.returncode == 0 else None
+
+
+def extends(repo, chosen, want):
+    """A later copy of the truth's session (checkpoints keep growing copies of one session):
+    the truth's bytes are a prefix of the chosen file's, so its line numbers hold there."""
+    if chosen.endswith(" message") or ":" not in chosen:
+        return False
+    mine, theirs = show(repo, chosen), show(repo, want["where"])
+    return bool(mine and theirs) and mine.startswith(theirs)
+
+
 def check(binary, case, work):
     repo = os.path.join(work, case["id"])
     r = run(["git", "clone", "-q", case["mirror"], repo])
@@ -73,7 +88,8 @@ def check(binary, case, work):
     }
     truth = case["truth"]
     want_path = case["session"]["path"]
-    out["session_right"] = bool(out["session"]) and out["session"].endswith(want_path)
+    out["session_right"] = bool(out["session"]) and (
+        out["session"].endswith(want_path) or extends(repo, out["session"], case["session"]))
     if truth.get("line") is None and not truth.get("message_id"):
         out["turn_right"] = out["turn"] is None
         return out

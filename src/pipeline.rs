@@ -152,8 +152,18 @@ pub fn attach_session(
             .is_some_and(|m| m.defect_present(Some(text.as_bytes())))
     };
     let holds_dyn = holds.as_ref().map(|_| &holds_fn as &dyn Fn(&str) -> bool);
+    let earlier = || -> Result<(Vec<Found>, Vec<String>)> {
+        let mut infos = Vec::new();
+        let mut at = Some(range.base);
+        while let Some(id) = at.filter(|_| infos.len() < EARLIER_COMMITS) {
+            let info = repo.commit_info(id)?;
+            at = info.parents.first().copied();
+            infos.push(info);
+        }
+        discover::earlier_checkpoints(repo, &infos)
+    };
     let Some((found, transcript, why, others)) =
-        choose_session(prov, candidates, named.is_some(), holds_dyn)?
+        choose_session(prov, candidates, named.is_some(), holds_dyn, earlier)?
     else {
         return Ok(None);
     };
@@ -202,6 +212,10 @@ pub fn attach_session(
 /// How many discovered sessions are read to choose among them.
 const MAX_CANDIDATES: usize = 32;
 
+/// How many commits before the range are searched for a checkpoint whose session wrote the
+/// anchored code, when none of the range's does.
+const EARLIER_COMMITS: usize = 10;
+
 /// The session to use among those found (SPEC §3), by evidence: one with an edit whose new
 /// text holds the anchored code, then the one the introducing commit itself carries, then one
 /// whose edits touch the anchored file, then the fullest copy (a checkpoint may hold a partial
@@ -213,6 +227,7 @@ fn choose_session(
     candidates: Vec<Found>,
     named: bool,
     holds: Option<&dyn Fn(&str) -> bool>,
+    earlier: impl FnOnce() -> Result<(Vec<Found>, Vec<String>)>,
 ) -> Result<Option<Chosen>> {
     let intro = prov.introducing.map(|i| prov.writes[i].commit);
     let paths: Vec<String> = prov
@@ -237,25 +252,44 @@ fn choose_session(
         }
     };
     let mut read: Vec<(Found, Transcript, Evidence)> = Vec::new();
-    let total = candidates.len();
-    for f in candidates.into_iter().take(MAX_CANDIDATES) {
-        match transcript::parse(f.input(), None) {
-            Ok(t) => {
-                let e = evidence(&t, intro.is_some() && f.commit == intro);
-                read.push((f, t, e));
+    let mut notes = Vec::new();
+    let mut take = |candidates: Vec<Found>, read: &mut Vec<(Found, Transcript, Evidence)>| {
+        let total = candidates.len();
+        for f in candidates.into_iter().take(MAX_CANDIDATES) {
+            match transcript::parse(f.input(), None) {
+                Ok(t) => {
+                    let e = evidence(&t, intro.is_some() && f.commit == intro);
+                    read.push((f, t, e));
+                }
+                Err(e) if named => return Err(e),
+                Err(e) => notes.push(format!(
+                    "session {} ({}) could not be read: {e}",
+                    f.name, f.found_by
+                )),
             }
-            Err(e) if named => return Err(e),
-            Err(e) => prov.notes.push(format!(
-                "session {} ({}) could not be read: {e}",
-                f.name, f.found_by
-            )),
+        }
+        if total > MAX_CANDIDATES {
+            notes.push(format!(
+                "{total} sessions found; the first {MAX_CANDIDATES} were considered"
+            ));
+        }
+        Ok(())
+    };
+    take(candidates, &mut read)?;
+    // No session found with the range wrote the anchored code: the one that did may have been
+    // checkpointed with a commit just before it.
+    if !named && holds.is_some() && !read.iter().any(|r| r.2.holds) {
+        let (more, more_notes) = earlier()?;
+        let before = read.len();
+        take(more, &mut read)?;
+        // Only a session that wrote it is worth adding; the rest would be noise.
+        if read[before..].iter().any(|r| r.2.holds) {
+            notes.extend(more_notes);
+        } else {
+            read.truncate(before);
         }
     }
-    if total > MAX_CANDIDATES {
-        prov.notes.push(format!(
-            "{total} sessions found; the first {MAX_CANDIDATES} were considered"
-        ));
-    }
+    prov.notes.extend(notes);
     if read.is_empty() {
         return Ok(None);
     }

@@ -68,6 +68,9 @@ pub struct CommitInfo {
     pub committer_email: String,
     /// Seconds since the epoch, committer time.
     pub time: i64,
+    /// Seconds since the epoch, author time: kept by a rebase, a cherry-pick or an amend, so
+    /// closer to when the change was made.
+    pub author_time: i64,
     pub summary: String,
     pub message: String,
 }
@@ -689,6 +692,7 @@ impl Repo {
             committer_name: text(committer.name_bytes()),
             committer_email: text(committer.email_bytes()),
             time: committer.when().seconds(),
+            author_time: author.when().seconds(),
             summary: text(c.summary_bytes().unwrap_or_default()),
             message: text(c.message_bytes()),
         })
@@ -986,7 +990,7 @@ fn parse_commit(id: Oid, data: &[u8]) -> Option<CommitInfo> {
         let when: i64 = v[gt + 1..].split_whitespace().next()?.parse().ok()?;
         Some((v[..lt].trim().to_string(), v[lt + 1..gt].to_string(), when))
     };
-    let (an, ae, _) = person(author?)?;
+    let (an, ae, author_time) = person(author?)?;
     let (cn, ce, time) = person(committer?)?;
     let first_para = message.trim_start().split("\n\n").next().unwrap_or("");
     let summary = first_para.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -999,6 +1003,7 @@ fn parse_commit(id: Oid, data: &[u8]) -> Option<CommitInfo> {
         committer_name: cn,
         committer_email: ce,
         time,
+        author_time,
         summary,
         message: message.to_string(),
     })

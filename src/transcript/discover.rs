@@ -113,121 +113,128 @@ fn entire_branches(repo: &Repo) -> Result<Vec<(String, Oid)>> {
     Ok(out)
 }
 
-/// Every session the range points at, in discovery order, with notes on what could not be
-/// used. `infos` are the range's commits, in order, and `changed` the paths each changed.
-pub fn discover(
-    repo: &Repo,
-    infos: &[CommitInfo],
-    changed_by: &[Vec<String>],
-) -> Result<(Vec<Found>, Vec<String>)> {
-    let mut found: Vec<Found> = Vec::new();
-    let mut notes = Vec::new();
-    // A session whose blob this clone lacks (a partial or blob-filtered clone, a mirror that
-    // left large files out) is noted and skipped: the other sessions can still answer.
-    let read = |notes: &mut Vec<String>, tree: Oid, name: &str, path: &str| match repo
-        .file_in_tree(tree, path)
-    {
-        Ok(bytes) => Ok(bytes),
-        Err(e) if e.is_missing_object() => {
-            notes.push(format!(
-                "{name}: {e}; skipped (a partial clone? git fetch the ref that holds it)"
-            ));
-            Ok(None)
+/// Sessions as they are found: in order, each once, with notes on what could not be used.
+struct Collector<'r> {
+    repo: &'r Repo,
+    found: Vec<Found>,
+    notes: Vec<String>,
+}
+
+impl Collector<'_> {
+    fn push(&mut self, name: String, by: String, bytes: Vec<u8>, commit: Oid) {
+        if !self.found.iter().any(|f| f.name == name) {
+            self.found.push(Found {
+                name,
+                found_by: by,
+                bytes,
+                commit: Some(commit),
+            });
         }
-        Err(e) => Err(e),
-    };
-    let mut seen: Vec<String> = Vec::new();
-    let mut push =
-        |found: &mut Vec<Found>, name: String, by: String, bytes: Vec<u8>, commit: Oid| {
-            if !seen.contains(&name) {
-                seen.push(name.clone());
-                found.push(Found {
-                    name,
-                    found_by: by,
-                    bytes,
-                    commit: Some(commit),
-                });
-            }
-        };
-    // Trailers name a file in the commit that carries them.
-    for c in infos.iter().rev() {
-        for path in trailer(&c.message, "Sage-Session") {
-            let path = path.trim_start_matches("./");
-            let name = format!("{}:{path}", c.id.short());
-            if let Some(bytes) = read(&mut notes, c.tree, &name, path)? {
-                push(
-                    &mut found,
-                    name,
-                    format!("Sage-Session trailer on {}", c.id.short()),
-                    bytes.to_vec(),
-                    c.id,
+    }
+
+    /// A file of a tree. One whose blob this clone lacks (a partial or blob-filtered clone, a
+    /// mirror that left large files out) is noted and skipped: the other sessions can still
+    /// answer.
+    fn read(&mut self, tree: Oid, name: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.repo.file_in_tree(tree, path) {
+            Ok(bytes) => Ok(bytes.map(|b| b.to_vec())),
+            Err(e) if e.is_missing_object() => {
+                let note = format!(
+                    "{name}: {e}; skipped (a partial clone? git fetch the ref that holds it)"
                 );
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sessions named by `Sage-Session:` trailers: a file in the commit that carries them.
+    fn trailers(&mut self, infos: &[CommitInfo]) -> Result<()> {
+        for c in infos.iter().rev() {
+            for path in trailer(&c.message, "Sage-Session") {
+                let path = path.trim_start_matches("./");
+                let name = format!("{}:{path}", c.id.short());
+                if let Some(bytes) = self.read(c.tree, &name, path)? {
+                    let by = format!("Sage-Session trailer on {}", c.id.short());
+                    self.push(name, by, bytes, c.id);
+                }
             }
         }
+        Ok(())
     }
-    // Files in known places that the range changed, as of the last commit that changed them.
-    let mut changed: Vec<(String, Oid, Oid)> = Vec::new(); // (path, commit, tree)
-    for (c, paths) in infos.iter().zip(changed_by) {
-        for p in paths.iter().cloned() {
-            let known = KNOWN_FILES
-                .iter()
-                .any(|k| p == *k || p.ends_with(&format!("/{k}")))
-                || KNOWN_DIRS.iter().any(|d| p.starts_with(d));
-            if known {
-                changed.retain(|(q, _, _)| *q != p);
-                changed.push((p, c.id, c.tree));
+
+    /// Files in known places that the range changed, as of the last commit that changed them;
+    /// `.sage/sessions` first: recorded on purpose.
+    fn known_paths(&mut self, infos: &[CommitInfo], changed_by: &[Vec<String>]) -> Result<()> {
+        let mut changed: Vec<(String, Oid, Oid)> = Vec::new(); // (path, commit, tree)
+        for (c, paths) in infos.iter().zip(changed_by) {
+            for p in paths.iter().cloned() {
+                let known = KNOWN_FILES
+                    .iter()
+                    .any(|k| p == *k || p.ends_with(&format!("/{k}")))
+                    || KNOWN_DIRS.iter().any(|d| p.starts_with(d));
+                if known {
+                    changed.retain(|(q, _, _)| *q != p);
+                    changed.push((p, c.id, c.tree));
+                }
             }
         }
-    }
-    // .sage/sessions first: recorded on purpose.
-    changed.sort_by_key(|(p, _, _)| !p.starts_with(".sage/sessions/"));
-    for (p, commit, tree) in changed {
-        let name = format!("{}:{p}", commit.short());
-        if let Some(bytes) = read(&mut notes, tree, &name, &p)? {
-            let by = if p.starts_with(".sage/sessions/") {
-                "file under .sage/sessions/ changed in the range"
-            } else {
-                "known agent path changed in the range"
-            };
-            push(&mut found, name, by.to_string(), bytes.to_vec(), commit);
+        changed.sort_by_key(|(p, _, _)| !p.starts_with(".sage/sessions/"));
+        for (p, commit, tree) in changed {
+            let name = format!("{}:{p}", commit.short());
+            if let Some(bytes) = self.read(tree, &name, &p)? {
+                let by = if p.starts_with(".sage/sessions/") {
+                    "file under .sage/sessions/ changed in the range"
+                } else {
+                    "known agent path changed in the range"
+                };
+                self.push(name, by.to_string(), bytes, commit);
+            }
         }
+        Ok(())
     }
-    // Entire checkpoints: <id[..2]>/<id[2..]>/<n>/ on their own branch, one folder per
-    // session of the checkpoint.
-    let checkpoints: Vec<(&CommitInfo, &str)> = infos
-        .iter()
-        .flat_map(|c| {
-            trailer(&c.message, "Entire-Checkpoint")
-                .into_iter()
-                .filter(|id| id.len() >= 3 && id.chars().all(|ch| ch.is_ascii_alphanumeric()))
-                .map(move |id| (c, id))
-        })
-        .collect();
-    let branches = if checkpoints.is_empty() {
-        Vec::new()
-    } else {
-        entire_branches(repo)?
-    };
-    if !checkpoints.is_empty() && branches.is_empty() {
-        notes.push(format!(
-            "{} commit(s) carry Entire-Checkpoint trailers but this repository has no {ENTIRE_BRANCH} branch: git fetch origin {ENTIRE_BRANCH}:{ENTIRE_BRANCH}",
-            checkpoints.len()
-        ));
-    }
-    for (branch, tip) in &branches {
-        let tree = match repo.tree_of(*tip) {
+
+    /// Entire checkpoints named by `Entire-Checkpoint:` trailers: `<id[..2]>/<id[2..]>/<n>/`
+    /// on their own branch, one folder per session of the checkpoint. `whose` says whose
+    /// checkpoint it is in `found_by`.
+    fn checkpoints(&mut self, infos: &[CommitInfo], whose: &str) -> Result<()> {
+        let checkpoints: Vec<(&CommitInfo, &str)> = infos
+            .iter()
+            .flat_map(|c| {
+                trailer(&c.message, "Entire-Checkpoint")
+                    .into_iter()
+                    .filter(|id| id.len() >= 3 && id.chars().all(|ch| ch.is_ascii_alphanumeric()))
+                    .map(move |id| (c, id))
+            })
+            .collect();
+        if checkpoints.is_empty() {
+            return Ok(());
+        }
+        let branches = entire_branches(self.repo)?;
+        let Some((branch, tip)) = branches.first() else {
+            self.notes.push(format!(
+                "{} commit(s) carry Entire-Checkpoint trailers but this repository has no {ENTIRE_BRANCH} branch: git fetch origin {ENTIRE_BRANCH}:{ENTIRE_BRANCH}",
+                checkpoints.len()
+            ));
+            return Ok(());
+        };
+        // One branch answers: a remote-tracking copy of the same checkpoints adds nothing.
+        let tree = match self.repo.tree_of(*tip) {
             Ok(t) => t,
             Err(e) => {
-                notes.push(format!("{branch} cannot be read: {e}"));
-                continue;
+                self.notes.push(format!("{branch} cannot be read: {e}"));
+                return Ok(());
             }
         };
         for (c, id) in &checkpoints {
             let dir = format!("{}/{}", &id[..2], &id[2..]);
-            let mut parts = match repo.list_dir(tree, &dir) {
+            let mut parts = match self.repo.list_dir(tree, &dir) {
                 Ok(p) => p,
                 Err(_) => {
-                    notes.push(format!(
+                    self.notes.push(format!(
                         "{branch} has no checkpoint {id} (named by {}): not a checkpoint tree?",
                         c.id.short()
                     ));
@@ -235,7 +242,7 @@ pub fn discover(
                 }
             };
             if parts.is_empty() {
-                notes.push(format!(
+                self.notes.push(format!(
                     "{branch} holds no checkpoint {id} (named by {})",
                     c.id.short()
                 ));
@@ -243,53 +250,84 @@ pub fn discover(
             parts.sort_by_key(|(n, _)| n.parse::<u32>().unwrap_or(u32::MAX));
             for (n, _) in parts.into_iter().filter(|(_, d)| *d) {
                 let mut any = false;
-                for name in ["full.jsonl", "full.json", "transcript.jsonl"] {
-                    let path = format!("{dir}/{n}/{name}");
+                for file in ["full.jsonl", "full.json", "transcript.jsonl"] {
+                    let path = format!("{dir}/{n}/{file}");
                     let name = format!("{branch}:{path}");
-                    let before = notes.len();
-                    if let Some(bytes) = read(&mut notes, tree, &name, &path)? {
-                        push(
-                            &mut found,
-                            name,
-                            format!("Entire-Checkpoint trailer on {}", c.id.short()),
-                            bytes.to_vec(),
-                            c.id,
-                        );
+                    let before = self.notes.len();
+                    if let Some(bytes) = self.read(tree, &name, &path)? {
+                        let by = format!("Entire-Checkpoint trailer on {}{whose}", c.id.short());
+                        self.push(name, by, bytes, c.id);
                         any = true;
                         break;
                     }
-                    if notes.len() > before {
+                    if self.notes.len() > before {
                         // Present but unreadable: already said; the other names would not help.
                         any = true;
                         break;
                     }
                 }
                 if !any {
-                    notes.push(format!(
+                    self.notes.push(format!(
                         "{branch}:{dir}/{n} holds no transcript file (full.jsonl)"
                     ));
                 }
             }
         }
-        // One branch answers: a remote-tracking copy of the same checkpoints adds nothing.
-        break;
+        Ok(())
     }
-    // Old Aider versions wrote the chat into the commit body; the Aider reader takes it as is.
-    for c in infos {
-        if c.message.contains("# Aider chat conversation:") {
-            push(
-                &mut found,
-                format!("{} message", c.id.short()),
-                "Aider conversation in the commit message".into(),
-                c.message.clone().into_bytes(),
-                c.id,
-            );
+
+    /// Old Aider versions wrote the chat into the commit body; the Aider reader takes it as is.
+    fn aider_messages(&mut self, infos: &[CommitInfo]) {
+        for c in infos {
+            if c.message.contains("# Aider chat conversation:") {
+                self.push(
+                    format!("{} message", c.id.short()),
+                    "Aider conversation in the commit message".into(),
+                    c.message.clone().into_bytes(),
+                    c.id,
+                );
+            }
         }
     }
-    if found.is_empty() {
-        found.extend(aider_elsewhere(repo, infos, &mut notes)?);
+}
+
+/// Every session the range points at, in discovery order, with notes on what could not be
+/// used. `infos` are the range's commits, in order, and `changed` the paths each changed.
+pub fn discover(
+    repo: &Repo,
+    infos: &[CommitInfo],
+    changed_by: &[Vec<String>],
+) -> Result<(Vec<Found>, Vec<String>)> {
+    let mut c = Collector {
+        repo,
+        found: Vec::new(),
+        notes: Vec::new(),
+    };
+    c.trailers(infos)?;
+    c.known_paths(infos, changed_by)?;
+    c.checkpoints(infos, "")?;
+    c.aider_messages(infos);
+    if c.found.is_empty() {
+        let more = aider_elsewhere(repo, infos, &mut c.notes)?;
+        c.found.extend(more);
     }
-    Ok((found, notes))
+    Ok((c.found, c.notes))
+}
+
+/// Checkpoints of commits just before the range (`earlier`, newest first): an agent's session
+/// runs across commits, and the one that wrote the code may have been checkpointed with an
+/// earlier commit than the one that committed it.
+pub fn earlier_checkpoints(
+    repo: &Repo,
+    earlier: &[CommitInfo],
+) -> Result<(Vec<Found>, Vec<String>)> {
+    let mut c = Collector {
+        repo,
+        found: Vec::new(),
+        notes: Vec::new(),
+    };
+    c.checkpoints(earlier, ", before the range")?;
+    Ok((c.found, c.notes))
 }
 
 const AIDER_HISTORY: &str = ".aider.chat.history.md";

@@ -310,7 +310,7 @@ pub fn map(
             })
             .flatten()
             .map(|(turn, _)| (*turn, MappedBy::CommitCommand));
-        let at = w.info.time as f64;
+        let at = commit_time(w, span);
         let in_span = span.is_some_and(|(lo, hi)| at >= lo - TIME_SLACK && at <= hi + TIME_SLACK);
         let touched = touches(w.anchored_path);
         let by_time = (in_span && touched)
@@ -350,20 +350,36 @@ fn fragment_holder(
     anchored: &Anchored,
 ) -> Option<usize> {
     let holds = anchored.holds?;
-    let commit_time = w.info.time as f64;
     let holders: Vec<usize> = (start..edits.len())
         .filter(|&k| edits[k].1.is_empty() || same_file(edits[k].1, path))
         .filter(|&k| holds(&new_text(edits[k].2)))
         .collect();
     let timed = holders.iter().any(|k| turn_time.contains_key(&edits[*k].0));
-    if timed {
-        holders.into_iter().rfind(|&k| {
+    if !timed {
+        return holders.first().copied();
+    }
+    // The last holder before the commit. A rebased or amended commit's committer time is
+    // later than the work: its author time is tried first, the committer time after.
+    let before = |cutoff: i64| {
+        holders.iter().copied().rfind(|&k| {
             turn_time
                 .get(&edits[k].0)
-                .is_none_or(|&at| at <= commit_time + TIME_SLACK)
+                .is_none_or(|&at| at <= cutoff as f64 + TIME_SLACK)
         })
+    };
+    before(w.info.author_time.min(w.info.time)).or_else(|| before(w.info.time))
+}
+
+/// The commit's time for placing it in a session: its committer time, unless only its
+/// author time falls in the session's span (a commit rebased or cherry-picked later).
+fn commit_time(w: &WriteView, span: Option<(f64, f64)>) -> f64 {
+    let near =
+        |at: f64| span.is_some_and(|(lo, hi)| at >= lo - TIME_SLACK && at <= hi + TIME_SLACK);
+    let (committed, authored) = (w.info.time as f64, w.info.author_time as f64);
+    if !near(committed) && near(authored) {
+        authored
     } else {
-        holders.first().copied()
+        committed
     }
 }
 
@@ -378,7 +394,7 @@ fn unmapped_reason(
         .changed
         .iter()
         .any(|p| edits.iter().any(|(_, q, _)| same_file(q, p)));
-    let at = w.info.time as f64;
+    let at = commit_time(w, span);
     let days = |d: f64| {
         let d = d / 86_400.0;
         if d >= 1.0 {

@@ -559,3 +559,66 @@ fn an_aider_history_outside_the_range_that_logs_its_commit() {
     );
     assert_eq!(v["provenance"]["introducing_write"]["turn"], 2, "{v}");
 }
+
+/// A session runs across commits: the one that wrote the code was checkpointed with the
+/// commit before the range, and the committing commit's own checkpoint holds only the commit
+/// step. The earlier checkpoint is searched because none of the range's wrote the code.
+#[test]
+fn the_session_that_wrote_it_may_be_checkpointed_before_the_range() {
+    let r = base();
+    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
+    r.git(&["rm", "-rq", "--cached", "."]);
+    std::fs::remove_file(r.path().join("app.py")).unwrap();
+    r.write("ab/cdef012345/0/full.jsonl", &claude_session("other.py", 0));
+    r.write("cd/ef01234567/0/full.jsonl", &claude_session("app.py", 1));
+    r.commit_as(HUMAN, "checkpoints");
+    r.git(&["checkout", "-q", "-f", "agent"]);
+    std::fs::remove_dir_all(r.path().join("ab")).ok();
+    std::fs::remove_dir_all(r.path().join("cd")).ok();
+    r.write("PLAN.md", "check the scheme\n");
+    r.git_as(AGENT, &["add", "PLAN.md"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "plan\n\nEntire-Checkpoint: cdef01234567",
+        ],
+    );
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.git_as(AGENT, &["add", "app.py"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "fix\n\nEntire-Checkpoint: abcdef012345",
+        ],
+    );
+    let v = prov(&r, &["--base", "agent~1"]);
+    let s = &v["session"];
+    assert_eq!(
+        s["source"], "entire/checkpoints/v1:cd/ef01234567/0/full.jsonl",
+        "{v}"
+    );
+    assert!(
+        s["found_by"].as_str().unwrap().contains("before the range"),
+        "{s}"
+    );
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(w["turn"], 2, "{w}");
+    // a range whose own session wrote it does not look further back
+    let v = prov(&r, &["--base", "main"]);
+    assert_eq!(
+        v["session"]["source"], "entire/checkpoints/v1:cd/ef01234567/0/full.jsonl",
+        "{v}"
+    );
+    assert!(
+        !v["session"]["found_by"]
+            .as_str()
+            .unwrap()
+            .contains("before the range")
+    );
+}
