@@ -622,3 +622,50 @@ fn the_session_that_wrote_it_may_be_checkpointed_before_the_range() {
             .contains("before the range")
     );
 }
+
+/// A rebased commit keeps its author time but gets a later committer time: the edit that
+/// wrote the code is the last one before the author time, not a later rewrite that happened
+/// before the rebase.
+#[test]
+fn a_rebased_commit_is_placed_by_its_author_time() {
+    let r = base();
+    let fixed = "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n";
+    let mut s = String::from(
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"cwd\":\"/repo\",\"timestamp\":\"2025-12-31T22:40:00Z\",\"message\":{\"role\":\"user\",\"content\":\"fix the ssrf\"}}\n",
+    );
+    let write = |s: &mut String, id: &str, at: &str, content: &str| {
+        let content = serde_json::to_string(content).unwrap();
+        s.push_str(&format!("{{\"type\":\"assistant\",\"uuid\":\"a{id}\",\"timestamp\":\"{at}\",\"message\":{{\"id\":\"m{id}\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t{id}\",\"name\":\"Write\",\"input\":{{\"file_path\":\"/repo/app.py\",\"content\":{content}}}}}]}}}}\n"));
+        s.push_str(&format!("{{\"type\":\"user\",\"uuid\":\"r{id}\",\"cwd\":\"/repo\",\"timestamp\":\"{at}\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t{id}\",\"content\":\"ok\"}}]}}}}\n"));
+    };
+    write(&mut s, "1", "2025-12-31T22:50:00Z", fixed);
+    s.push_str("{\"type\":\"user\",\"uuid\":\"u2\",\"cwd\":\"/repo\",\"timestamp\":\"2025-12-31T23:30:00Z\",\"message\":{\"role\":\"user\",\"content\":\"now tidy it\"}}\n");
+    write(
+        &mut s,
+        "2",
+        "2025-12-31T23:40:00Z",
+        &format!("# tidy\n{fixed}"),
+    );
+    r.write(".sage/sessions/s.jsonl", &s);
+    // committed by hand with a reviewer's line, so no edit reproduces it: the holder decides
+    r.write("app.py", &format!("{fixed}# reviewed\n"));
+    r.git_as(AGENT, &["add", "."]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "--date",
+            "2025-12-31T23:00:00Z",
+            "-m",
+            "fix",
+        ],
+    );
+    let v = prov(&r, &["--base", "main"]);
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(
+        (w["turn"].as_u64(), w["mapped_by"].as_str()),
+        (Some(1), Some("fragment")),
+        "{v}"
+    );
+}
