@@ -151,7 +151,7 @@ def main():
         for m in sorted({m for m, _ in methods})))
     wrong_session = [r["id"] for r in rows if r.get("turn") is not None and r["none"]]
     print(f"writes mapped although no session edit wrote the code: {len(wrong_session)} {wrong_session}")
-    print(f"unmapped writes without a reason: {sum(1 for r in rows if r.get('turn') is None and not r.get('unmapped_reason') and not r.get('error'))}")
+    print(f"unmapped writes without a reason: {sum(1 for r in rows if r.get('turn') is None and r.get('session') and r.get('status') == 'introduced' and not r.get('unmapped_reason'))}")
     if out_path:
         json.dump(rows, open(out_path, "w"), indent=1)
 

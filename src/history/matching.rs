@@ -129,6 +129,26 @@ impl Matcher {
         }
     }
 
+    /// How many times the located code occurs in `content` (the fewest over the fragments).
+    pub fn occurrences(&self, content: &[u8]) -> usize {
+        match &self.how {
+            How::Fragments(frags) => {
+                let mut scratch = Vec::new();
+                normalize_into(content, &mut scratch);
+                frags
+                    .iter()
+                    .map(|f| f.finder.find_iter(&scratch).count())
+                    .min()
+                    .unwrap_or(0)
+            }
+            How::Pattern(re) => re.find_iter(content).count(),
+        }
+    }
+
+    pub fn is_present_kind(&self) -> bool {
+        self.kind == AnchorKind::Present
+    }
+
     /// Whether the defect is present in a snapshot; `None` means the file does not exist there.
     pub fn defect_present(&self, content: Option<&[u8]>) -> bool {
         self.defect_present_with(content, &mut Vec::new())

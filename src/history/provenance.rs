@@ -157,8 +157,16 @@ pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> R
         let subs = mapping.sub_writes.get(i).map(Vec::as_slice).unwrap_or(&[]);
         if subs.len() >= 2 {
             // Edits before the last one become writes of their own, inside this commit.
+            // Code the commit holds in several places is there once the file holds it as
+            // often as the commit does.
+            let count = |c: &Option<String>| {
+                c.as_deref()
+                    .map_or(0, |c| matcher.occurrences(c.as_bytes()))
+            };
+            let full = count(&subs[subs.len() - 1].content);
             for (k, sub) in subs[..subs.len() - 1].iter().enumerate() {
-                let present = matcher.defect_present(sub.content.as_deref().map(str::as_bytes));
+                let present = matcher.defect_present(sub.content.as_deref().map(str::as_bytes))
+                    && (!matcher.is_present_kind() || count(&sub.content) >= full);
                 writes.push(WriteRecord {
                     commit: w.commit,
                     agent: w.agent,

@@ -45,6 +45,8 @@ struct State {
     /// call_ids whose file changes came from patch_apply_end.
     applied: std::collections::HashSet<String>,
     has_user_events: bool,
+    /// The log reports applications (patch_apply_end): a patch without one was not applied.
+    saw_apply_end: bool,
     fallback_prompts: Vec<(String, Option<String>, u64, usize)>,
 }
 
@@ -56,6 +58,7 @@ pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
         patches: HashMap::new(),
         applied: Default::default(),
         has_user_events: false,
+        saw_apply_end: false,
         fallback_prompts: Vec::new(),
     };
     while let Some((n, parsed)) = lines.next_json::<Line>(name)? {
@@ -71,7 +74,7 @@ pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
     // Patches whose application was never reported: take the patch text itself.
     let pending: Vec<(String, (usize, String))> = st.patches.drain().collect();
     for (id, (_, input)) in pending {
-        if !st.applied.contains(&id) {
+        if !st.applied.contains(&id) && !st.saw_apply_end {
             for c in apply_patch_changes(&input, st.cwd.as_deref()) {
                 st.b.change_for_call(Some(&id), c, None, SourceRef::default());
             }
@@ -147,6 +150,7 @@ fn event(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
             st.saw_output = false;
         }
         "patch_apply_end" => {
+            st.saw_apply_end = true;
             let id = p
                 .get("call_id")
                 .and_then(Value::as_str)
@@ -302,6 +306,10 @@ fn item(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
         "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
             let id = p.get("call_id").and_then(Value::as_str).unwrap_or("");
             let (text, failed) = output_text(p.get("output"));
+            let failed = failed
+                || text
+                    .trim_start()
+                    .starts_with("apply_patch verification failed");
             if !st.b.result(id, text, failed) {
                 st.b.skip(n, format!("tool output for unknown call {id}"));
             }
@@ -456,6 +464,41 @@ mod tests {
         );
         assert!(matches!(&c[1].edit, Edit::Patch { patch } if patch.contains("+    return 1")));
         assert_eq!(c[2].edit, Edit::Delete);
+    }
+
+    /// A patch Codex refused ("apply_patch verification failed", no patch_apply_end) changed
+    /// nothing; the one it applied did.
+    #[test]
+    fn a_refused_patch_is_no_change() {
+        let log = concat!(
+            "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\",\"cwd\":\"/w\"}}\n",
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"user_message\",\"message\":\"add it\"}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"custom_tool_call\",\"name\":\"apply_patch\",\"call_id\":\"c1\",\"input\":\"*** Begin Patch\\n*** Add File: /w/a.py\\n+x = 1\\n*** End Patch\\n\"}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"custom_tool_call_output\",\"call_id\":\"c1\",\"output\":\"apply_patch verification failed: no such file\"}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"custom_tool_call\",\"name\":\"apply_patch\",\"call_id\":\"c2\",\"input\":\"*** Begin Patch\\n*** Add File: /w/a.py\\n+x = 2\\n*** End Patch\\n\"}}\n",
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"patch_apply_end\",\"call_id\":\"c2\",\"success\":true,\"changes\":{\"/w/a.py\":{\"type\":\"add\",\"content\":\"x = 2\\n\"}}}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"custom_tool_call_output\",\"call_id\":\"c2\",\"output\":\"Success\"}}\n",
+        );
+        let t = crate::transcript::parse(
+            crate::transcript::Input::from_bytes("r.jsonl", log.as_bytes().to_vec()),
+            Some(Format::Codex),
+        )
+        .unwrap();
+        let changes: Vec<&FileChange> = t.turns.iter().flat_map(|t| &t.file_changes).collect();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(
+            changes[0].edit,
+            Edit::Write {
+                content: "x = 2\n".into()
+            }
+        );
+        let refused = t
+            .turns
+            .iter()
+            .flat_map(|t| &t.tool_calls)
+            .find(|c| c.id.as_deref() == Some("c1"))
+            .unwrap();
+        assert!(refused.result.as_ref().unwrap().is_error);
     }
 
     #[test]

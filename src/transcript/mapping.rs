@@ -192,6 +192,11 @@ pub fn map(
     let mut replay_turn: Vec<Option<u32>> = vec![None; n];
     let mut anchor_turn: Vec<Option<(u32, MappedBy)>> = vec![None; n];
     let mut replay_failures = 0usize;
+    // Per write: the session's edits landed in the anchored file, but none on the anchored
+    // code — something else wrote it (a command, a generator, a person).
+    let mut not_written = vec![false; n];
+    // Per write: it changed the anchored file and left the anchored code in it.
+    let mut holds_code = vec![false; n];
     let text =
         |b: Option<std::rc::Rc<Vec<u8>>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
     for (i, w) in writes.iter().enumerate() {
@@ -206,21 +211,49 @@ pub fn map(
             } else {
                 text(repo.file_in_tree(w.info.tree, &path)?)
             };
+            if is_anchored && (anchored.present)(target.as_deref()) {
+                holds_code[i] = true;
+            }
             let mut matched: Option<usize> = None;
             let mut states: Vec<(u32, Option<String>)> = Vec::new();
             if !candidates.is_empty() {
                 let mut state = text(repo.file_in_tree(w.parent_tree, &path)?);
+                // Made before the commit (by its author time: a rebase moves the other).
+                let cutoff = w.info.author_time.min(w.info.time) as f64 + 1.0;
+                let before_commit =
+                    |k: usize| turn_time.get(&edits[k].0).is_some_and(|&at| at <= cutoff);
+                let mut kept = 0usize;
                 for &k in &candidates {
+                    // Past the first match, go on only through edits made before the commit:
+                    // a later one that leaves the file as committed is the commit's.
+                    if matched.is_some() && !before_commit(k) {
+                        break;
+                    }
                     match apply(state.as_deref(), edits[k].2) {
                         Ok(next) => {
                             state = next;
                             states.push((edits[k].0, state.clone()));
                             if state == target {
                                 matched = Some(k);
-                                break;
+                                kept = states.len();
+                                if !before_commit(k) {
+                                    break;
+                                }
                             }
                         }
                         Err(_) => break,
+                    }
+                }
+                if matched.is_some() {
+                    states.truncate(kept);
+                    // A whole-file write does not depend on what came before it: the
+                    // commit's content starts there, and so do its edits.
+                    let ks: Vec<usize> = candidates.iter().copied().take(kept).collect();
+                    if let Some(j) = ks
+                        .iter()
+                        .rposition(|&c| matches!(edits[c].2, Edit::Write { .. }))
+                    {
+                        states.drain(..j);
                     }
                 }
             }
@@ -255,6 +288,11 @@ pub fn map(
                         {
                             anchor_turn[i] = Some((edits[k].0, MappedBy::Fragment));
                             cursor.insert(path.clone(), k + 1);
+                        } else if let (Some(target), Some(holds)) =
+                            (target.as_deref(), anchored.holds)
+                            && elsewhere(&edits, start, w, &turn_time, target, holds)
+                        {
+                            not_written[i] = true;
                         }
                     }
                 }
@@ -300,6 +338,7 @@ pub fn map(
             .iter()
             .find(|c| c.sha.len() >= 7 && w.info.id.hex().starts_with(&c.sha))
             .map(|c| (c.turn, MappedBy::AiderCommit));
+        let touched = touches(w.anchored_path);
         let by_replay = replay_turn[i].map(|v| (v, MappedBy::Replay));
         let summary = w.info.summary.trim();
         let by_command = (summary.chars().count() >= 8)
@@ -312,8 +351,15 @@ pub fn map(
             .map(|(turn, _)| (*turn, MappedBy::CommitCommand));
         let at = commit_time(w, span);
         let in_span = span.is_some_and(|(lo, hi)| at >= lo - TIME_SLACK && at <= hi + TIME_SLACK);
-        let touched = touches(w.anchored_path);
-        let by_time = (in_span && touched)
+        // When the commit left the anchored code in the file and every edit of that file
+        // shows its text and none holds the code, the log says the session did not write it:
+        // a time proves nothing then.
+        let text_unknown = !holds_code[i]
+            || anchored.holds.is_none()
+            || edits.iter().any(|(_, p, e)| {
+                (p.is_empty() || same_file(p, w.anchored_path)) && matches!(e, Edit::Opaque)
+            });
+        let by_time = (in_span && touched && text_unknown)
             .then(|| {
                 times
                     .iter()
@@ -321,6 +367,11 @@ pub fn map(
                     .map(|(turn, _)| (*turn, MappedBy::Timestamp))
             })
             .flatten();
+        let (by_replay, by_command, by_time) = if not_written[i] {
+            (None, None, None)
+        } else {
+            (by_replay, by_command, by_time)
+        };
         let m = by_trailer
             .or(anchor_turn[i])
             .or(by_aider)
@@ -330,7 +381,14 @@ pub fn map(
         if let Some((turn, _)) = m {
             floor = floor.max(turn);
         } else {
-            out.unmapped[i] = Some(unmapped_reason(w, &edits, span, touched));
+            out.unmapped[i] = Some(if not_written[i] {
+                format!(
+                    "the session's edits of {} wrote other lines of it, not the anchored code",
+                    w.anchored_path
+                )
+            } else {
+                unmapped_reason(w, &edits, span, touched)
+            });
         }
         out.turns[i] = m;
     }
@@ -381,6 +439,58 @@ fn commit_time(w: &WriteView, span: Option<(f64, f64)>) -> f64 {
     } else {
         committed
     }
+}
+
+/// Whether the session's edits of the anchored file (or ones that name no file) demonstrably
+/// landed in it — their new text, two lines or more, is in the committed file — and none of
+/// them covers a line of the anchored code: then something else wrote that code (a command, a
+/// generator, a person) and the commit's other edits say nothing about it.
+fn elsewhere(
+    edits: &[(u32, &str, &Edit)],
+    start: usize,
+    w: &WriteView,
+    turn_time: &HashMap<u32, f64>,
+    target: &str,
+    holds: &dyn Fn(&str) -> bool,
+) -> bool {
+    let commit_time = w.info.time as f64;
+    // Byte spans of the committed file's lines that hold the anchored code.
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for line in target.split_inclusive('\n') {
+        if holds(line) {
+            spans.push((at, at + line.len()));
+        }
+        at += line.len();
+    }
+    if spans.is_empty() {
+        return false;
+    }
+    let mut landed = false;
+    for &(turn, path, e) in &edits[start..] {
+        if !(path.is_empty() || same_file(path, w.anchored_path)) {
+            continue;
+        }
+        if turn_time
+            .get(&turn)
+            .is_some_and(|&t| t > commit_time + TIME_SLACK)
+        {
+            continue;
+        }
+        let text = new_text(e);
+        // Too short to say where it landed.
+        if !text.trim().contains('\n') || text.split_whitespace().map(str::len).sum::<usize>() < 20
+        {
+            continue;
+        }
+        for (p, _) in target.match_indices(text.as_str()) {
+            landed = true;
+            if spans.iter().any(|&(a, b)| p < b && a < p + text.len()) {
+                return false;
+            }
+        }
+    }
+    landed
 }
 
 /// Why a write stays unmapped, in a line a reader can act on.

@@ -669,3 +669,130 @@ fn a_rebased_commit_is_placed_by_its_author_time() {
         "{v}"
     );
 }
+
+const FIXED: &str = "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n";
+
+/// The file written whole, rewritten, then written back as committed: the commit's content
+/// comes from the last write before the commit, not the first that happened to match.
+#[test]
+fn replay_takes_the_last_write_before_the_commit() {
+    let r = base();
+    let yaml = |s: &str| serde_json::to_string(s).unwrap();
+    let session = format!(
+        "schema: sage.session/1\ntask: fix the SSRF\nturns:\n  - text: Writing it.\n    timestamp: 2025-12-31T23:50:00Z\n    file_changes:\n      - {{path: app.py, content: {fixed}}}\n  - text: Trying another way.\n    timestamp: 2025-12-31T23:51:00Z\n    file_changes:\n      - {{path: app.py, content: {other}}}\n  - text: Back to the first version.\n    timestamp: 2025-12-31T23:52:00Z\n    file_changes:\n      - {{path: app.py, content: {fixed}}}\n  - text: Done, later tidying.\n    timestamp: 2026-01-01T03:00:00Z\n    file_changes:\n      - {{path: app.py, content: {fixed}}}\n",
+        fixed = yaml(FIXED),
+        other = yaml("def fetch(url):\n    return get(url)\n"),
+    );
+    r.write("app.py", FIXED);
+    r.write(".sage/sessions/s.yaml", &session);
+    r.commit("fix");
+    let v = prov(&r, &["--base", "main"]);
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(
+        (w["turn"].as_u64(), w["mapped_by"].as_str()),
+        (Some(3), Some("replay")),
+        "{v}"
+    );
+}
+
+/// Code the commit holds twice is there once both copies are: the edit that added the
+/// second copy completed it.
+#[test]
+fn code_held_twice_is_written_by_the_edit_that_completes_it() {
+    let r = base();
+    r.write(
+        "app.py",
+        "def fetch(url):\n    return get(url)\n\ndef head(url):\n    return get(url)\n",
+    );
+    r.commit("two functions");
+    let session = r#"schema: sage.session/1
+task: fix the SSRF
+turns:
+  - text: Checking fetch.
+    file_changes:
+      - path: app.py
+        old: "def fetch(url):\n"
+        new: "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n"
+  - text: And head.
+    file_changes:
+      - path: app.py
+        old: "def head(url):\n"
+        new: "def head(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n"
+"#;
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n\ndef head(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.write(".sage/sessions/s.yaml", session);
+    r.commit("fix");
+    let v = prov(&r, &["--base", "HEAD~1"]);
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(
+        (w["turn"].as_u64(), w["mapped_by"].as_str()),
+        (Some(2), Some("replay")),
+        "{v}"
+    );
+}
+
+/// The session's edits of the file landed on other lines than the anchored code (a person or
+/// a generator wrote that): the write stays unmapped and says so; no commit-level or timed
+/// guess stands in for it.
+#[test]
+fn edits_that_wrote_other_lines_do_not_claim_the_code() {
+    let r = base();
+    let session = r#"schema: sage.session/1
+task: document fetch
+turns:
+  - text: Adding a docstring.
+    timestamp: 2025-12-31T23:50:00Z
+    file_changes:
+      - path: app.py
+        old: "def fetch(url):\n"
+        new: "def fetch(url):\n    \"\"\"Fetches a URL over the network,\n    returning the body.\"\"\"\n"
+  - text: Adding a changelog line.
+    timestamp: 2025-12-31T23:51:00Z
+    file_changes:
+      - {path: CHANGES.md, content: "- docs\n"}
+"#;
+    r.write("app.py", "def fetch(url):\n    \"\"\"Fetches a URL over the network,\n    returning the body.\"\"\"\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
+    r.write("CHANGES.md", "- docs\n");
+    r.write(".sage/sessions/s.yaml", session);
+    r.commit("docs and a check");
+    let v = prov(&r, &["--base", "main"]);
+    let w = &v["provenance"]["introducing_write"];
+    assert!(w["turn"].is_null(), "{v}");
+    let why = v["provenance"]["writes"][0]["unmapped_reason"].to_string();
+    assert!(
+        why.contains("wrote other lines of it, not the anchored code"),
+        "{why}"
+    );
+}
+
+/// Every edit of the file shows its text and none holds the anchored code: the commit's time
+/// inside the session is no evidence that the session wrote it.
+#[test]
+fn a_time_does_not_stand_in_for_an_edit_that_is_not_there() {
+    let r = base();
+    let session = r#"schema: sage.session/1
+task: rename the helper
+turns:
+  - text: Renaming.
+    timestamp: 2025-12-31T23:50:00Z
+    file_changes:
+      - path: app.py
+        old: "    return get(url)\n"
+        new: "    return fetch_url(url)\n"
+  - text: Done.
+    timestamp: 2026-01-01T00:30:00Z
+"#;
+    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return fetch_url(url)\n");
+    r.write(".sage/sessions/s.yaml", session);
+    r.commit("rename and a check");
+    let v = prov(&r, &["--base", "main"]);
+    let w = &v["provenance"]["writes"][0];
+    assert!(w["turn"].is_null(), "{v}");
+    assert!(
+        w["unmapped_reason"]
+            .as_str()
+            .unwrap()
+            .contains("none of them holds the anchored code"),
+        "{w}"
+    );
+}
