@@ -13,6 +13,11 @@ A turn is right when the truth's line falls inside the turn git-sage names (from
 line to the next turn's) — or, for a "none" truth, when git-sage names no turn. The session is
 right when it is the truth's file or a longer copy of it (the truth's bytes its prefix).
 
+The corpus (bench/attribution_cases.json, see bench/attribution.md) names public repositories,
+commits, paths and line numbers only; the repositories are cloned from fetched snapshots or
+GitHub. Rows "~held-out" and "~tuned-on" split the cases never looked at while changing
+git-sage from the rest.
+
 Usage: bench/attribution.py BIN CASES.json [--only ID] [--json OUT]
 """
 
@@ -60,18 +65,60 @@ def extends(repo, chosen, want):
     return bool(mine and theirs) and mine.startswith(theirs)
 
 
+def source_of(case):
+    """Where to clone from: the case's mirror, a fetched snapshot under $SAGE_MIRRORS
+    (default /work/.mirror, where the workplace `fetch` tool puts them), else GitHub."""
+    owner, name = case["repo"].split("/")
+    for m in (case.get("mirror"),
+              os.path.join(os.environ.get("SAGE_MIRRORS", "/work/.mirror"), f"{owner}+{name}", "repo")):
+        if m and os.path.isdir(m):
+            return m
+    return f"https://github.com/{case['repo']}.git"
+
+
+def fragment_of(case, repo):
+    """The anchored fragment: given, or read from the file at the commit (the corpus stores a
+    line number, not the third-party code)."""
+    if "fragment" in case:
+        return case["fragment"]
+    at = case["fragment_at"]
+    text = show(repo, f"{case['commit']}:{case['file']}")
+    if text is None:
+        return None
+    line = text.decode("utf-8", "replace").split("\n")[at["line"] - 1].rstrip("\r")
+    return line.strip() if at.get("strip") else line
+
+
+def touched(binary, cwd, source, path):
+    """Whether the session git-sage chose edits the anchored file (or makes pathless edits)."""
+    name = source.split()[0] + "^{commit}" if source.endswith(" message") else source
+    r = run([binary, "turns", name, "--format", "json"], cwd=cwd)
+    if r.returncode != 0:
+        return None
+    for t in json.loads(r.stdout)["turns"]:
+        for c in t.get("file_changes") or []:
+            p = c.get("path") or ""
+            if p == "" or p == path or path.endswith("/" + p) or p.endswith("/" + path):
+                return True
+    return False
+
+
 def check(binary, case, work):
     repo = os.path.join(work, case["id"])
-    r = run(["git", "clone", "-q", case["mirror"], repo])
+    src = source_of(case)
+    r = run(["git", "clone", "-q", src, repo])
     if r.returncode != 0:
         # A snapshot may leave its largest blobs out: the history is all provenance needs.
         shutil.rmtree(repo, ignore_errors=True)
-        r = run(["git", "clone", "-q", "--no-checkout", case["mirror"], repo])
+        r = run(["git", "clone", "-q", "--no-checkout", src, repo])
     if r.returncode != 0:
         return {"error": "clone: " + r.stderr.strip()[-200:]}
     anchor = os.path.join(work, case["id"] + ".yaml")
+    fragment = fragment_of(case, repo)
+    if fragment is None:
+        return {"error": f"{case['file']} not found at {case['commit']}"}
     with open(anchor, "w") as f:
-        json.dump({"id": case["id"], "file": case["file"], "fragment": case["fragment"]}, f)
+        json.dump({"id": case["id"], "file": case["file"], "fragment": fragment}, f)
     r = run([binary, "provenance", case["tip"], "--finding", anchor, "--base", case["base"],
              "--format", "json"], cwd=repo)
     if r.returncode != 0:
@@ -86,6 +133,8 @@ def check(binary, case, work):
         "mapped_by": w.get("mapped_by"),
         "unmapped_reason": w.get("unmapped_reason"),
     }
+    if out["turn"] is not None and out["session"]:
+        out["session_touched"] = touched(binary, repo, out["session"], case["file"])
     truth = case["truth"]
     want_path = case["session"]["path"]
     out["session_right"] = bool(out["session"]) and (
@@ -134,9 +183,11 @@ def main():
             flag = "ok " if res.get("turn_right") else "BAD"
             print(f"{flag} {c['id']:<34} {c['format']:<9} session={'right' if res.get('session_right') else res.get('session') or '-'} "
                   f"turn={res.get('turn')} by={res.get('mapped_by')} {res.get('error') or res.get('unmapped_reason') or ''}"[:220])
+    held = {c["id"] for c in cases if c.get("held_out")}
     by = collections.defaultdict(lambda: [0, 0, 0, 0])
     for r in rows:
-        for key in (r["format"], "all"):
+        split = "~held-out" if r["id"] in held else "~tuned-on"
+        for key in (r["format"], "all", split):
             b = by[key]
             b[0] += 1
             b[1] += bool(r.get("session_right"))
@@ -149,6 +200,8 @@ def main():
     print("\nby mapping method (right/all): " + ", ".join(
         f"{m} {methods[(m, True)]}/{methods[(m, True)] + methods[(m, False)]}"
         for m in sorted({m for m, _ in methods})))
+    untouched = [r["id"] for r in rows if r.get("turn") is not None and r.get("session_touched") is False]
+    print(f"writes mapped into a session that never edited the file: {len(untouched)} {untouched}")
     wrong_session = [r["id"] for r in rows if r.get("turn") is not None and r["none"]]
     print(f"writes mapped although no session edit wrote the code: {len(wrong_session)} {wrong_session}")
     print(f"unmapped writes without a reason: {sum(1 for r in rows if r.get('turn') is None and r.get('session') and r.get('status') == 'introduced' and not r.get('unmapped_reason'))}")
