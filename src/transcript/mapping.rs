@@ -88,9 +88,18 @@ pub struct Anchored<'a> {
 }
 
 pub fn same_file(transcript_path: &str, repo_path: &str) -> bool {
-    let t = transcript_path.replace('\\', "/");
+    // Called for every edit of every write: no allocation unless the log uses backslashes.
+    let t: std::borrow::Cow<str> = if transcript_path.contains('\\') {
+        transcript_path.replace('\\', "/").into()
+    } else {
+        transcript_path.into()
+    };
     let t = t.trim_start_matches("./");
-    t == repo_path || t.ends_with(&format!("/{repo_path}")) || repo_path.ends_with(&format!("/{t}"))
+    // `a` is `b` or ends with `/b`.
+    let under = |a: &str, b: &str| {
+        a.len() > b.len() && a.ends_with(b) && a.as_bytes()[a.len() - b.len() - 1] == b'/'
+    };
+    t == repo_path || under(t, repo_path) || under(repo_path, t)
 }
 
 /// The text an edit leaves in the file: what an edit-level fallback can look for.
@@ -631,5 +640,10 @@ mod tests {
         ));
         assert!(same_file("./media/fetcher.py", "media/fetcher.py"));
         assert!(!same_file("media/other.py", "media/fetcher.py"));
+        assert!(same_file("C:\\shop\\media\\fetcher.py", "media/fetcher.py"));
+        assert!(same_file("fetcher.py", "media/fetcher.py"));
+        assert!(!same_file("xmedia/fetcher.py", "media/fetcher.py"));
+        assert!(!same_file("etcher.py", "media/fetcher.py"));
+        assert!(!same_file("", "media/fetcher.py"));
     }
 }
