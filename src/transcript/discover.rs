@@ -242,10 +242,18 @@ impl Collector<'_> {
                 }
             };
             if parts.is_empty() {
-                self.notes.push(format!(
-                    "{branch} holds no checkpoint {id} (named by {})",
-                    c.id.short()
-                ));
+                let is_file = matches!(self.repo.entry_at(tree, &dir), Ok(Some(_)));
+                self.notes.push(if is_file {
+                    format!(
+                        "{branch}:{dir} is a file, not a checkpoint folder (named by {}): not a checkpoint tree?",
+                        c.id.short()
+                    )
+                } else {
+                    format!(
+                        "{branch} holds no checkpoint {id} (named by {})",
+                        c.id.short()
+                    )
+                });
             }
             parts.sort_by_key(|(n, _)| n.parse::<u32>().unwrap_or(u32::MAX));
             for (n, _) in parts.into_iter().filter(|(_, d)| *d) {

@@ -796,3 +796,84 @@ turns:
         "{w}"
     );
 }
+
+/// Bad input around sessions: a clear line, no wrong mapping, no crash.
+#[test]
+fn bad_sessions_say_why_and_map_nothing_wrong() {
+    // a checkpoint ref whose checkpoint is not a tree
+    let r = base();
+    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
+    r.git(&["rm", "-rq", "--cached", "."]);
+    std::fs::remove_file(r.path().join("app.py")).unwrap();
+    r.write("ab/cdef012345", "not a folder\n");
+    r.commit_as(HUMAN, "not checkpoints");
+    r.git(&["checkout", "-q", "-f", "agent"]);
+    std::fs::remove_dir_all(r.path().join("ab")).ok();
+    r.write("app.py", FIXED);
+    r.git_as(AGENT, &["add", "app.py"]);
+    r.git_as(
+        AGENT,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "fix\n\nEntire-Checkpoint: abcdef012345",
+        ],
+    );
+    let v = prov(&r, &["--base", "main"]);
+    assert_eq!(v["provenance"]["status"], "introduced");
+    assert!(v.get("session").is_none(), "{v}");
+    assert!(
+        v["provenance"]["notes"]
+            .to_string()
+            .contains("entire/checkpoints/v1:ab/cdef012345 is a file, not a checkpoint folder"),
+        "{}",
+        v["provenance"]["notes"]
+    );
+
+    let case = |session: &str, name: &str| {
+        let r = base();
+        r.write("app.py", FIXED);
+        r.write(&format!(".sage/sessions/{name}"), session);
+        r.commit("fix");
+        prov(&r, &["--base", "main"])
+    };
+    // a session with no edits
+    let v = case(
+        "schema: sage.session/1\ntask: fix it\nturns:\n  - text: Looking.\n  - text: Done.\n",
+        "s.yaml",
+    );
+    let w = &v["provenance"]["introducing_write"];
+    assert!(w["turn"].is_null(), "{v}");
+    assert_eq!(
+        w["unmapped_reason"], "the session holds no file edits",
+        "{v}"
+    );
+    // Windows absolute paths in a Claude Code log
+    let win = concat!(
+        "{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u1\",\"cwd\":\"C:\\\\work\\\\shop\",\"message\":{\"role\":\"user\",\"content\":\"fix the ssrf\"}}\n",
+        "{\"type\":\"assistant\",\"sessionId\":\"s1\",\"uuid\":\"u2\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Edit\",\"input\":{\"file_path\":\"C:\\\\work\\\\shop\\\\app.py\",\"old_string\":\"def fetch(url):\\n\",\"new_string\":\"def fetch(url):\\n    if not url.startswith(\\\"https://\\\"):\\n        raise ValueError(url)\\n\"}}]}}\n",
+        "{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u3\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"ok\"}]}}\n",
+    );
+    let v = case(win, "s.jsonl");
+    let w = &v["provenance"]["introducing_write"];
+    assert_eq!(
+        (w["turn"].as_u64(), w["mapped_by"].as_str()),
+        (Some(1), Some("replay")),
+        "{v}"
+    );
+    // edits that never apply and do not hold the code
+    let v = case(
+        "schema: sage.session/1\ntask: fix it\nturns:\n  - text: Editing.\n    file_changes:\n      - {path: app.py, old: \"no such text\\n\", new: \"other text\\n\"}\n",
+        "s.yaml",
+    );
+    let w = &v["provenance"]["introducing_write"];
+    assert!(w["turn"].is_null(), "{v}");
+    assert!(
+        w["unmapped_reason"]
+            .as_str()
+            .unwrap()
+            .contains("do not reproduce this commit"),
+        "{v}"
+    );
+}
