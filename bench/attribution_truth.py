@@ -78,8 +78,9 @@ EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_editor"
               "str_replace_based_edit_tool", "create_file", "edit_file"}
 
 
-def claude_records(text):
-    recs, by_id = [], {}
+def json_lines(text):
+    """(1-based line number, object) for every line that is a JSON object; lines count
+    '\n' only (str.splitlines() would also split on lone CRs and U+2028)."""
     for i, line in enumerate(text.split("\n"), 1):
         line = line.strip()
         if not line:
@@ -88,8 +89,13 @@ def claude_records(text):
             o = json.loads(line)
         except Exception:
             continue
-        if not isinstance(o, dict):
-            continue
+        if isinstance(o, dict):
+            yield i, o
+
+
+def claude_records(text):
+    recs, by_id = [], {}
+    for i, o in json_lines(text):
         blocks, sub = [], False
         msg = o.get("message") or {}
         content = msg.get("content") if isinstance(msg, dict) else None
@@ -163,16 +169,7 @@ def patch_added(patch):
 
 def codex_records(text):
     recs, by_call = [], {}
-    for i, line in enumerate(text.split("\n"), 1):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            o = json.loads(line)
-        except Exception:
-            continue
-        if not isinstance(o, dict):
-            continue
+    for i, o in json_lines(text):
         p = o.get("payload") if isinstance(o.get("payload"), dict) else o
         t, name = p.get("type"), p.get("name")
         patch = None

@@ -352,13 +352,7 @@ fn split_thinking(text: &str) -> (String, String) {
 }
 
 fn change(path: &str, edit: Edit) -> FileChange {
-    FileChange {
-        path: path.to_string(),
-        edit,
-        before: None,
-        after: None,
-        tool_call: None,
-    }
+    FileChange::new(path.to_string(), edit)
 }
 
 /// The conversation in a commit body: `USER:` and `ASSISTANT:` open messages (the text may

@@ -531,13 +531,7 @@ fn file_change(
     for edit in changes {
         st.b.change_for_call(
             on,
-            FileChange {
-                path: path.clone(),
-                edit,
-                before: None,
-                after: None,
-                tool_call: None,
-            },
+            FileChange::new(path.clone(), edit),
             ts.clone(),
             SourceRef::line(n),
         );

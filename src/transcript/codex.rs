@@ -182,13 +182,7 @@ fn event(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
                 };
                 st.b.change_for_call(
                     Some(&id),
-                    FileChange {
-                        path: rel,
-                        edit,
-                        before: None,
-                        after: None,
-                        tool_call: None,
-                    },
+                    FileChange::new(rel, edit),
                     ts.clone(),
                     SourceRef::line(n),
                 );
@@ -196,13 +190,7 @@ fn event(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
                     let to = relative_path(&to, st.cwd.as_deref());
                     st.b.change_for_call(
                         Some(&id),
-                        FileChange {
-                            path: to,
-                            edit: Edit::Opaque,
-                            before: None,
-                            after: None,
-                            tool_call: None,
-                        },
+                        FileChange::new(to, Edit::Opaque),
                         ts.clone(),
                         SourceRef::line(n),
                     );
@@ -392,13 +380,7 @@ pub fn apply_patch_changes(patch: &str, cwd: Option<&str>) -> Vec<FileChange> {
                 "move" => Edit::Opaque,
                 _ => Edit::Patch { patch: body },
             };
-            out.push(FileChange {
-                path,
-                edit,
-                before: None,
-                after: None,
-                tool_call: None,
-            });
+            out.push(FileChange::new(path, edit));
         }
     };
     for line in patch.lines() {
@@ -421,13 +403,7 @@ pub fn apply_patch_changes(patch: &str, cwd: Option<&str>) -> Vec<FileChange> {
             if let Some((_, op, _)) = current.as_mut() {
                 *op = "move";
             }
-            out.push(FileChange {
-                path: relative_path(to.trim(), cwd),
-                edit: Edit::Opaque,
-                before: None,
-                after: None,
-                tool_call: None,
-            });
+            out.push(FileChange::new(relative_path(to.trim(), cwd), Edit::Opaque));
             continue;
         }
         if line.starts_with("*** ") {

@@ -292,13 +292,7 @@ fn stored_change(name: &str, input: &Value, cwd: Option<&str>) -> Option<FileCha
         "Delete" => Edit::Delete,
         _ => return None,
     };
-    Some(FileChange {
-        path,
-        edit,
-        before: None,
-        after: None,
-        tool_call: None,
-    })
+    Some(FileChange::new(path, edit))
 }
 
 #[cfg(test)]

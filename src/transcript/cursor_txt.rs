@@ -170,13 +170,7 @@ fn file_change(name: &str, args: &Map<String, Value>) -> Option<FileChange> {
         "MultiEdit" | "EditNotebook" => Edit::Opaque,
         _ => return None,
     };
-    Some(FileChange {
-        path: path.replace('\\', "/"),
-        edit,
-        before: None,
-        after: None,
-        tool_call: None,
-    })
+    Some(FileChange::new(path.replace('\\', "/"), edit))
 }
 
 #[cfg(test)]

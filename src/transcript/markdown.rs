@@ -173,15 +173,12 @@ pub fn unified_diff_changes(diff: &str) -> Vec<FileChange> {
         if let Some(p) = path.take()
             && part.contains("@@")
         {
-            out.push(FileChange {
-                path: p,
-                edit: Edit::Patch {
+            out.push(FileChange::new(
+                p,
+                Edit::Patch {
                     patch: std::mem::take(part),
                 },
-                before: None,
-                after: None,
-                tool_call: None,
-            });
+            ));
         }
         part.clear();
     };

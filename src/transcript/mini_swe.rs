@@ -64,24 +64,12 @@ pub fn shell_changes(cmd: &str, cwd: Option<&str>) -> Vec<FileChange> {
                 } else {
                     Edit::Write { content: body }
                 };
-                out.push(FileChange {
-                    path,
-                    edit,
-                    before: None,
-                    after: None,
-                    tool_call: None,
-                });
+                out.push(FileChange::new(path, edit));
             }
         } else {
             for c in sed_inplace().captures_iter(lines[i]) {
                 let path = relative_path(c[1].trim_matches(['"', '\'']), cwd);
-                out.push(FileChange {
-                    path,
-                    edit: Edit::Opaque,
-                    before: None,
-                    after: None,
-                    tool_call: None,
-                });
+                out.push(FileChange::new(path, Edit::Opaque));
             }
         }
         i += 1;

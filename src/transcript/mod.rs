@@ -496,11 +496,8 @@ impl Builder {
                             },
                         };
                         t.file_changes.push(FileChange {
-                            path,
-                            edit,
-                            before: None,
-                            after: None,
                             tool_call: Some(ci),
+                            ..FileChange::new(path, edit)
                         });
                     }
                 }

@@ -138,6 +138,19 @@ pub struct FileChange {
     pub tool_call: Option<usize>,
 }
 
+impl FileChange {
+    /// A change as most logs give it: the file and the edit, nothing more.
+    pub fn new(path: impl Into<String>, edit: Edit) -> FileChange {
+        FileChange {
+            path: path.into(),
+            edit,
+            before: None,
+            after: None,
+            tool_call: None,
+        }
+    }
+}
+
 /// One agent turn: a message, its tool calls and results, and the file changes they made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {

@@ -251,13 +251,7 @@ fn edit_changes(ev: &Value, content: &str, workspace: &str) -> Vec<FileChange> {
         .and_then(Value::as_bool)
         .unwrap_or(true);
     if !prev_exist && let Some(new) = s("new_content") {
-        return vec![FileChange {
-            path,
-            edit: Edit::Write { content: new },
-            before: None,
-            after: None,
-            tool_call: None,
-        }];
+        return vec![FileChange::new(path, Edit::Write { content: new })];
     }
     if let Some(d) = diff {
         let mut cs = unified_diff_changes(&d);
@@ -269,23 +263,14 @@ fn edit_changes(ev: &Value, content: &str, workspace: &str) -> Vec<FileChange> {
         }
     }
     match (s("old_content"), s("new_content")) {
-        (Some(old), Some(new)) => vec![FileChange {
+        (Some(old), Some(new)) => vec![FileChange::new(
             path,
-            edit: Edit::Replace {
+            Edit::Replace {
                 old,
                 new,
                 all: false,
             },
-            before: None,
-            after: None,
-            tool_call: None,
-        }],
-        _ => vec![FileChange {
-            path,
-            edit: Edit::Opaque,
-            before: None,
-            after: None,
-            tool_call: None,
-        }],
+        )],
+        _ => vec![FileChange::new(path, Edit::Opaque)],
     }
 }

@@ -189,13 +189,7 @@ fn file_change(action: &Value) -> Option<FileChange> {
         "undo_edit" => Edit::Opaque,
         _ => return None,
     };
-    Some(FileChange {
-        path,
-        edit,
-        before: None,
-        after: None,
-        tool_call: None,
-    })
+    Some(FileChange::new(path, edit))
 }
 
 #[cfg(test)]

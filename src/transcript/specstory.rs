@@ -455,11 +455,8 @@ impl Reader {
         let t = self.b.turn(None, SourceRef::line(line));
         for edit in changes {
             t.file_changes.push(FileChange {
-                path: path.clone(),
-                edit,
-                before: None,
-                after: None,
                 tool_call: Some(ci),
+                ..FileChange::new(path.clone(), edit)
             });
         }
     }

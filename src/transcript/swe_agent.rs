@@ -236,15 +236,7 @@ fn change_of(
     wd: Option<&str>,
 ) -> Option<FileChange> {
     let rel = |p: &str| relative_path(p, wd);
-    let mk = |path: String, edit: Edit| {
-        Some(FileChange {
-            path,
-            edit,
-            before: None,
-            after: None,
-            tool_call: None,
-        })
-    };
+    let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
     let a = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
     // Structured tool calls first.
     match tool {

@@ -166,23 +166,12 @@ fn entire_checkpoint_branch() {
         "{\"type\":\"user\",\"sessionId\":\"s1\",\"uuid\":\"u4\",\"cwd\":\"/repo\",\"timestamp\":\"2026-01-01T00:00:03Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"ok\"}]},\"toolUseResult\":{\"filePath\":\"/repo/app.py\"}}\n",
     );
     // the checkpoint branch holds the transcript
-    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
-    r.git(&["rm", "-rq", "--cached", "."]);
-    std::fs::remove_file(r.path().join("app.py")).unwrap();
-    r.write("ab/cdef012345/0/full.jsonl", claude);
-    r.commit_as(HUMAN, "checkpoint");
-    r.git(&["checkout", "-q", "-f", "agent"]);
-    std::fs::remove_dir_all(r.path().join("ab")).ok();
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
-    r.git_as(AGENT, &["add", "app.py"]);
-    r.git_as(
-        AGENT,
-        &[
-            "commit",
-            "-q",
-            "-m",
-            "fix\n\nEntire-Checkpoint: abcdef012345",
-        ],
+    checkpoint_branch(&r, &[("ab/cdef012345/0/full.jsonl", claude)]);
+    agent_commit(
+        &r,
+        "app.py",
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n",
+        "fix\n\nEntire-Checkpoint: abcdef012345",
     );
     let v = prov(&r, &[]);
     assert_eq!(v["session"]["format"], "claude-code");
@@ -296,32 +285,59 @@ fn claude_session(edit_path: &str, lines_before: usize) -> String {
     s
 }
 
+/// Writes an `entire/checkpoints/v1` branch holding `files` and comes back to the agent branch.
+fn checkpoint_branch(r: &Repo, files: &[(&str, &str)]) {
+    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
+    r.git(&["rm", "-rq", "--cached", "."]);
+    std::fs::remove_file(r.path().join("app.py")).unwrap();
+    for (path, content) in files {
+        r.write(path, content);
+    }
+    r.commit_as(HUMAN, "checkpoints");
+    r.git(&["checkout", "-q", "-f", "agent"]);
+    for (path, _) in files {
+        let top = path.split('/').next().unwrap();
+        let _ = std::fs::remove_dir_all(r.path().join(top));
+        let _ = std::fs::remove_file(r.path().join(top));
+    }
+}
+
+/// The agent commits `path` with `content` and the message `msg`.
+fn agent_commit(r: &Repo, path: &str, content: &str, msg: &str) {
+    r.write(path, content);
+    r.git_as(AGENT, &["add", path]);
+    r.git_as(AGENT, &["commit", "-q", "-m", msg]);
+}
+
 /// Entire on a plain clone: the checkpoints only as origin/entire/checkpoints/v1; the
 /// checkpoint's several sessions chosen by evidence; a missing branch gets a hint.
 #[test]
 fn entire_checkpoints_on_a_plain_clone_chosen_by_evidence() {
     let r = base();
-    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
-    r.git(&["rm", "-rq", "--cached", "."]);
-    std::fs::remove_file(r.path().join("app.py")).unwrap();
     // session 0 edits another file; session 1 is a partial copy; session 2 the full one
-    r.write("ab/cdef012345/0/full.jsonl", &claude_session("other.py", 0));
-    r.write("ab/cdef012345/1/full.jsonl", &claude_session("app.py", 0));
-    r.write("ab/cdef012345/2/full.jsonl", &claude_session("app.py", 3));
-    r.write("ab/cdef012345/3/metadata.json", "{}");
-    r.commit_as(HUMAN, "checkpoint");
-    r.git(&["checkout", "-q", "-f", "agent"]);
-    std::fs::remove_dir_all(r.path().join("ab")).ok();
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
-    r.git_as(AGENT, &["add", "app.py"]);
-    r.git_as(
-        AGENT,
+    checkpoint_branch(
+        &r,
         &[
-            "commit",
-            "-q",
-            "-m",
-            "fix\n\nEntire-Checkpoint: abcdef012345",
+            (
+                "ab/cdef012345/0/full.jsonl",
+                claude_session("other.py", 0).as_str(),
+            ),
+            (
+                "ab/cdef012345/1/full.jsonl",
+                claude_session("app.py", 0).as_str(),
+            ),
+            (
+                "ab/cdef012345/2/full.jsonl",
+                claude_session("app.py", 3).as_str(),
+            ),
+            ("ab/cdef012345/3/metadata.json", "{}"),
         ],
+    );
+    agent_commit(
+        &r,
+        "app.py",
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n",
+        "fix\n\nEntire-Checkpoint: abcdef012345",
     );
     // a plain clone: only remote-tracking refs
     let clone = r.home().join("clone");
@@ -448,36 +464,24 @@ fn a_truncated_own_copy_loses_to_the_session_with_the_edit() {
     let r = base();
     let full = claude_session("app.py", 2);
     let cut: String = full.lines().take(3).map(|l| format!("{l}\n")).collect();
-    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
-    r.git(&["rm", "-rq", "--cached", "."]);
-    std::fs::remove_file(r.path().join("app.py")).unwrap();
-    r.write("ab/cdef012345/0/full.jsonl", &cut);
-    r.write("cd/ef01234567/0/full.jsonl", &full);
-    r.commit_as(HUMAN, "checkpoints");
-    r.git(&["checkout", "-q", "-f", "agent"]);
-    std::fs::remove_dir_all(r.path().join("ab")).ok();
-    std::fs::remove_dir_all(r.path().join("cd")).ok();
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
-    r.git_as(AGENT, &["add", "app.py"]);
-    r.git_as(
-        AGENT,
+    checkpoint_branch(
+        &r,
         &[
-            "commit",
-            "-q",
-            "-m",
-            "fix\n\nEntire-Checkpoint: abcdef012345",
+            ("ab/cdef012345/0/full.jsonl", cut.as_str()),
+            ("cd/ef01234567/0/full.jsonl", full.as_str()),
         ],
     );
-    r.write("README.md", "https only\n");
-    r.git_as(AGENT, &["add", "README.md"]);
-    r.git_as(
-        AGENT,
-        &[
-            "commit",
-            "-q",
-            "-m",
-            "docs\n\nEntire-Checkpoint: cdef01234567",
-        ],
+    agent_commit(
+        &r,
+        "app.py",
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n",
+        "fix\n\nEntire-Checkpoint: abcdef012345",
+    );
+    agent_commit(
+        &r,
+        "README.md",
+        "https only\n",
+        "docs\n\nEntire-Checkpoint: cdef01234567",
     );
     let v = prov(&r, &["--base", "main"]);
     let s = &v["session"];
@@ -510,9 +514,12 @@ fn a_truncated_own_copy_loses_to_the_session_with_the_edit() {
 #[test]
 fn an_aider_history_outside_the_range_that_logs_its_commit() {
     let r = base();
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
-    r.git_as(AGENT, &["add", "app.py"]);
-    r.git_as(AGENT, &["commit", "-q", "-m", "fix: check the scheme"]);
+    agent_commit(
+        &r,
+        "app.py",
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n",
+        "fix: check the scheme",
+    );
     let sha = r
         .git(&["rev-parse", "--short=7", "HEAD"])
         .trim()
@@ -566,36 +573,30 @@ fn an_aider_history_outside_the_range_that_logs_its_commit() {
 #[test]
 fn the_session_that_wrote_it_may_be_checkpointed_before_the_range() {
     let r = base();
-    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
-    r.git(&["rm", "-rq", "--cached", "."]);
-    std::fs::remove_file(r.path().join("app.py")).unwrap();
-    r.write("ab/cdef012345/0/full.jsonl", &claude_session("other.py", 0));
-    r.write("cd/ef01234567/0/full.jsonl", &claude_session("app.py", 1));
-    r.commit_as(HUMAN, "checkpoints");
-    r.git(&["checkout", "-q", "-f", "agent"]);
-    std::fs::remove_dir_all(r.path().join("ab")).ok();
-    std::fs::remove_dir_all(r.path().join("cd")).ok();
-    r.write("PLAN.md", "check the scheme\n");
-    r.git_as(AGENT, &["add", "PLAN.md"]);
-    r.git_as(
-        AGENT,
+    checkpoint_branch(
+        &r,
         &[
-            "commit",
-            "-q",
-            "-m",
-            "plan\n\nEntire-Checkpoint: cdef01234567",
+            (
+                "ab/cdef012345/0/full.jsonl",
+                claude_session("other.py", 0).as_str(),
+            ),
+            (
+                "cd/ef01234567/0/full.jsonl",
+                claude_session("app.py", 1).as_str(),
+            ),
         ],
     );
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
-    r.git_as(AGENT, &["add", "app.py"]);
-    r.git_as(
-        AGENT,
-        &[
-            "commit",
-            "-q",
-            "-m",
-            "fix\n\nEntire-Checkpoint: abcdef012345",
-        ],
+    agent_commit(
+        &r,
+        "PLAN.md",
+        "check the scheme\n",
+        "plan\n\nEntire-Checkpoint: cdef01234567",
+    );
+    agent_commit(
+        &r,
+        "app.py",
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n",
+        "fix\n\nEntire-Checkpoint: abcdef012345",
     );
     let v = prov(&r, &["--base", "agent~1"]);
     let s = &v["session"];
@@ -670,6 +671,20 @@ fn a_rebased_commit_is_placed_by_its_author_time() {
     );
 }
 
+/// Commits app.py and a session under .sage/sessions/, then runs provenance from `base`.
+fn with_session(r: &Repo, app: &str, session: &str, base: &str) -> serde_json::Value {
+    r.write("app.py", app);
+    r.write(".sage/sessions/s.yaml", session);
+    r.commit("fix");
+    prov(r, &["--base", base])
+}
+
+/// The introducing write's turn and how it was mapped.
+fn intro(v: &serde_json::Value) -> (Option<u64>, Option<&str>) {
+    let w = &v["provenance"]["introducing_write"];
+    (w["turn"].as_u64(), w["mapped_by"].as_str())
+}
+
 const FIXED: &str = "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n";
 
 /// The file written whole, rewritten, then written back as committed: the commit's content
@@ -683,16 +698,8 @@ fn replay_takes_the_last_write_before_the_commit() {
         fixed = yaml(FIXED),
         other = yaml("def fetch(url):\n    return get(url)\n"),
     );
-    r.write("app.py", FIXED);
-    r.write(".sage/sessions/s.yaml", &session);
-    r.commit("fix");
-    let v = prov(&r, &["--base", "main"]);
-    let w = &v["provenance"]["introducing_write"];
-    assert_eq!(
-        (w["turn"].as_u64(), w["mapped_by"].as_str()),
-        (Some(3), Some("replay")),
-        "{v}"
-    );
+    let v = with_session(&r, FIXED, &session, "main");
+    assert_eq!(intro(&v), (Some(3), Some("replay")), "{v}");
 }
 
 /// Code the commit holds twice is there once both copies are: the edit that added the
@@ -719,16 +726,13 @@ turns:
         old: "def head(url):\n"
         new: "def head(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n"
 "#;
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n\ndef head(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n");
-    r.write(".sage/sessions/s.yaml", session);
-    r.commit("fix");
-    let v = prov(&r, &["--base", "HEAD~1"]);
-    let w = &v["provenance"]["introducing_write"];
-    assert_eq!(
-        (w["turn"].as_u64(), w["mapped_by"].as_str()),
-        (Some(2), Some("replay")),
-        "{v}"
+    let v = with_session(
+        &r,
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n\ndef head(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return get(url)\n",
+        session,
+        "HEAD~1",
     );
+    assert_eq!(intro(&v), (Some(2), Some("replay")), "{v}");
 }
 
 /// The session's edits of the file landed on other lines than the anchored code (a person or
@@ -782,10 +786,12 @@ turns:
   - text: Done.
     timestamp: 2026-01-01T00:30:00Z
 "#;
-    r.write("app.py", "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return fetch_url(url)\n");
-    r.write(".sage/sessions/s.yaml", session);
-    r.commit("rename and a check");
-    let v = prov(&r, &["--base", "main"]);
+    let v = with_session(
+        &r,
+        "def fetch(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return fetch_url(url)\n",
+        session,
+        "main",
+    );
     let w = &v["provenance"]["writes"][0];
     assert!(w["turn"].is_null(), "{v}");
     assert!(
@@ -802,23 +808,12 @@ turns:
 fn bad_sessions_say_why_and_map_nothing_wrong() {
     // a checkpoint ref whose checkpoint is not a tree
     let r = base();
-    r.git(&["checkout", "-q", "--orphan", "entire/checkpoints/v1"]);
-    r.git(&["rm", "-rq", "--cached", "."]);
-    std::fs::remove_file(r.path().join("app.py")).unwrap();
-    r.write("ab/cdef012345", "not a folder\n");
-    r.commit_as(HUMAN, "not checkpoints");
-    r.git(&["checkout", "-q", "-f", "agent"]);
-    std::fs::remove_dir_all(r.path().join("ab")).ok();
-    r.write("app.py", FIXED);
-    r.git_as(AGENT, &["add", "app.py"]);
-    r.git_as(
-        AGENT,
-        &[
-            "commit",
-            "-q",
-            "-m",
-            "fix\n\nEntire-Checkpoint: abcdef012345",
-        ],
+    checkpoint_branch(&r, &[("ab/cdef012345", "not a folder\n")]);
+    agent_commit(
+        &r,
+        "app.py",
+        FIXED,
+        "fix\n\nEntire-Checkpoint: abcdef012345",
     );
     let v = prov(&r, &["--base", "main"]);
     assert_eq!(v["provenance"]["status"], "introduced");
