@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod redact;
 pub mod report;
 pub mod screen;
+pub mod settings;
 pub mod stats;
 pub mod term;
 pub mod timing;

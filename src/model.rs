@@ -138,3 +138,16 @@ impl Reconstruction {
         }
     }
 }
+
+/// `12`, `"12"` or `"12-14"` → an inclusive 1-based range.
+pub fn parse_lines(s: &str) -> Option<(u32, u32)> {
+    let s = s.trim();
+    let (a, b) = match s.split_once('-') {
+        Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
+        None => {
+            let n = s.parse().ok()?;
+            (n, n)
+        }
+    };
+    (a >= 1 && b >= a).then_some((a, b))
+}

@@ -26,8 +26,16 @@ pub struct RunOptions {
 /// `blame-origin` for one case.
 pub fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
     let repo = Repo::discover(&case.repo)?;
-    let range = range::resolve(&repo, case.tip.as_deref(), case.base.as_deref())?;
-    let agents = AgentMatcher::from_settings(&repo, case.agent.as_deref())?;
+    // Each case's repository has its own settings.
+    let settings = crate::settings::Settings::load(Some(&repo))?;
+    let range = range::resolve(
+        &repo,
+        case.tip.as_deref(),
+        case.base.as_deref(),
+        settings.base.as_deref(),
+    )?;
+    let agents =
+        AgentMatcher::from_settings(case.agent.as_deref(), settings.agent_pattern.as_deref())?;
     let anchor = crate::finding::load(&crate::finding::Request {
         finding: Some(case.finding.clone()),
         select: case.select.clone(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Context;
-use super::batch::SummaryFormat;
+use super::args::SummaryFormat;
 use crate::agree;
 use crate::batch::read_results;
 use crate::error::{Error, Result};

@@ -176,3 +176,11 @@ pub struct LeverArgs {
     #[arg(long)]
     pub two_types: bool,
 }
+
+/// Formats of the corpus summaries (`batch --summarize`, `agree`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummaryFormat {
+    Text,
+    Md,
+    Json,
+}

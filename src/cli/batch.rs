@@ -4,21 +4,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::Context;
-use super::args::{JudgeArgs, LeverArgs};
+use super::args::{JudgeArgs, LeverArgs, SummaryFormat};
 use crate::batch::run::{self, RunOptions};
 use crate::batch::summary::{self, Summary};
 use crate::batch::{CaseResult, CaseStatus, Manifest, Shard, read_results};
 use crate::error::{Error, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SummaryFormat {
-    Text,
-    Md,
-    Json,
-}
 
 /// Run blame-origin over a corpus of cases (a manifest) and print the summary tables
 #[derive(Debug, Args)]
@@ -191,12 +184,12 @@ pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         .jobs
         .take()
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let mut judge = super::judge::options(ctx, &judge_args)?;
+    let mut judge = super::util::judge_options(ctx.settings()?, &judge_args)?;
     judge.progress = false;
     let opts = RunOptions {
         jobs: case_jobs,
         judge,
-        levers: super::blame_origin::levers(ctx, &args.levers)?,
+        levers: super::util::levers(ctx.settings()?, &args.levers)?,
         judge_sees_anchor: false,
     };
 

@@ -4,22 +4,11 @@ use clap::{Args, ValueEnum};
 
 use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
+use super::util::{ReportFormat, emit, judge_options, levers, render};
 use crate::error::{Error, Result};
 use crate::finding;
 use crate::history::range;
-use crate::origin::Levers;
 use crate::pipeline::{self, BlameRequest};
-use crate::report::doc::ReportDoc;
-
-/// Report formats of `blame-origin`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    Text,
-    Json,
-    Md,
-    Html,
-    Sarif,
-}
 
 /// What `--fail-on` gates on (exit 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -78,68 +67,19 @@ pub struct BlameOriginArgs {
     pub fail_on: Option<FailOn>,
 }
 
-/// Origin-rule levers from flags, then `git config sage.*`.
-pub fn levers(ctx: &Context, a: &LeverArgs) -> Result<Levers> {
-    let (vr, sa, two_types) = (a.vr_max, a.sa_max, a.two_types);
-    let repo = ctx.repo().ok();
-    let cfg = |k: &str| -> Result<Option<u8>> {
-        match repo
-            .as_ref()
-            .and_then(|r| r.config_string(k).ok().flatten())
-        {
-            None => Ok(None),
-            Some(v) => v.trim().parse().map(Some).map_err(|_| {
-                Error::input(format!(
-                    "git config {k} = {v:?} is not a number from 0 to 3"
-                ))
-            }),
-        }
-    };
-    let l = Levers {
-        vr_max: vr.or(cfg("sage.vrMax")?).unwrap_or(1),
-        sa_max: sa.or(cfg("sage.saMax")?).unwrap_or(1),
-        two_types,
-    };
-    if l.vr_max > 3 || l.sa_max > 3 {
-        return Err(Error::input("--vr-max and --sa-max take 0 to 3"));
-    }
-    Ok(l)
-}
-
-/// Renders a report in a format.
-pub fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
-    Ok(match format {
-        ReportFormat::Text => crate::term::clean(&crate::report::text::report(doc)).into_owned(),
-        ReportFormat::Md => crate::report::markdown::report(doc),
-        ReportFormat::Html => crate::report::html::report(doc),
-        ReportFormat::Json => crate::report::jsonfmt::to_string(doc)
-            .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
-        ReportFormat::Sarif => {
-            let mut s = serde_json::to_string_pretty(&crate::report::sarif::report(doc))
-                .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
-            s.push('\n');
-            s
-        }
-    })
-}
-
-/// Writes a rendered report to `--out` or stdout.
-pub fn emit(ctx: &Context, text: &str, out: Option<&std::path::Path>) -> Result<()> {
-    match out {
-        Some(p) => crate::files::write_output(p, text.as_bytes())
-            .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display()))),
-        None => ctx.print(text),
-    }
-}
-
 pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     let repo = ctx.repo()?;
+    let settings = ctx.settings()?;
     let range = range::resolve(
         &repo,
         args.range.branch.as_deref(),
         args.range.base.as_deref(),
+        settings.base.as_deref(),
     )?;
-    let agents = range::AgentMatcher::from_settings(&repo, args.range.agent.as_deref())?;
+    let agents = range::AgentMatcher::from_settings(
+        args.range.agent.as_deref(),
+        settings.agent_pattern.as_deref(),
+    )?;
     let (anchor, unconfirmed) = match &args.find_anchor {
         Some(scanner) => (
             crate::finding::scan::find_anchor(&repo, &range, scanner)?,
@@ -151,14 +91,14 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             (a, unconfirmed)
         }
     };
-    let mut judge = super::judge::options(ctx, &args.judge)?;
+    let mut judge = judge_options(settings, &args.judge)?;
     judge.task = judge.task.clone();
     let templates_dir = judge.templates_dir.clone();
     let req = BlameRequest {
         anchor: &anchor,
         session: args.session.as_deref(),
         judge,
-        levers: levers(ctx, &args.levers)?,
+        levers: levers(settings, &args.levers)?,
         judge_sees_anchor: args.judge_sees_anchor,
         unconfirmed,
         templates_dir,
@@ -166,7 +106,7 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
     emit(ctx, &render(&doc, args.format)?, args.out.as_deref())?;
     if args.notes {
-        let n = super::notes::write(&repo, &doc)?;
+        let n = crate::notes::write(&repo, &doc)?;
         crate::say!(
             "git-sage: wrote {n} note(s) under {} (git log --notes=sage)",
             crate::git::NOTES_REF

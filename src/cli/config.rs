@@ -4,78 +4,7 @@ use clap::Args;
 
 use super::Context;
 use crate::error::Result;
-
-/// The settings git sage reads (git config sage.*), with their defaults.
-pub const SETTINGS: &[(&str, &str, &str)] = &[
-    (
-        "sage.base",
-        "merge-base with origin/HEAD, main or master",
-        "the branch the agent's work started from",
-    ),
-    (
-        "sage.agentPattern",
-        "every commit",
-        "regex over author, committer, Co-authored-by naming agent commits",
-    ),
-    (
-        "sage.judge",
-        "offline",
-        "offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE",
-    ),
-    ("sage.jobs", "8", "judge calls at once"),
-    ("sage.rpm", "no cap", "judge requests per minute"),
-    (
-        "sage.task",
-        "the user message that opened the task",
-        "the task text given to the judge",
-    ),
-    (
-        "sage.templates",
-        "embedded",
-        "directory overriding templates/judge, lexicons, recommendations",
-    ),
-    (
-        "sage.cacheDir",
-        "$XDG_CACHE_HOME/git-sage",
-        "judge answer cache",
-    ),
-    (
-        "sage.vrMax",
-        "1",
-        "missed opportunity when VR is at most this",
-    ),
-    (
-        "sage.saMax",
-        "1",
-        "missed opportunity when SA is at most this",
-    ),
-    (
-        "sage.findings",
-        ".sage/findings/*.{sarif,json,yaml,yml}",
-        "findings the hooks analyse (multi-valued)",
-    ),
-    (
-        "sage.scanner",
-        "none",
-        "bandit | semgrep | screen: the hooks' anchor when there are no findings",
-    ),
-    (
-        "sage.block",
-        "false",
-        "hooks refuse a merge/push while a confirmed finding is present",
-    ),
-    (
-        "sage.strict",
-        "false",
-        "an internal error in a hook stops git",
-    ),
-    ("sage.notes", "true", "hooks write origin notes"),
-    (
-        "sage.recordMaxSize",
-        "20",
-        "largest session `git sage record` copies, in MB",
-    ),
-];
+use crate::settings::{KEYS, Key};
 
 const ENV: &[&str] = &[
     "OPENAI_BASE_URL",
@@ -97,7 +26,9 @@ pub struct ConfigArgs {}
 pub fn run(ctx: &Context, _: &ConfigArgs) -> Result<i32> {
     let repo = ctx.repo().ok();
     let mut out = String::new();
-    for (key, default, what) in SETTINGS {
+    // Loading them checks every value: a bad one is reported here as everywhere else.
+    ctx.settings()?;
+    for Key { key, default, what } in KEYS {
         let (value, source) = match repo
             .as_ref()
             .and_then(|r| r.config_entry(key).ok().flatten())

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Context;
-use super::blame_origin::{ReportFormat, emit, render};
+use super::util::{ReportFormat, emit, render};
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::history::range::{self, AgentMatcher};
@@ -120,7 +120,7 @@ pub fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         }
     };
     let repo = build(&dir)?;
-    let range = range::resolve(&repo, None, None)?;
+    let range = range::resolve(&repo, None, None, None)?;
     let mut anchor = crate::finding::load(&crate::finding::Request {
         finding: Some(dir.join(".sage/findings/ssrf-preview.yaml")),
         select: None,

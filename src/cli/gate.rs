@@ -12,8 +12,7 @@ use crate::judge::cache::{self, Cache};
 use crate::judge::run::Options;
 use crate::model::{Anchor, ProvenanceStatus};
 use crate::pipeline::{self, BlameRequest};
-
-const DEFAULT_FINDINGS: &str = ".sage/findings/*.{sarif,json,yaml,yml}";
+use crate::settings::Settings;
 
 /// `*` and `{a,b}` in the last path component, relative to `root`.
 pub fn glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
@@ -65,16 +64,15 @@ pub fn glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
     out
 }
 
-fn hook_options(repo: &Repo) -> Result<Options> {
-    let cfg = |k: &str| repo.config_string(k).ok().flatten();
-    let judge = Spec::parse(&cfg("sage.judge").unwrap_or_else(|| "offline".into()))?;
+/// The hooks' judge: the settings, no flags, no progress bar.
+fn hook_options(settings: &Settings) -> Result<Options> {
     Ok(Options {
-        judges: vec![judge],
-        jobs: cfg("sage.jobs").and_then(|v| v.parse().ok()).unwrap_or(8),
-        rpm: cfg("sage.rpm").and_then(|v| v.parse().ok()),
-        task: cfg("sage.task"),
-        templates_dir: cfg("sage.templates").map(Into::into),
-        cache: Cache::new(cache::default_dir(cfg("sage.cacheDir").as_deref())),
+        judges: vec![Spec::parse(&settings.judge)?],
+        jobs: settings.jobs,
+        rpm: settings.rpm,
+        task: settings.task.clone(),
+        templates_dir: settings.templates.clone(),
+        cache: Cache::new(cache::default_dir(settings.cache_dir.as_deref())),
         progress: false,
         ..Options::default()
     })
@@ -82,17 +80,10 @@ fn hook_options(repo: &Repo) -> Result<Options> {
 
 /// Analyses `base..tip`; returns the exit code for the hook (1 only when blocking).
 pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> Result<i32> {
+    let settings = ctx.settings()?;
     let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
     let mut anchors: Vec<(Anchor, bool)> = Vec::new();
-    let patterns = {
-        let v = repo.config_all("sage.findings")?;
-        if v.is_empty() {
-            vec![DEFAULT_FINDINGS.to_string()]
-        } else {
-            v
-        }
-    };
-    for pat in &patterns {
+    for pat in &settings.findings {
         for file in glob(&root, pat) {
             match crate::finding::load_all(&file) {
                 Ok(all) => anchors.extend(all.into_iter().map(|a| {
@@ -103,29 +94,30 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
             }
         }
     }
-    let range = crate::history::range::resolve(repo, Some(tip), Some(base))?;
+    let range = crate::history::range::resolve(repo, Some(tip), Some(base), None)?;
     if anchors.is_empty() {
-        if let Some(scanner) = repo.config_string("sage.scanner")? {
+        if let Some(scanner) = &settings.scanner {
             anchors.push((
-                crate::finding::scan::find_anchor(repo, &range, &scanner)?,
+                crate::finding::scan::find_anchor(repo, &range, scanner)?,
                 true,
             ));
         } else {
             return Ok(0);
         }
     }
-    let agents = crate::history::range::AgentMatcher::from_settings(repo, None)?;
-    let levers = super::blame_origin::levers(
-        ctx,
+    let agents = crate::history::range::AgentMatcher::from_settings(
+        None,
+        settings.agent_pattern.as_deref(),
+    )?;
+    let levers = super::util::levers(
+        settings,
         &super::args::LeverArgs {
             vr_max: None,
             sa_max: None,
             two_types: false,
         },
     )?;
-    let write_notes = repo
-        .config_string("sage.notes")?
-        .is_none_or(|v| super::hooks::truthy(&v));
+    let write_notes = settings.notes;
     let mut present = 0;
     crate::say!(
         "git sage: {} of {} ({} commit(s)) against {} finding(s):",
@@ -138,7 +130,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
         let req = BlameRequest {
             anchor,
             session: None,
-            judge: hook_options(repo)?,
+            judge: hook_options(settings)?,
             levers,
             judge_sees_anchor: false,
             unconfirmed: *unconfirmed,
@@ -178,7 +170,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
             doc.provenance.status.as_str().replace('_', " ")
         );
         if write_notes {
-            super::notes::write(repo, &doc)?;
+            crate::notes::write(repo, &doc)?;
         }
     }
     if write_notes {
@@ -188,10 +180,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
             &base[..7.min(base.len())]
         );
     }
-    let block = repo
-        .config_string("sage.block")?
-        .is_some_and(|v| super::hooks::truthy(&v));
-    if block && present > 0 {
+    if settings.block && present > 0 {
         crate::say!(
             "git sage: {what} refused: {present} confirmed finding(s) still present (sage.block=true; git config sage.block false to allow)"
         );

@@ -15,6 +15,7 @@ use clap::{Args, Subcommand};
 use super::Context;
 use crate::error::{Error, Result};
 use crate::git::{NOTES_REF, Repo};
+use crate::settings::Settings;
 
 pub const HOOKS: [&str; 4] = [
     "pre-merge-commit",
@@ -359,11 +360,7 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
 
 /// Runs a hook; internal errors warn and let git go on unless `sage.strict=true`.
 pub fn run_hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
-    let strict = ctx
-        .repo()
-        .ok()
-        .and_then(|r| r.config_string("sage.strict").ok().flatten())
-        .is_some_and(|v| truthy(&v));
+    let strict = Settings::strict_of(ctx.repo().ok().as_ref());
     match hook(ctx, args) {
         Ok(code) => Ok(code),
         Err(e) if strict => {
@@ -381,13 +378,6 @@ pub fn run_hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
             Ok(0)
         }
     }
-}
-
-pub fn truthy(v: &str) -> bool {
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "true" | "yes" | "on" | "1"
-    )
 }
 
 fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
@@ -439,7 +429,12 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
                 }
                 let tip = repo.resolve_commit(f[1])?;
                 let base = if f[3].chars().all(|c| c == '0') {
-                    match crate::history::range::resolve(&repo, Some(f[1]), None) {
+                    match crate::history::range::resolve(
+                        &repo,
+                        Some(f[1]),
+                        None,
+                        ctx.settings()?.base.as_deref(),
+                    ) {
                         Ok(r) => r.base,
                         Err(_) => continue,
                     }

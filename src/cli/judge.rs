@@ -1,16 +1,12 @@
 //! `git sage judge SESSION`: turn scores only (`sage.scores/1`), for `git sage origin`.
 
-use std::time::Duration;
-
 use clap::Args;
 
 use super::Context;
 use super::args::{DataFormat, JudgeArgs};
 use crate::error::{Error, Result};
-use crate::judge::backends::Spec;
-use crate::judge::cache::{self, Cache};
 use crate::judge::model::{Dim, ScoresDoc};
-use crate::judge::run::{self, Options};
+use crate::judge::run::{self};
 use crate::report::clip;
 use crate::transcript::mapping::{self, Mapping};
 use crate::transcript::{self, Format};
@@ -49,82 +45,18 @@ pub struct JudgeCmd {
     pub format: DataFormat,
 }
 
-/// Judge options from flags, then `git config sage.*`, then defaults.
-pub fn options(ctx: &Context, a: &JudgeArgs) -> Result<Options> {
-    let repo = ctx.repo().ok();
-    let cfg = |k: &str| {
-        repo.as_ref()
-            .and_then(|r| r.config_string(k).ok().flatten())
-    };
-    let judges: Vec<String> = if a.judges.is_empty() {
-        vec![cfg("sage.judge").unwrap_or_else(|| "offline".into())]
-    } else {
-        a.judges.clone()
-    };
-    let judges = judges
-        .iter()
-        .map(|j| Spec::parse(j))
-        .collect::<Result<Vec<_>>>()?;
-    let parse_num = |k: &str| -> Result<Option<u64>> {
-        match cfg(k) {
-            None => Ok(None),
-            Some(v) => v
-                .trim()
-                .parse()
-                .map(Some)
-                .map_err(|_| Error::input(format!("git config {k} = {v:?} is not a number"))),
-        }
-    };
-    if a.repeat == 0 {
-        return Err(Error::input("--repeat must be at least 1"));
-    }
-    let cache = if a.no_cache {
-        Cache::disabled()
-    } else {
-        Cache::new(cache::default_dir(cfg("sage.cacheDir").as_deref()))
-    };
-    Ok(Options {
-        judges,
-        protocol: a.protocol,
-        repeat: a.repeat,
-        jobs: a
-            .jobs
-            .or(parse_num("sage.jobs")?.map(|n| n as usize))
-            .unwrap_or(8)
-            .max(1),
-        rpm: a.rpm.or(parse_num("sage.rpm")?.map(|n| n as u32)),
-        context_tokens: a.context_tokens,
-        quotes_required: !a.no_quotes,
-        anchor_for_judge: None,
-        criterion: a.criterion.clone(),
-        task: a.task.clone().or_else(|| cfg("sage.task")),
-        cwe_hint: None,
-        templates_dir: a
-            .templates
-            .clone()
-            .or_else(|| cfg("sage.templates").map(Into::into)),
-        cache,
-        record: a.record.clone(),
-        timeout: Duration::from_secs(a.judge_timeout.max(1)),
-        tries: 5,
-        answer_tries: 3,
-        progress: !a.quiet,
-        defer: None,
-    })
-}
-
 pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
-    let input = super::turns::open_session(ctx, &args.session)?;
+    let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
     let mut scope = mapping::scope(&t, &Mapping::default(), None);
     if let Some(r) = &args.turns {
-        let (a, b) = crate::finding::anchor_yaml::parse_lines(r)
+        let (a, b) = crate::model::parse_lines(r)
             .ok_or_else(|| Error::input(format!("--turns {r}: expected N or N-M")))?;
         scope.first = a;
         scope.last = b.min(t.turns.len() as u32);
         scope.reason = format!("turns {a}-{} (--turns)", scope.last);
     }
-    let mut opts = options(ctx, &args.judge)?;
+    let mut opts = super::util::judge_options(ctx.settings()?, &args.judge)?;
     opts.cwe_hint = args.cwe;
     let outcome = run::judge(&t, &scope, &opts)?;
     for w in &outcome.doc.judge.warnings {

@@ -18,6 +18,7 @@ pub mod provenance;
 pub mod record;
 pub mod screen;
 pub mod turns;
+pub mod util;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::git::Repo;
+use crate::settings::Settings;
 
 const ABOUT: &str = "Find where an AI coding agent's security repair first went wrong";
 
@@ -87,14 +89,32 @@ pub enum Command {
     Hook(hooks::HookArgs),
 }
 
-/// What every subcommand needs: where to run, and how to print.
+/// What every subcommand needs: where to run, the settings, and how to print.
 pub struct Context {
     pub cwd: PathBuf,
+    settings: std::cell::OnceCell<Settings>,
 }
 
 impl Context {
+    pub fn new(cwd: PathBuf) -> Context {
+        Context {
+            cwd,
+            settings: std::cell::OnceCell::new(),
+        }
+    }
+
     pub fn repo(&self) -> Result<Repo> {
         Repo::discover(&self.cwd)
+    }
+
+    /// The `sage.*` settings, read once (defaults outside a repository); a bad value is an
+    /// error naming its key.
+    pub fn settings(&self) -> Result<&Settings> {
+        if let Some(s) = self.settings.get() {
+            return Ok(s);
+        }
+        let s = Settings::load(self.repo().ok().as_ref())?;
+        Ok(self.settings.get_or_init(|| s))
     }
 
     /// Writes to stdout; a closed pipe (`| head`) is not an error. On a terminal, control
@@ -146,7 +166,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         None => std::env::current_dir()?,
     };
-    let ctx = Context { cwd };
+    let ctx = Context::new(cwd);
     match &cli.command {
         Command::BlameOrigin(a) => blame_origin::run(&ctx, a),
         Command::Provenance(a) => provenance::run(&ctx, a),

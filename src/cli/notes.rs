@@ -33,59 +33,6 @@ pub enum NotesCmd {
     },
 }
 
-/// Writes a report's notes (introducing write and tip).
-pub fn write(repo: &crate::git::Repo, doc: &crate::report::doc::ReportDoc) -> Result<usize> {
-    let secs = crate::notes::sections(doc);
-    let mut todo = Vec::new();
-    for (commit, section) in &secs {
-        let id = repo.resolve_commit(commit)?;
-        repo.update_note(id, &|old| crate::notes::upsert(old, section))?;
-        todo.push((id, section));
-    }
-    // Our writes compare-and-swap, but `git notes` moves the ref without checking what it
-    // replaces: a `git notes append` that read the ref before our write and lands after it
-    // drops our section. When nobody wrote after us, one look settles it; while others keep
-    // writing, watch until the ref has been quiet for a while and write back what went missing.
-    let start = std::time::Instant::now();
-    let mut ours = repo.notes_tip();
-    let mut seen = ours;
-    let mut quiet = std::time::Instant::now();
-    loop {
-        std::thread::sleep(std::time::Duration::from_millis(40));
-        let tip = repo.notes_tip();
-        if tip != seen {
-            seen = tip;
-            quiet = std::time::Instant::now();
-        }
-        let mut missing = Vec::new();
-        for (id, section) in &todo {
-            let note = repo.read_note(*id)?;
-            if note.as_deref() != Some(crate::notes::upsert(note.as_deref(), section).as_str()) {
-                missing.push((*id, *section));
-            }
-        }
-        if !missing.is_empty() {
-            for (id, section) in &missing {
-                repo.update_note(*id, &|old| crate::notes::upsert(old, section))?;
-            }
-            ours = repo.notes_tip();
-            seen = ours;
-            quiet = std::time::Instant::now();
-        } else if (tip == ours && start.elapsed() >= std::time::Duration::from_millis(100))
-            || quiet.elapsed() >= std::time::Duration::from_millis(250)
-        {
-            break;
-        }
-        if start.elapsed() >= std::time::Duration::from_secs(5) {
-            crate::say!(
-                "git-sage: warning: {NOTES_REF} kept changing under other writers; check the notes with git sage notes show"
-            );
-            break;
-        }
-    }
-    Ok(secs.len())
-}
-
 pub fn run(ctx: &Context, args: &NotesArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     match &args.cmd {

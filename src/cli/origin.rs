@@ -90,7 +90,7 @@ pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             .collect(),
         no_session: false,
     };
-    let levers = super::blame_origin::levers(ctx, &args.levers)?;
+    let levers = super::util::levers(ctx.settings()?, &args.levers)?;
     let (origin, missed) = origin::locate(&input, &levers);
     let recommendation =
         crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None)?;

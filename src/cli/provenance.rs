@@ -44,13 +44,18 @@ pub fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     drop(t);
     let t = crate::timing::stage("range");
+    let settings = ctx.settings()?;
     let mut range = range::resolve(
         &repo,
         args.range.branch.as_deref(),
         args.range.base.as_deref(),
+        settings.base.as_deref(),
     )?;
     drop(t);
-    let agents = range::AgentMatcher::from_settings(&repo, args.range.agent.as_deref())?;
+    let agents = range::AgentMatcher::from_settings(
+        args.range.agent.as_deref(),
+        settings.agent_pattern.as_deref(),
+    )?;
     let t = crate::timing::stage("provenance (total)");
     let mut prov = provenance::analyse(&repo, &mut range, &anchor, &agents)?;
     drop(t);

@@ -184,12 +184,7 @@ pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
                     .hint("run git sage record from the worktree the agent worked in, or pass --session FILE")
             })?,
     };
-    let max_mb = args
-        .max_size
-        .or(repo
-            .config_string("sage.recordMaxSize")?
-            .and_then(|v| v.parse().ok()))
-        .unwrap_or(20);
+    let max_mb = args.max_size.unwrap_or(ctx.settings()?.record_max_mb);
     // Capped by what is read: a FIFO or a device reports size 0 and may never end.
     let cap = max_mb.saturating_mul(1024 * 1024);
     let cannot =

@@ -102,6 +102,7 @@ pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
         &repo,
         args.range.branch.as_deref(),
         args.range.base.as_deref(),
+        ctx.settings()?.base.as_deref(),
     )?;
     let task_cwe = match &args.cwe {
         None => None,
@@ -126,12 +127,10 @@ pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
         run_tests: args.run_tests.clone(),
         tests_timeout: std::time::Duration::from_secs(args.tests_timeout.max(1)),
         paths: args.paths.clone(),
-        templates_dir: args.templates.clone().or_else(|| {
-            repo.config_string("sage.templates")
-                .ok()
-                .flatten()
-                .map(Into::into)
-        }),
+        templates_dir: args
+            .templates
+            .clone()
+            .or_else(|| ctx.settings().ok().and_then(|s| s.templates.clone())),
     };
     let doc = screen::screen(&repo, &range, &opts)?;
     if let Some(dir) = &args.emit_anchors {
@@ -160,7 +159,7 @@ pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
             s
         }
     };
-    super::blame_origin::emit(ctx, &text, args.out.as_deref())?;
+    super::util::emit(ctx, &text, args.out.as_deref())?;
     Ok(if args.fail_on_candidates && !doc.candidates.is_empty() {
         1
     } else {

@@ -4,9 +4,9 @@ use clap::Args;
 
 use super::Context;
 use super::args::DataFormat;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::report::clip;
-use crate::transcript::{self, Format, Input, Transcript};
+use crate::transcript::{self, Format, Transcript};
 
 /// The canonical turns of an agent session transcript
 #[derive(Debug, Args)]
@@ -27,50 +27,8 @@ pub struct TurnsArgs {
     pub format: DataFormat,
 }
 
-/// Opens a session argument: a file, or `REV:path` read from git.
-pub fn open_session(ctx: &Context, session: &str) -> Result<Input> {
-    let path = std::path::Path::new(session);
-    if path.is_dir() {
-        return match crate::transcript::lines::folder_events(path) {
-            Some(bytes) => Ok(Input::from_bytes(session, bytes?)),
-            None => Err(
-                Error::input(format!("{session} is a directory, not a session file"))
-                    .hint("name the transcript file, or a conversation folder with events/*.json"),
-            ),
-        };
-    }
-    if path.exists() {
-        return Input::from_file(session, path)
-            .map_err(|e| Error::input(format!("cannot read {session}: {e}")));
-    }
-    if let Some(rev) = session.strip_suffix("^{commit}") {
-        // A commit's message: old Aider versions wrote the conversation there.
-        let repo = ctx.repo()?;
-        let id = repo.resolve_commit(rev)?;
-        return Ok(Input::from_bytes(
-            session,
-            repo.commit_info(id)?.message.into_bytes(),
-        ));
-    }
-    if let Some((rev, file)) = session.split_once(':')
-        && !rev.is_empty()
-        && !file.is_empty()
-    {
-        let repo = ctx.repo()?;
-        return match repo.file_at_rev(rev, file)? {
-            Some(bytes) => Ok(Input::from_bytes(session, bytes)),
-            None => Err(Error::input(format!("{file} does not exist at {rev}"))
-                .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>")),
-        };
-    }
-    Err(
-        Error::input(format!("cannot read session {session}: no such file"))
-            .hint("give a path, or REV:path for a file in git"),
-    )
-}
-
 pub fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
-    let input = open_session(ctx, &args.session)?;
+    let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
     match args.format {
         DataFormat::Json => ctx.print_json(&t)?,

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{parse_cwe, paths};
 use crate::error::{Error, Result};
-use crate::model::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator};
+use crate::model::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator, parse_lines};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,19 +71,6 @@ pub fn parse(text: &str, shown: &str) -> Result<Vec<Anchor>> {
 
 fn yaml_error(shown: &str, e: &serde_yaml::Error) -> Error {
     crate::files::yaml_error(shown, e).hint("see docs/anchors.md for the anchor fields")
-}
-
-/// `12`, `"12"` or `"12-14"` → an inclusive 1-based range.
-pub fn parse_lines(s: &str) -> Option<(u32, u32)> {
-    let s = s.trim();
-    let (a, b) = match s.split_once('-') {
-        Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
-        None => {
-            let n = s.parse().ok()?;
-            (n, n)
-        }
-    };
-    (a >= 1 && b >= a).then_some((a, b))
 }
 
 fn convert(raw: Raw, shown: &str, index: usize, default_id: String) -> Result<Anchor> {

@@ -373,7 +373,7 @@ fn from_inline(i: &Inline) -> Result<Anchor> {
         )));
     }
     let locator = if let Some(l) = &i.lines {
-        let (start, end) = anchor_yaml::parse_lines(l)
+        let (start, end) = crate::model::parse_lines(l)
             .ok_or_else(|| Error::input(format!("--anchor-lines {l}: expected N or N-M")))?;
         Locator::Lines {
             start,

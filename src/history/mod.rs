@@ -1,5 +1,6 @@
 //! Artifact history: snapshots of the anchored file along the range, and provenance from them.
 
+pub mod attribution;
 pub mod matching;
 pub mod parallel;
 pub mod provenance;

@@ -4,6 +4,7 @@
 //! anchored path, spread over threads; commit objects are read only when an agent pattern
 //! needs their authors, or for the few writes a report names.
 
+use super::attribution::{MappedBy, Mapping};
 use super::matching::{self, Matcher};
 use super::parallel::map_chunks;
 use super::range::{AgentMatcher, Range};
@@ -14,7 +15,6 @@ use crate::git::idhash::IdMap;
 use crate::git::{Oid, PathLookup, Repo};
 use crate::model::{Anchor, AnchorKind, Locator, ProvenanceStatus, Reconstruction};
 use crate::timing::stage;
-use crate::transcript::mapping::{MappedBy, Mapping};
 
 /// The anchored file in one snapshot.
 #[derive(Debug, Clone)]
@@ -38,7 +38,7 @@ pub struct WriteRecord {
     pub changed: bool,
     /// The transcript turn that made the write, once mapped.
     pub turn: Option<u32>,
-    pub mapped_by: Option<String>,
+    pub mapped_by: Option<MappedBy>,
     /// For writes rebuilt inside a commit by replay: the edit's 1-based position there.
     pub edit: Option<usize>,
     /// The transcript edited the anchored file several times in this commit, and replay could
@@ -150,7 +150,7 @@ pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> R
     for (i, mut w) in std::mem::take(&mut prov.writes).into_iter().enumerate() {
         if let Some(Some((turn, by))) = mapping.turns.get(i) {
             w.turn = Some(*turn);
-            w.mapped_by = Some(by.as_str().to_string());
+            w.mapped_by = Some(*by);
         }
         w.unmapped_reason = mapping.unmapped.get(i).cloned().flatten();
         w.final_only = mapping.final_only.get(i).copied().unwrap_or(false) && w.changed;
@@ -180,7 +180,7 @@ pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> R
                     },
                     changed: true,
                     turn: Some(sub.turn),
-                    mapped_by: Some(MappedBy::Replay.as_str().to_string()),
+                    mapped_by: Some(MappedBy::Replay),
                     edit: Some(k + 1),
                     final_only: false,
                     via_merge: w.via_merge,
@@ -188,7 +188,7 @@ pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> R
                 });
             }
             w.turn = Some(subs[subs.len() - 1].turn);
-            w.mapped_by = Some(MappedBy::Replay.as_str().to_string());
+            w.mapped_by = Some(MappedBy::Replay);
             w.edit = Some(subs.len());
         }
         writes.push(w);

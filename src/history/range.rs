@@ -40,8 +40,14 @@ pub struct Range {
 /// Default branches tried, in order, when neither `--base` nor `sage.base` is set.
 const DEFAULT_BRANCHES: [&str; 3] = ["origin/HEAD", "main", "master"];
 
-/// Resolves the range from the user's tip (default `HEAD`) and optional `--base`.
-pub fn resolve(repo: &Repo, tip_rev: Option<&str>, base_rev: Option<&str>) -> Result<Range> {
+/// Resolves the range from the user's tip (default `HEAD`), `--base`, else `sage.base`
+/// (`base_setting`), else a default branch.
+pub fn resolve(
+    repo: &Repo,
+    tip_rev: Option<&str>,
+    base_rev: Option<&str>,
+    base_setting: Option<&str>,
+) -> Result<Range> {
     let tip_name = tip_rev.unwrap_or("HEAD").to_string();
     let tip = repo.try_resolve_commit(&tip_name)?.ok_or_else(|| {
         if tip_name == "HEAD" {
@@ -55,7 +61,7 @@ pub fn resolve(repo: &Repo, tip_rev: Option<&str>, base_rev: Option<&str>) -> Re
 
     let (base, base_source) = if let Some(rev) = base_rev {
         (repo.resolve_commit(rev)?, BaseSource::Flag(rev.to_string()))
-    } else if let Some(rev) = repo.config_string("sage.base")? {
+    } else if let Some(rev) = base_setting.map(str::to_string) {
         let other = repo.resolve_commit(&rev).map_err(|_| {
             Error::input(format!(
                 "git config sage.base names {rev}, which does not resolve"
@@ -163,13 +169,13 @@ impl AgentMatcher {
         Ok(AgentMatcher { pattern: Some(re) })
     }
 
-    /// From the flag, else `git config sage.agentPattern`, else everyone.
-    pub fn from_settings(repo: &Repo, flag: Option<&str>) -> Result<Self> {
+    /// From the flag, else `sage.agentPattern` (`setting`), else everyone.
+    pub fn from_settings(flag: Option<&str>, setting: Option<&str>) -> Result<Self> {
         if let Some(p) = flag {
             return Self::new(p, "--agent");
         }
-        match repo.config_string("sage.agentPattern")? {
-            Some(p) => Self::new(&p, "git config sage.agentPattern"),
+        match setting {
+            Some(p) => Self::new(p, "git config sage.agentPattern"),
             None => Ok(Self::everyone()),
         }
     }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::history::attribution::MappedBy;
 use crate::history::provenance::{Provenance, Snapshot};
 use crate::history::range::Range;
 use crate::model::{
@@ -60,7 +61,7 @@ pub struct IntroducingWrite {
     pub write: usize,
     pub commit: String,
     pub turn: Option<u32>,
-    pub mapped_by: Option<String>,
+    pub mapped_by: Option<MappedBy>,
     /// Why no turn was given, when a session was read (CONTRACT.md).
     #[serde(default)]
     pub unmapped_reason: Option<String>,
@@ -86,7 +87,7 @@ pub struct WriteJson {
     pub commit: String,
     pub turn: Option<u32>,
     #[serde(default)]
-    pub mapped_by: Option<String>,
+    pub mapped_by: Option<MappedBy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmapped_reason: Option<String>,
     pub agent: bool,
@@ -208,7 +209,7 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 write: i + 1,
                 commit: w.commit.hex(),
                 turn: w.turn,
-                mapped_by: w.mapped_by.clone(),
+                mapped_by: w.mapped_by,
                 unmapped_reason: w.unmapped_reason.clone(),
                 agent: w.agent,
                 summary: w.summary.clone(),
@@ -231,7 +232,7 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 write: i + 1,
                 commit: w.commit.hex(),
                 turn: w.turn,
-                mapped_by: w.mapped_by.clone(),
+                mapped_by: w.mapped_by,
                 unmapped_reason: w.unmapped_reason.clone(),
                 agent: w.agent,
                 present_after: w.snapshot.present,

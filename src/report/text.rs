@@ -1,6 +1,7 @@
 //! Plain-text rendering for people: aligned, short, and the same bytes for the same input.
 
 use super::clip;
+use crate::history::attribution::MappedBy;
 use crate::model::{AnchorKind, ProvenanceStatus};
 use crate::report::json::{ProvenanceDoc, WriteJson};
 
@@ -120,7 +121,7 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
         match (w.turn, &w.unmapped_reason) {
             (Some(t), _) => out.push_str(&format!(
                 "            made at turn {t} (mapped by {})\n",
-                w.mapped_by.as_deref().unwrap_or("?")
+                w.mapped_by.map_or("?", MappedBy::as_str)
             )),
             (None, Some(r)) => out.push_str(&format!("            not mapped to a turn: {r}\n")),
             (None, None) => {}
@@ -411,7 +412,7 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
             w.turn
                 .map(|t| format!(
                     " at turn {t} (mapped by {})",
-                    w.mapped_by.as_deref().unwrap_or("?")
+                    w.mapped_by.map_or("?", MappedBy::as_str)
                 ))
                 .unwrap_or_else(|| match &w.unmapped_reason {
                     Some(r) => format!(", not mapped to a turn: {r}"),

@@ -98,6 +98,49 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
     )
 }
 
+/// Opens a session named on the command line for streaming: a file, a conversation folder
+/// (`events/*.json`), `REV:path` or `REV^{commit}` read from git (`repo` opens it when needed).
+pub fn open(session: &str, repo: &dyn Fn() -> Result<Repo>) -> Result<Input> {
+    let path = std::path::Path::new(session);
+    if path.is_dir() {
+        return match crate::transcript::lines::folder_events(path) {
+            Some(bytes) => Ok(Input::from_bytes(session, bytes?)),
+            None => Err(
+                Error::input(format!("{session} is a directory, not a session file"))
+                    .hint("name the transcript file, or a conversation folder with events/*.json"),
+            ),
+        };
+    }
+    if path.exists() {
+        return Input::from_file(session, path)
+            .map_err(|e| Error::input(format!("cannot read {session}: {e}")));
+    }
+    if let Some(rev) = session.strip_suffix("^{commit}") {
+        // A commit's message: old Aider versions wrote the conversation there.
+        let repo = repo()?;
+        let id = repo.resolve_commit(rev)?;
+        return Ok(Input::from_bytes(
+            session,
+            repo.commit_info(id)?.message.into_bytes(),
+        ));
+    }
+    if let Some((rev, file)) = session.split_once(':')
+        && !rev.is_empty()
+        && !file.is_empty()
+    {
+        let repo = repo()?;
+        return match repo.file_at_rev(rev, file)? {
+            Some(bytes) => Ok(Input::from_bytes(session, bytes)),
+            None => Err(Error::input(format!("{file} does not exist at {rev}"))
+                .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>")),
+        };
+    }
+    Err(
+        Error::input(format!("cannot read session {session}: no such file"))
+            .hint("give a path, or REV:path for a file in git"),
+    )
+}
+
 /// Where Entire keeps checkpoints: a branch of its own, local or (after a plain clone) only
 /// remote-tracking.
 fn entire_branches(repo: &Repo) -> Result<Vec<(String, Oid)>> {

@@ -10,6 +10,7 @@ mod gitfmt;
 mod gitint;
 mod help;
 mod judge;
+mod layers;
 mod provenance;
 mod screen;
 mod secrets;

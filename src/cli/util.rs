@@ -1,0 +1,115 @@
+//! What several subcommands share, so that no subcommand calls another: report formats and
+//! their output, origin-rule levers and judge options from flags over settings, sessions named
+//! on the command line.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use super::Context;
+use super::args::{JudgeArgs, LeverArgs};
+use crate::error::{Error, Result};
+use crate::judge::backends::Spec;
+use crate::judge::cache::{self, Cache};
+use crate::judge::run::Options;
+use crate::origin::Levers;
+use crate::report::doc::ReportDoc;
+use crate::settings::Settings;
+use crate::transcript::lines::Input;
+
+/// Report formats of `blame-origin`, `origin`, `screen` and `demo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+    Md,
+    Html,
+    Sarif,
+}
+
+/// Renders a report in a format.
+pub fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
+    Ok(match format {
+        ReportFormat::Text => crate::term::clean(&crate::report::text::report(doc)).into_owned(),
+        ReportFormat::Md => crate::report::markdown::report(doc),
+        ReportFormat::Html => crate::report::html::report(doc),
+        ReportFormat::Json => crate::report::jsonfmt::to_string(doc)
+            .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
+        ReportFormat::Sarif => {
+            let mut s = serde_json::to_string_pretty(&crate::report::sarif::report(doc))
+                .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
+            s.push('\n');
+            s
+        }
+    })
+}
+
+/// Writes a rendered report to `--out` or stdout.
+pub fn emit(ctx: &Context, text: &str, out: Option<&Path>) -> Result<()> {
+    match out {
+        Some(p) => crate::files::write_output(p, text.as_bytes())
+            .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display()))),
+        None => ctx.print(text),
+    }
+}
+
+/// Origin-rule levers: flags, then settings.
+pub fn levers(settings: &Settings, a: &LeverArgs) -> Result<Levers> {
+    let l = Levers {
+        vr_max: a.vr_max.unwrap_or(settings.vr_max),
+        sa_max: a.sa_max.unwrap_or(settings.sa_max),
+        two_types: a.two_types,
+    };
+    if l.vr_max > 3 || l.sa_max > 3 {
+        return Err(Error::input("--vr-max and --sa-max take 0 to 3"));
+    }
+    Ok(l)
+}
+
+/// Judge options: flags, then settings, then defaults.
+pub fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Options> {
+    let judges: Vec<String> = if a.judges.is_empty() {
+        vec![settings.judge.clone()]
+    } else {
+        a.judges.clone()
+    };
+    let judges = judges
+        .iter()
+        .map(|j| Spec::parse(j))
+        .collect::<Result<Vec<_>>>()?;
+    if a.repeat == 0 {
+        return Err(Error::input("--repeat must be at least 1"));
+    }
+    let cache = if a.no_cache {
+        Cache::disabled()
+    } else {
+        Cache::new(cache::default_dir(settings.cache_dir.as_deref()))
+    };
+    Ok(Options {
+        judges,
+        protocol: a.protocol,
+        repeat: a.repeat,
+        jobs: a.jobs.unwrap_or(settings.jobs).max(1),
+        rpm: a.rpm.or(settings.rpm),
+        context_tokens: a.context_tokens,
+        quotes_required: !a.no_quotes,
+        anchor_for_judge: None,
+        criterion: a.criterion.clone(),
+        task: a.task.clone().or_else(|| settings.task.clone()),
+        cwe_hint: None,
+        templates_dir: a.templates.clone().or_else(|| settings.templates.clone()),
+        cache,
+        record: a.record.clone(),
+        timeout: Duration::from_secs(a.judge_timeout.max(1)),
+        tries: 5,
+        answer_tries: 3,
+        progress: !a.quiet,
+        defer: None,
+    })
+}
+
+/// Opens a session argument: a file, a conversation folder, `REV:path` or `REV^{commit}`.
+pub fn open_session(ctx: &Context, session: &str) -> Result<Input> {
+    crate::transcript::discover::open(session, &|| ctx.repo())
+}

@@ -1,0 +1,277 @@
+//! Every `sage.*` setting in one place: its key, type, default and parse, loaded once from git
+//! config. A value that does not parse is bad input naming the key, in every command and hook.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::git::Repo;
+
+/// The findings the hooks analyse when `sage.findings` is unset.
+pub const DEFAULT_FINDINGS: &str = ".sage/findings/*.{sarif,json,yaml,yml}";
+
+/// The judge calls made at once when neither `--jobs` nor `sage.jobs` says.
+pub const DEFAULT_JOBS: usize = 8;
+
+/// The largest session `git sage record` copies, in MB, unless `sage.recordMaxSize` says.
+pub const DEFAULT_RECORD_MAX_MB: u64 = 20;
+
+/// The scanners a hook may run when there are no findings.
+pub const SCANNERS: [&str; 3] = ["bandit", "semgrep", "screen"];
+
+/// One setting as `git sage config` lists it.
+pub struct Key {
+    pub key: &'static str,
+    pub default: &'static str,
+    pub what: &'static str,
+}
+
+/// Every setting git sage reads, in the order `git sage config` prints them.
+pub const KEYS: &[Key] = &[
+    Key {
+        key: "sage.base",
+        default: "merge-base with origin/HEAD, main or master",
+        what: "the branch the agent's work started from",
+    },
+    Key {
+        key: "sage.agentPattern",
+        default: "every commit",
+        what: "regex over author, committer, Co-authored-by naming agent commits",
+    },
+    Key {
+        key: "sage.judge",
+        default: "offline",
+        what: "offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE",
+    },
+    Key {
+        key: "sage.jobs",
+        default: "8",
+        what: "judge calls at once",
+    },
+    Key {
+        key: "sage.rpm",
+        default: "no cap",
+        what: "judge requests per minute",
+    },
+    Key {
+        key: "sage.task",
+        default: "the user message that opened the task",
+        what: "the task text given to the judge",
+    },
+    Key {
+        key: "sage.templates",
+        default: "embedded",
+        what: "directory overriding templates/judge, lexicons, recommendations",
+    },
+    Key {
+        key: "sage.cacheDir",
+        default: "$XDG_CACHE_HOME/git-sage",
+        what: "judge answer cache",
+    },
+    Key {
+        key: "sage.vrMax",
+        default: "1",
+        what: "missed opportunity when VR is at most this",
+    },
+    Key {
+        key: "sage.saMax",
+        default: "1",
+        what: "missed opportunity when SA is at most this",
+    },
+    Key {
+        key: "sage.findings",
+        default: DEFAULT_FINDINGS,
+        what: "findings the hooks analyse (multi-valued)",
+    },
+    Key {
+        key: "sage.scanner",
+        default: "none",
+        what: "bandit | semgrep | screen: the hooks' anchor when there are no findings",
+    },
+    Key {
+        key: "sage.block",
+        default: "false",
+        what: "hooks refuse a merge/push while a confirmed finding is present",
+    },
+    Key {
+        key: "sage.strict",
+        default: "false",
+        what: "an internal error in a hook stops git",
+    },
+    Key {
+        key: "sage.notes",
+        default: "true",
+        what: "hooks write origin notes",
+    },
+    Key {
+        key: "sage.recordMaxSize",
+        default: "20",
+        what: "largest session `git sage record` copies, in MB",
+    },
+];
+
+/// The effective `sage.*` settings: git config, else the defaults. Flags override them where
+/// the commands take flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub base: Option<String>,
+    pub agent_pattern: Option<String>,
+    pub judge: String,
+    pub jobs: usize,
+    pub rpm: Option<u32>,
+    pub task: Option<String>,
+    pub templates: Option<PathBuf>,
+    pub cache_dir: Option<String>,
+    pub vr_max: u8,
+    pub sa_max: u8,
+    pub findings: Vec<String>,
+    pub scanner: Option<String>,
+    pub block: bool,
+    pub strict: bool,
+    pub notes: bool,
+    pub record_max_mb: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            base: None,
+            agent_pattern: None,
+            judge: "offline".into(),
+            jobs: DEFAULT_JOBS,
+            rpm: None,
+            task: None,
+            templates: None,
+            cache_dir: None,
+            vr_max: 1,
+            sa_max: 1,
+            findings: vec![DEFAULT_FINDINGS.into()],
+            scanner: None,
+            block: false,
+            strict: false,
+            notes: true,
+            record_max_mb: DEFAULT_RECORD_MAX_MB,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads every key once; outside a repository, the defaults.
+    pub fn load(repo: Option<&Repo>) -> Result<Settings> {
+        let mut s = Settings::default();
+        let Some(repo) = repo else {
+            return Ok(s);
+        };
+        let get = |key: &str| -> Result<Option<String>> {
+            Ok(repo.config_string(key)?.filter(|v| !v.trim().is_empty()))
+        };
+        s.base = get("sage.base")?;
+        s.agent_pattern = get("sage.agentPattern")?;
+        if let Some(v) = get("sage.judge")? {
+            s.judge = v;
+        }
+        if let Some(v) = get("sage.jobs")? {
+            s.jobs = number(&v, "sage.jobs", 1, 1024)?;
+        }
+        if let Some(v) = get("sage.rpm")? {
+            s.rpm = Some(number(&v, "sage.rpm", 1, 1_000_000)?);
+        }
+        s.task = get("sage.task")?;
+        s.templates = get("sage.templates")?.map(PathBuf::from);
+        s.cache_dir = get("sage.cacheDir")?;
+        if let Some(v) = get("sage.vrMax")? {
+            s.vr_max = number(&v, "sage.vrMax", 0, 3)?;
+        }
+        if let Some(v) = get("sage.saMax")? {
+            s.sa_max = number(&v, "sage.saMax", 0, 3)?;
+        }
+        let findings = repo.config_all("sage.findings")?;
+        if !findings.is_empty() {
+            s.findings = findings;
+        }
+        if let Some(v) = get("sage.scanner")? {
+            if !SCANNERS.contains(&v.as_str()) {
+                return Err(Error::input(format!(
+                    "git config sage.scanner: {v:?} is not a scanner git sage runs"
+                ))
+                .hint(format!("use one of {}", SCANNERS.join(", "))));
+            }
+            s.scanner = Some(v);
+        }
+        s.block = flag(get("sage.block")?, "sage.block", false)?;
+        s.strict = flag(get("sage.strict")?, "sage.strict", false)?;
+        s.notes = flag(get("sage.notes")?, "sage.notes", true)?;
+        if let Some(v) = get("sage.recordMaxSize")? {
+            s.record_max_mb = number(&v, "sage.recordMaxSize", 1, 4096)?;
+        }
+        Ok(s)
+    }
+
+    /// Whether a hook's internal error should stop git. Read on its own and leniently: it is
+    /// asked when loading the other settings may just have failed.
+    pub fn strict_of(repo: Option<&Repo>) -> bool {
+        repo.and_then(|r| r.config_string("sage.strict").ok().flatten())
+            .and_then(|v| parse_bool(&v))
+            .unwrap_or(false)
+    }
+}
+
+/// git's booleans: true/yes/on/1 and false/no/off/0, any case.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn flag(v: Option<String>, key: &str, default: bool) -> Result<bool> {
+    match v {
+        None => Ok(default),
+        Some(v) => parse_bool(&v).ok_or_else(|| {
+            Error::input(format!("git config {key}: {v:?} is not a boolean"))
+                .hint(format!("git config {key} true (or false)"))
+        }),
+    }
+}
+
+fn number<T>(v: &str, key: &str, min: T, max: T) -> Result<T>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+{
+    match v.trim().parse::<T>() {
+        Ok(n) if n >= min && n <= max => Ok(n),
+        _ => Err(Error::input(format!(
+            "git config {key}: {v:?} is not a number from {min} to {max}"
+        ))
+        .hint(format!(
+            "git config {key} <number>, or --unset it for the default"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values() {
+        assert_eq!(parse_bool("Yes"), Some(true));
+        assert_eq!(parse_bool("off"), Some(false));
+        assert_eq!(parse_bool("maybe"), None);
+        assert_eq!(number::<usize>("4", "sage.jobs", 1, 1024).unwrap(), 4);
+        let e = number::<usize>("many", "sage.jobs", 1, 1024).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("git config sage.jobs"), "{e}");
+        assert!(number::<usize>("0", "sage.jobs", 1, 1024).is_err());
+        assert!(flag(Some("sometimes".into()), "sage.block", false).is_err());
+        assert!(flag(None, "sage.notes", true).unwrap());
+    }
+
+    #[test]
+    fn every_key_is_listed_once() {
+        let mut keys: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), KEYS.len());
+    }
+}
