@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::error::Result;
-use crate::git::{NOTES_REF, Repo};
+use crate::git::{NOTES_REF, Oid, Repo};
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 
@@ -91,6 +91,18 @@ pub fn merge_text(old: &str, new: &str) -> String {
         }
     }
     render(sections, &other)
+}
+
+/// `git notes copy` for refs/notes/sage (post-rewrite without notes.rewriteRef): the note on
+/// `from` merged into the one on `to`, `from`'s sections winning.
+pub fn copy_note(repo: &Repo, from: Oid, to: Oid) -> Result<()> {
+    let Some(text) = repo.read_note(from)? else {
+        return Ok(());
+    };
+    repo.update_note(to, &|old| match old {
+        None => text.clone(),
+        Some(o) => merge_text(o, &text),
+    })
 }
 
 fn origin_words(doc: &ReportDoc) -> String {

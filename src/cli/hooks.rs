@@ -478,7 +478,7 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
                         repo.try_resolve_commit(f[1])?,
                     )
                 {
-                    repo.copy_note(a, b)?;
+                    crate::notes::copy_note(&repo, a, b)?;
                 }
             }
             Ok(0)

@@ -1,0 +1,395 @@
+//! Commits: parsing, revision resolution, ancestry, first-parent chains and merged sides,
+//! refs, and the versions of a path across branches.
+
+use super::commit_graph::CommitGraph;
+use super::pack::Kind;
+use super::trees::PathLookup;
+use super::{Oid, Repo, git_err};
+use crate::error::{Error, Result};
+
+/// What git2 tells about a commit, as plain owned data.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: Oid,
+    pub parents: Vec<Oid>,
+    pub tree: Oid,
+    pub author_name: String,
+    pub author_email: String,
+    pub committer_name: String,
+    pub committer_email: String,
+    /// Seconds since the epoch, committer time.
+    pub time: i64,
+    /// Seconds since the epoch, author time: kept by a rebase, a cherry-pick or an amend, so
+    /// closer to when the change was made.
+    pub author_time: i64,
+    pub summary: String,
+    pub message: String,
+}
+
+impl CommitInfo {
+    /// The values of `Co-authored-by:` trailers (case-insensitive key), in order.
+    pub fn co_authors(&self) -> Vec<String> {
+        self.message
+            .lines()
+            .filter_map(|line| {
+                let (key, value) = line.split_once(':')?;
+                key.trim()
+                    .eq_ignore_ascii_case("co-authored-by")
+                    .then(|| value.trim().to_string())
+            })
+            .collect()
+    }
+}
+
+/// A commit of a first-parent chain, with what the history walk needs of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainCommit {
+    pub id: Oid,
+    pub tree: Oid,
+    pub first_parent: Option<Oid>,
+    pub merge: bool,
+    /// For a commit of a merged side branch: the first-parent merge that brought it in.
+    pub via_merge: Option<Oid>,
+}
+
+impl Repo {
+    /// Resolves a revision to a commit; `None` when the revision does not exist.
+    pub fn try_resolve_commit(&self, rev: &str) -> Result<Option<Oid>> {
+        match self.inner.revparse_single(rev) {
+            // A name that points at an object the database lists but cannot read: damage, not
+            // a missing revision (a cut-short pack would otherwise read as "empty repository").
+            Err(e) if e.class() == git2::ErrorClass::Odb || e.class() == git2::ErrorClass::Zlib => {
+                let target = self
+                    .inner
+                    .resolve_reference_from_short_name(rev)
+                    .ok()
+                    .and_then(|r| r.resolve().ok())
+                    .and_then(|r| r.target());
+                let listed =
+                    target.is_some_and(|id| self.inner.odb().is_ok_and(|odb| odb.exists(id)));
+                match target {
+                    Some(id) if listed => Err(Error::env(format!(
+                        "{rev} points at {}, which cannot be read: {}",
+                        Oid(id).short(),
+                        e.message()
+                    ))
+                    .hint("the repository is damaged (a pack or object cut short?): git fsck names what is broken; fetch it again from another clone")),
+                    Some(id) if !self.is_shallow() => Err(Error::env(format!(
+                        "{rev} points at {}, which is not in the repository",
+                        Oid(id).short()
+                    ))
+                    .hint("the repository is damaged or a partial clone: git fsck, or fetch the object again")),
+                    _ => Ok(None),
+                }
+            }
+            Ok(obj) => match obj.peel_to_commit() {
+                Ok(c) => Ok(Some(Oid(c.id()))),
+                Err(_) => Err(Error::input(format!("revision {rev} is not a commit"))),
+            },
+            Err(e)
+                if matches!(
+                    e.code(),
+                    git2::ErrorCode::NotFound
+                        | git2::ErrorCode::Ambiguous
+                        | git2::ErrorCode::InvalidSpec
+                ) || e.class() == git2::ErrorClass::Odb =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(git_err(format_args!("cannot resolve {rev}"), e)),
+        }
+    }
+
+    /// Resolves a revision to a commit, or says which revision is unknown.
+    pub fn resolve_commit(&self, rev: &str) -> Result<Oid> {
+        self.try_resolve_commit(rev)?.ok_or_else(|| {
+            let hint = if self.is_shallow() {
+                "this is a shallow clone; the commit may lie beyond its depth (git fetch --deepen=N or --unshallow)"
+            } else {
+                "check the name with git rev-parse, or fetch it first"
+            };
+            Error::input(format!("unknown revision {rev}")).hint(hint)
+        })
+    }
+
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Option<Oid> {
+        self.inner.merge_base(a.0, b.0).ok().map(Oid)
+    }
+
+    /// True when `ancestor` is `commit` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: Oid, commit: Oid) -> Result<bool> {
+        if ancestor == commit {
+            return Ok(true);
+        }
+        // Cheap common case first: the ancestor is a parent. A full graph search walks
+        // the whole history.
+        if let Ok(c) = self.inner.find_commit(commit.0)
+            && c.parent_ids().any(|p| p == ancestor.0)
+        {
+            return Ok(true);
+        }
+        self.inner
+            .graph_descendant_of(commit.0, ancestor.0)
+            .map_err(|e| git_err("cannot compare commits", e))
+    }
+
+    /// The commits of `base..tip` on the first-parent chain, oldest first
+    /// (what `git rev-list --first-parent --reverse base..tip` lists).
+    pub fn first_parent_chain(&self, base: Oid, tip: Oid) -> Result<Vec<ChainCommit>> {
+        // Usual case: the base is on the tip's first-parent chain. Follow parent pointers,
+        // through git's commit-graph once the chain proves long (no commit inflated there).
+        const GRAPH_AFTER: usize = 64;
+        let mut out: Vec<ChainCommit> = Vec::new();
+        let mut graph: Option<Option<CommitGraph>> = None;
+        let mut pos: Option<u32> = None;
+        let mut cur = Some(tip);
+        while let Some(id) = cur {
+            if id == base {
+                out.reverse();
+                return Ok(out);
+            }
+            if out.len() == GRAPH_AFTER && graph.is_none() {
+                graph = Some(self.commit_graph());
+            }
+            if let Some(Some(g)) = &graph
+                && let Some(p) = pos.or_else(|| g.find(id.0.as_bytes()))
+                && let Some(gc) = g.get(p)
+                && gc.id == id.0.as_bytes()
+            {
+                let parent = gc
+                    .first_parent
+                    .and_then(|pp| g.get(pp).map(|pc| (pp, pc.id)));
+                out.push(ChainCommit {
+                    id,
+                    tree: Oid::from_raw(&gc.tree),
+                    first_parent: parent.map(|(_, pid)| Oid::from_raw(&pid)),
+                    merge: gc.merge,
+                    via_merge: None,
+                });
+                pos = parent.map(|(pp, _)| pp);
+                cur = parent.map(|(_, pid)| Oid::from_raw(&pid));
+                continue;
+            }
+            pos = None;
+            let c = self.read_chain_commit(id)?;
+            cur = c.first_parent;
+            out.push(c);
+        }
+        // The base is off the chain (say, on a merged side branch): git's own meaning of
+        // `--first-parent base..tip`, everything reachable from the base left out.
+        let walk_err = |e| {
+            git_err(
+                format_args!("cannot walk {}..{}", base.short(), tip.short()),
+                e,
+            )
+        };
+        let mut walk = self.inner.revwalk().map_err(walk_err)?;
+        walk.simplify_first_parent().map_err(walk_err)?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+            .map_err(walk_err)?;
+        walk.push(tip.0).map_err(walk_err)?;
+        walk.hide(base.0).map_err(walk_err)?;
+        let mut chain = Vec::new();
+        for id in walk {
+            chain.push(self.read_chain_commit(Oid(id.map_err(walk_err)?))?);
+        }
+        Ok(chain)
+    }
+
+    fn read_chain_commit(&self, id: Oid) -> Result<ChainCommit> {
+        let c = self.inner.find_commit(id.0).map_err(|e| {
+            let hint = if self.is_shallow() {
+                " (beyond this shallow clone's depth?)"
+            } else {
+                ""
+            };
+            git_err(format_args!("cannot read commit {}{hint}", id.short()), e)
+        })?;
+        Ok(ChainCommit {
+            id,
+            tree: Oid(c.tree_id()),
+            first_parent: c.parent_id(0).ok().map(Oid),
+            merge: c.parent_count() > 1,
+            via_merge: None,
+        })
+    }
+
+    /// The commits a merge brought in: its second parent's first-parent chain down to where
+    /// it forked from the first parent, oldest first, each marked with the merge; commits the
+    /// range's `base` already holds are left out.
+    pub fn merged_side(&self, merge: Oid, base: Oid) -> Result<Vec<ChainCommit>> {
+        let err = |e| git_err(format_args!("cannot read merge {}", merge.short()), e);
+        let c = self.inner.find_commit(merge.0).map_err(err)?;
+        let (Ok(first), Ok(second)) = (c.parent_id(0), c.parent_id(1)) else {
+            return Ok(Vec::new());
+        };
+        let Some(fork) = self.merge_base(Oid(first), Oid(second)) else {
+            return Ok(Vec::new());
+        };
+        let mut side = self.first_parent_chain(fork, Oid(second))?;
+        let mut kept = Vec::with_capacity(side.len());
+        for mut s in side.drain(..) {
+            if !self.is_ancestor(s.id, base)? {
+                s.via_merge = Some(merge);
+                kept.push(s);
+            }
+        }
+        Ok(kept)
+    }
+
+    /// git's commit-graph, unless history is rewritten by grafts, replace refs or a
+    /// shallow boundary (git ignores its graph then too).
+    fn commit_graph(&self) -> Option<CommitGraph> {
+        let common = self.inner.commondir();
+        if self.is_shallow() || common.join("info/grafts").exists() {
+            return None;
+        }
+        if std::env::var_os("GIT_NO_REPLACE_OBJECTS").is_none()
+            && self
+                .inner
+                .references_glob("refs/replace/*")
+                .map(|mut r| r.next().is_some())
+                .unwrap_or(true)
+        {
+            return None;
+        }
+        CommitGraph::open(&common.join("objects"))
+    }
+
+    /// Commits of the refs matching a glob (`refs/remotes/*/entire/checkpoints/v1`), by name.
+    pub fn refs_matching(&self, glob: &str) -> Result<Vec<(String, Oid)>> {
+        let refs = self
+            .inner
+            .references_glob(glob)
+            .map_err(|e| git_err(format_args!("cannot list {glob}"), e))?;
+        let mut out = Vec::new();
+        for r in refs.flatten() {
+            if let (Ok(name), Ok(c)) = (r.name(), r.peel_to_commit()) {
+                out.push((name.to_string(), Oid(c.id())));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// The versions of a file across the repository's branches (HEAD, local and
+    /// remote-tracking), newest commit first: each commit that set `path` to new content, with
+    /// that blob. At most `limit` commits are walked; the bool says whether the walk was cut.
+    pub fn path_versions(&self, path: &str, limit: usize) -> Result<(Vec<(Oid, Oid)>, bool)> {
+        let walk_err = |e| git_err(format_args!("cannot walk the history of {path}"), e);
+        let mut walk = self.inner.revwalk().map_err(walk_err)?;
+        walk.set_sorting(git2::Sort::TIME).map_err(walk_err)?;
+        // An unborn HEAD or a repository without branches has nothing to walk.
+        let _ = walk.push_head();
+        for glob in ["refs/heads/*", "refs/remotes/*"] {
+            walk.push_glob(glob).map_err(walk_err)?;
+        }
+        let mut look = PathLookup::new(path);
+        let mut out: Vec<(Oid, Oid)> = Vec::new();
+        for (n, id) in walk.enumerate() {
+            if n >= limit {
+                return Ok((out, true));
+            }
+            let Ok(id) = id else { continue };
+            let Ok(c) = self.inner.find_commit(id) else {
+                continue;
+            };
+            let Some(blob) = self.blob_at(&mut look, Oid(c.tree_id()))? else {
+                continue;
+            };
+            let before = match c.parent(0) {
+                Ok(p) => self.blob_at(&mut look, Oid(p.tree_id()))?,
+                Err(_) => None,
+            };
+            if before != Some(blob) && !out.iter().any(|(_, b)| *b == blob) {
+                out.push((Oid(id), blob));
+            }
+        }
+        Ok((out, false))
+    }
+
+    pub fn commit_info(&self, id: Oid) -> Result<CommitInfo> {
+        // Through the pack reader when it has the commit: no libgit2 object, no lock.
+        if let Some((Kind::Commit, data)) = self.read_raw(id)?
+            && let Some(info) = parse_commit(id, &data)
+        {
+            return Ok(info);
+        }
+        let c = self
+            .inner
+            .find_commit(id.0)
+            .map_err(|e| git_err(format_args!("cannot read commit {}", id.short()), e))?;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let author = c.author();
+        let committer = c.committer();
+        Ok(CommitInfo {
+            id,
+            parents: c.parent_ids().map(Oid).collect(),
+            tree: Oid(c.tree_id()),
+            author_name: text(author.name_bytes()),
+            author_email: text(author.email_bytes()),
+            committer_name: text(committer.name_bytes()),
+            committer_email: text(committer.email_bytes()),
+            time: committer.when().seconds(),
+            author_time: author.when().seconds(),
+            summary: text(c.summary_bytes().unwrap_or_default()),
+            message: text(c.message_bytes()),
+        })
+    }
+
+    /// The tree id of a commit.
+    pub fn tree_of(&self, commit: Oid) -> Result<Oid> {
+        let c = self
+            .inner
+            .find_commit(commit.0)
+            .map_err(|e| git_err(format_args!("cannot read commit {}", commit.short()), e))?;
+        Ok(Oid(c.tree_id()))
+    }
+}
+
+/// Parses a raw commit object (headers, blank line, message) like `git cat-file commit`.
+fn parse_commit(id: Oid, data: &[u8]) -> Option<CommitInfo> {
+    let text = String::from_utf8_lossy(data);
+    let (head, message) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let mut tree = None;
+    let mut parents = Vec::new();
+    let mut author = None;
+    let mut committer = None;
+    for line in head.lines() {
+        if line.starts_with(' ') {
+            continue; // continuation of a multi-line header (gpgsig, mergetag)
+        }
+        let (key, value) = line.split_once(' ')?;
+        match key {
+            "tree" => tree = Some(Oid(git2::Oid::from_str(value).ok()?)),
+            "parent" => parents.push(Oid(git2::Oid::from_str(value).ok()?)),
+            "author" => author = Some(value),
+            "committer" => committer = Some(value),
+            _ => {}
+        }
+    }
+    // `Name <email> 1700000000 +0000`
+    let person = |v: &str| -> Option<(String, String, i64)> {
+        let lt = v.find('<')?;
+        let gt = lt + v[lt..].find('>')?;
+        let when: i64 = v[gt + 1..].split_whitespace().next()?.parse().ok()?;
+        Some((v[..lt].trim().to_string(), v[lt + 1..gt].to_string(), when))
+    };
+    let (an, ae, author_time) = person(author?)?;
+    let (cn, ce, time) = person(committer?)?;
+    let first_para = message.trim_start().split("\n\n").next().unwrap_or("");
+    let summary = first_para.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(CommitInfo {
+        id,
+        parents,
+        tree: tree?,
+        author_name: an,
+        author_email: ae,
+        committer_name: cn,
+        committer_email: ce,
+        time,
+        author_time,
+        summary,
+        message: message.to_string(),
+    })
+}

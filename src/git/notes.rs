@@ -1,0 +1,223 @@
+//! Notes storage under refs/notes/sage: reading a note, and rewriting one by compare-and-swap
+//! on the notes ref under its lock, with git's fanout layout.
+
+use std::path::Path;
+
+use super::{Oid, Repo, git_err};
+use crate::error::{Error, Result};
+
+/// The notes ref git sage writes; never another tool's.
+pub const NOTES_REF: &str = "refs/notes/sage";
+
+impl Repo {
+    /// The note on `commit` under refs/notes/sage, if any.
+    pub fn read_note(&self, commit: Oid) -> Result<Option<String>> {
+        self.check_notes_ref()?;
+        match self.inner.find_note(Some(NOTES_REF), commit.0) {
+            Ok(n) => Ok(Some(
+                String::from_utf8_lossy(n.message_bytes()).into_owned(),
+            )),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(
+                format_args!("cannot read the note on {}", commit.short()),
+                e,
+            )),
+        }
+    }
+
+    /// A notes ref that names something other than a commit is not ours to overwrite.
+    fn check_notes_ref(&self) -> Result<()> {
+        match self.inner.find_reference(NOTES_REF) {
+            Ok(r) => match r.peel(git2::ObjectType::Any) {
+                Ok(obj) if obj.kind() == Some(git2::ObjectType::Commit) => Ok(()),
+                Ok(obj) => Err(Error::input(format!(
+                    "{NOTES_REF} points at a {} ({}), not a notes commit",
+                    obj.kind().map_or("object", |k| k.str()),
+                    Oid(obj.id()).short()
+                ))
+                .hint(format!("inspect it with `git show {NOTES_REF}`; move it aside with `git update-ref -d {NOTES_REF}` if it is not needed"))),
+                Err(e) => Err(git_err(format_args!("cannot read {NOTES_REF}"), e)),
+            },
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(git_err(format_args!("cannot read {NOTES_REF}"), e)),
+        }
+    }
+
+    /// The identity notes are written with: the user's, else `git-sage`.
+    fn note_signature(&self) -> git2::Signature<'static> {
+        self.inner
+            .signature()
+            .or_else(|_| git2::Signature::now("git-sage", "git-sage@localhost"))
+            .expect("a fixed signature is valid")
+    }
+
+    /// The commit `refs/notes/sage` points at, if it exists.
+    pub fn notes_tip(&self) -> Option<Oid> {
+        self.inner.refname_to_id(NOTES_REF).ok().map(Oid)
+    }
+
+    /// Rewrites the note on `commit` as `edit(old)` says, as git does: build a notes commit
+    /// on the ref's current tip, then move the ref only if it still points at that tip (under
+    /// the ref's own lock file, `refs/notes/sage.lock`, which `git notes` takes too). When
+    /// another writer — git-sage or `git notes` — got there first, start again from its tip.
+    pub fn update_note(&self, commit: Oid, edit: &dyn Fn(Option<&str>) -> String) -> Result<()> {
+        self.check_notes_ref()?;
+        let sig = self.note_signature();
+        let fail = |e: git2::Error| {
+            git_err(
+                format_args!("cannot write the note on {}", commit.short()),
+                e,
+            )
+        };
+        let start = std::time::Instant::now();
+        let mut delay = std::time::Duration::from_millis(2);
+        loop {
+            let tip = match self.inner.refname_to_id(NOTES_REF) {
+                Ok(id) => Some(self.inner.find_commit(id).map_err(fail)?),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+                Err(e) => return Err(fail(e)),
+            };
+            let tree = tip.as_ref().map(|c| c.tree()).transpose().map_err(fail)?;
+            let found = match &tree {
+                Some(t) => note_in_tree(t, commit.0).map_err(fail)?,
+                None => None,
+            };
+            let old = match &found {
+                Some((_, blob)) => Some(
+                    String::from_utf8_lossy(self.inner.find_blob(*blob).map_err(fail)?.content())
+                        .into_owned(),
+                ),
+                None => None,
+            };
+            let new = edit(old.as_deref());
+            if old.as_deref() == Some(new.as_str()) {
+                return Ok(());
+            }
+            let blob = self.inner.blob(new.as_bytes()).map_err(fail)?;
+            let mut update = git2::build::TreeUpdateBuilder::new();
+            let path = match &found {
+                Some((path, _)) => path.clone(),
+                None => note_path(&self.inner, tree.as_ref(), commit.0),
+            };
+            update.upsert(&path, blob, git2::FileMode::Blob);
+            let empty;
+            let base = match &tree {
+                Some(t) => t,
+                None => {
+                    empty = self
+                        .inner
+                        .find_tree(
+                            self.inner
+                                .treebuilder(None)
+                                .and_then(|b| b.write())
+                                .map_err(fail)?,
+                        )
+                        .map_err(fail)?;
+                    &empty
+                }
+            };
+            let new_tree = self
+                .inner
+                .find_tree(update.create_updated(&self.inner, base).map_err(fail)?)
+                .map_err(fail)?;
+            let parents: Vec<&git2::Commit> = tip.iter().collect();
+            let notes_commit = self
+                .inner
+                .commit(
+                    None,
+                    &sig,
+                    &sig,
+                    "Notes added by 'git sage'\n",
+                    &new_tree,
+                    &parents,
+                )
+                .map_err(fail)?;
+            let log = format!("notes: note on {} by git sage", commit.short());
+            let moved = match &tip {
+                Some(t) => {
+                    self.inner
+                        .reference_matching(NOTES_REF, notes_commit, true, t.id(), &log)
+                }
+                None => self.inner.reference(NOTES_REF, notes_commit, false, &log),
+            };
+            match moved {
+                Ok(_) => return Ok(()),
+                // Someone else moved the ref (or holds its lock): their write stands; redo ours on it.
+                Err(e)
+                    if matches!(
+                        e.code(),
+                        git2::ErrorCode::Modified
+                            | git2::ErrorCode::Locked
+                            | git2::ErrorCode::Exists
+                    ) =>
+                {
+                    if start.elapsed() > std::time::Duration::from_secs(30) {
+                        return Err(Error::env(format!(
+                            "cannot write the note on {}: {NOTES_REF} kept changing or stayed locked for 30 s",
+                            commit.short()
+                        ))
+                        .hint(format!("if no git is running, remove {NOTES_REF}.lock in the git directory")));
+                    }
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        }
+    }
+}
+
+/// Where the note on `commit` sits in a notes tree: at its hex name, or fanned out as git does
+/// for large trees (`ab/cdef…`, `ab/cd/ef…`).
+fn note_in_tree(
+    tree: &git2::Tree,
+    commit: git2::Oid,
+) -> std::result::Result<Option<(String, git2::Oid)>, git2::Error> {
+    let hex = commit.to_string();
+    for depth in 0..=3 {
+        let path = fanned(&hex, depth);
+        match tree.get_path(Path::new(&path)) {
+            Ok(e) if e.kind() == Some(git2::ObjectType::Blob) => return Ok(Some((path, e.id()))),
+            Ok(_) => {}
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// `hex` with `depth` two-digit directories in front, as git's notes fanout writes it.
+fn fanned(hex: &str, depth: usize) -> String {
+    let mut out = String::new();
+    for i in 0..depth {
+        out.push_str(&hex[i * 2..i * 2 + 2]);
+        out.push('/');
+    }
+    out.push_str(&hex[depth * 2..]);
+    out
+}
+
+/// Where a new note goes: at the fanout depth the tree already uses (git reads any).
+fn note_path(repo: &git2::Repository, tree: Option<&git2::Tree>, commit: git2::Oid) -> String {
+    let hex = commit.to_string();
+    let mut depth = 0;
+    let mut cur = tree.cloned();
+    while let Some(t) = cur.take() {
+        if depth >= 3 {
+            break;
+        }
+        let is_fan = |e: &git2::TreeEntry| {
+            e.kind() == Some(git2::ObjectType::Tree)
+                && e.name()
+                    .is_ok_and(|n| n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+        };
+        let sub = t
+            .get_name(&hex[depth * 2..depth * 2 + 2])
+            .filter(|e| is_fan(e))
+            .or_else(|| t.iter().find(|e| is_fan(e)));
+        let Some(sub) = sub else { break };
+        depth += 1;
+        cur = repo.find_tree(sub.id()).ok();
+    }
+    fanned(&hex, depth)
+}

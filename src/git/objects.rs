@@ -1,0 +1,53 @@
+//! Raw object reads: the mapped packs first, libgit2 for the rest; blobs, and what a missing
+//! or mistyped object means.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::pack::{Kind, PackReader};
+use super::{Oid, Repo, git_err};
+use crate::error::{Error, Result};
+
+impl Repo {
+    /// An object's kind and bytes: from the mapped packs when they have it, else libgit2.
+    pub(super) fn read_raw(&self, id: Oid) -> Result<Option<(Kind, Rc<Vec<u8>>)>> {
+        let mut reader = self.reader.borrow_mut();
+        let reader = reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs())));
+        if let Some(found) = reader.read(id.0.as_bytes()) {
+            return Ok(Some(found));
+        }
+        let odb = self
+            .inner
+            .odb()
+            .map_err(|e| git_err("cannot open the object database", e))?;
+        let obj = match odb.read(id.0) {
+            Ok(o) => o,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(git_err(
+                    format_args!("cannot read object {}", id.short()),
+                    e,
+                ));
+            }
+        };
+        let kind = match obj.kind() {
+            git2::ObjectType::Commit => Kind::Commit,
+            git2::ObjectType::Tree => Kind::Tree,
+            git2::ObjectType::Blob => Kind::Blob,
+            _ => Kind::Tag,
+        };
+        Ok(Some((kind, Rc::new(obj.data().to_vec()))))
+    }
+
+    /// Reads a blob's content.
+    pub fn read_blob(&self, id: Oid) -> Result<Rc<Vec<u8>>> {
+        match self.read_raw(id)? {
+            Some((Kind::Blob, data)) => Ok(data),
+            Some(_) => Err(Error::env(format!("object {} is not a blob", id.short()))),
+            None => Err(Error::missing(format!(
+                "blob {} is missing from the repository",
+                id.short()
+            ))),
+        }
+    }
+}
