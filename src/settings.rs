@@ -161,8 +161,16 @@ impl Settings {
         let Some(repo) = repo else {
             return Ok(s);
         };
+        // One read of the config files for every key; git's last value wins.
+        let all = repo.config_section("sage")?;
+        let values = |key: &str| {
+            let key = key.to_ascii_lowercase();
+            all.iter()
+                .filter(move |(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        };
         let get = |key: &str| -> Result<Option<String>> {
-            Ok(repo.config_string(key)?.filter(|v| !v.trim().is_empty()))
+            Ok(values(key).last().filter(|v| !v.trim().is_empty()))
         };
         s.base = get("sage.base")?;
         s.agent_pattern = get("sage.agentPattern")?;
@@ -184,7 +192,7 @@ impl Settings {
         if let Some(v) = get("sage.saMax")? {
             s.sa_max = number(&v, "sage.saMax", 0, 3)?;
         }
-        let findings = repo.config_all("sage.findings")?;
+        let findings: Vec<String> = values("sage.findings").collect();
         if !findings.is_empty() {
             s.findings = findings;
         }

@@ -20,6 +20,28 @@ impl Repo {
         }
     }
 
+    /// Every value under `section.` (keys in lower case, the last value of a multi-valued key
+    /// last), read in one pass over one snapshot of the config files.
+    pub fn config_section(&self, section: &str) -> Result<Vec<(String, String)>> {
+        let config = self
+            .inner
+            .config()
+            .map_err(|e| git_err("cannot read git config", e))?;
+        let mut out = Vec::new();
+        let glob = format!("^{}\\.", regex_escape(section));
+        if let Ok(mut entries) = config.entries(Some(&glob)) {
+            while let Some(Ok(e)) = entries.next() {
+                if let Ok(name) = e.name() {
+                    out.push((
+                        name.to_ascii_lowercase(),
+                        String::from_utf8_lossy(e.value_bytes()).into_owned(),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// A config value with where it came from (`local`, `global`, `system`, …).
     pub fn config_entry(&self, key: &str) -> Result<Option<(String, String)>> {
         let config = self

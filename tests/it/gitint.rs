@@ -623,3 +623,51 @@ fn notes_in_a_fanned_out_tree() {
         "the new note sits at the tree's fanout depth"
     );
 }
+
+/// Every `sage.*` setting is parsed the same way everywhere: a bad value is bad input naming
+/// its key in every command; a hook warns and lets git go on unless `sage.strict` says so.
+#[test]
+fn bad_settings_are_named_everywhere() {
+    let r = Repo::new();
+    r.write("a.py", "x = 1\n");
+    r.commit("base");
+    for (key, value) in [
+        ("sage.jobs", "many"),
+        ("sage.block", "sometimes"),
+        ("sage.vrMax", "9"),
+        ("sage.scanner", "lint"),
+    ] {
+        r.git(&["config", key, value]);
+        r.sage(&["config"]).bad_input(&format!("git config {key}"));
+        r.sage(&[
+            "provenance",
+            "--anchor-file",
+            "a.py",
+            "--anchor-snippet",
+            "x = 1",
+        ])
+        .bad_input(&format!("git config {key}"));
+        r.git(&["config", "--unset", key]);
+    }
+    // git's spellings of booleans are accepted
+    r.git(&["config", "sage.block", "Yes"]);
+    let c = r.sage(&["config"]).ok().stdout;
+    assert!(c.contains("sage.block           = Yes"), "{c}");
+    // the pre-merge hook with a broken setting: a warning, git goes on
+    r.git(&["config", "sage.block", "sometimes"]);
+    r.sage(&["hooks", "install"]).ok();
+    r.git(&["checkout", "-q", "-b", "side"]);
+    r.write("b.py", "y = 2\n");
+    r.commit("side");
+    r.git(&["checkout", "-q", "main"]);
+    r.write("c.py", "z = 3\n");
+    r.commit("main moves");
+    let out = run_git(r.path(), &r, &["merge", "--no-edit", "side"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("git config sage.block"), "{out:?}");
+    // strict: the same error stops the merge
+    r.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    r.git(&["config", "sage.strict", "true"]);
+    let out = run_git(r.path(), &r, &["merge", "--no-edit", "side"]);
+    assert_ne!(out.code, 0, "{out:?}");
+}
