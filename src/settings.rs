@@ -170,7 +170,7 @@ impl Settings {
                 .map(|(_, v)| v.clone())
         };
         let get = |key: &str| -> Result<Option<String>> {
-            Ok(values(key).last().filter(|v| !v.trim().is_empty()))
+            Ok(values(key).next_back().filter(|v| !v.trim().is_empty()))
         };
         s.base = get("sage.base")?;
         s.agent_pattern = get("sage.agentPattern")?;
