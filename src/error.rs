@@ -57,6 +57,14 @@ impl Error {
         self.missing_object
     }
 
+    /// Adds what the user can do about it, unless the error already says.
+    pub fn or_hint(self, hint: impl Into<String>) -> Self {
+        match self.hint {
+            Some(_) => self,
+            None => self.hint(hint),
+        }
+    }
+
     /// Adds what the user can do about it.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -93,6 +101,29 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A context chain built with anyhow at the CLI edge ("installing the pre-push hook: cannot
+/// move aside .git/hooks/pre-push: Permission denied"), as one of our errors: the kind and
+/// hint of an error of ours inside the chain are kept, anything else is the environment's.
+impl From<anyhow::Error> for Error {
+    fn from(e: anyhow::Error) -> Self {
+        let ours = e.chain().find_map(|c| c.downcast_ref::<Error>());
+        let message = e
+            .chain()
+            .map(|c| match c.downcast_ref::<Error>() {
+                Some(o) => o.message.clone(),
+                None => c.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(": ");
+        Error {
+            kind: ours.map_or(ErrorKind::Environment, |o| o.kind),
+            message,
+            hint: ours.and_then(|o| o.hint.clone()),
+            missing_object: ours.is_some_and(|o| o.missing_object),
+        }
+    }
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::env(format!("I/O error: {e}"))
@@ -112,5 +143,23 @@ mod tests {
         );
         assert_eq!(e.exit_code(), 2);
         assert_eq!(Error::env("x").exit_code(), 3);
+    }
+
+    #[test]
+    fn anyhow_chains_keep_our_kind_and_hint() {
+        use anyhow::Context as _;
+        let inner: anyhow::Result<()> = Err(Error::input("a.yaml exists").hint("move it").into());
+        let e: Error = inner.context("installing the hook").unwrap_err().into();
+        assert_eq!(
+            e.to_string(),
+            "installing the hook: a.yaml exists; hint: move it"
+        );
+        assert_eq!(e.exit_code(), 2);
+        let io: std::result::Result<(), std::io::Error> =
+            Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        let e: Error = io.context("cannot write x").unwrap_err().into();
+        assert_eq!(e.exit_code(), 3);
+        assert!(e.to_string().starts_with("cannot write x: "), "{e}");
+        assert!(e.or_hint("check").to_string().ends_with("; hint: check"));
     }
 }

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::Context;
+use anyhow::Context as _;
+
 use crate::error::{Error, Result};
 use crate::git::{NOTES_REF, Repo};
 use crate::settings::Settings;
@@ -116,11 +118,11 @@ enum State {
     Foreign,
 }
 
-fn state(path: &Path) -> Result<State> {
+fn state(path: &Path) -> anyhow::Result<State> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::Missing),
-        Err(e) => return Err(io_err("read", path, e)),
+        Err(e) => return Err(e).with_context(|| doing("read", path)),
     };
     if !meta.file_type().is_file() {
         return Ok(State::Foreign); // a symlink or something stranger: never opened, only moved
@@ -128,7 +130,7 @@ fn state(path: &Path) -> Result<State> {
     let mut text = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(1 << 20).read_to_end(&mut text))
-        .map_err(|e| io_err("read", path, e))?;
+        .with_context(|| doing("read", path))?;
     let Ok(text) = String::from_utf8(text) else {
         return Ok(State::Foreign);
     };
@@ -149,9 +151,14 @@ fn state(path: &Path) -> Result<State> {
     Ok(State::Foreign)
 }
 
-fn io_err(what: &str, p: &Path, e: std::io::Error) -> Error {
-    Error::env(format!("cannot {what} {}: {e}", p.display()))
-        .hint("check the permissions of the hooks directory (core.hooksPath)")
+/// A failed hook operation, with what to check when the cause is the file system.
+fn permissions(e: anyhow::Error) -> Error {
+    Error::from(e).or_hint("check the permissions of the hooks directory (core.hooksPath)")
+}
+
+/// What file operations on hooks add to an I/O error: the operation and the file.
+fn doing(what: &str, p: &Path) -> String {
+    format!("cannot {what} {}", p.display())
 }
 
 fn kept_path(path: &Path) -> PathBuf {
@@ -165,28 +172,28 @@ fn exists(p: &Path) -> bool {
 }
 
 /// Writes our wrapper at `path` (atomically, mode 0755).
-fn write_wrapper(name: &str, path: &Path) -> Result<()> {
+fn write_wrapper(name: &str, path: &Path) -> anyhow::Result<()> {
     crate::files::write_atomic(path, wrapper(name).as_bytes())
-        .map_err(|e| io_err("write", path, e))?;
+        .with_context(|| doing("write", path))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| io_err("make executable", path, e))?;
+            .with_context(|| doing("make executable", path))?;
     }
     Ok(())
 }
 
 /// Writes text back to a hook an older version appended to, keeping its mode.
-fn rewrite_keeping_mode(path: &Path, text: &str) -> Result<()> {
+fn rewrite_keeping_mode(path: &Path, text: &str) -> anyhow::Result<()> {
     let perm = std::fs::metadata(path)
-        .map_err(|e| io_err("read", path, e))?
+        .with_context(|| doing("read", path))?
         .permissions();
-    crate::files::write_atomic(path, text.as_bytes()).map_err(|e| io_err("write", path, e))?;
-    std::fs::set_permissions(path, perm).map_err(|e| io_err("write", path, e))
+    crate::files::write_atomic(path, text.as_bytes()).with_context(|| doing("write", path))?;
+    std::fs::set_permissions(path, perm).with_context(|| doing("write", path))
 }
 
-fn install_one(name: &str, path: &Path) -> Result<&'static str> {
+fn install_one(name: &str, path: &Path) -> anyhow::Result<&'static str> {
     let kept = kept_path(path);
     let mut st = state(path)?;
     if let State::Appended(text) = &st {
@@ -203,7 +210,7 @@ fn install_one(name: &str, path: &Path) -> Result<&'static str> {
         }
         State::Missing if exists(&kept) => {
             // Our wrapper was deleted by hand: the kept hook is the user's current one.
-            std::fs::rename(&kept, path).map_err(|e| io_err("restore", &kept, e))?;
+            std::fs::rename(&kept, path).with_context(|| doing("restore", &kept))?;
             install_one(name, path)
         }
         State::Missing => {
@@ -214,9 +221,10 @@ fn install_one(name: &str, path: &Path) -> Result<&'static str> {
             "cannot install the {name} hook: {} exists and so does {}",
             path.display(),
             kept.display()
-        ))),
+        ))
+        .into()),
         State::Foreign | State::Appended(_) => {
-            std::fs::rename(path, &kept).map_err(|e| io_err("move aside", path, e))?;
+            std::fs::rename(path, &kept).with_context(|| doing("move aside", path))?;
             if let Err(e) = write_wrapper(name, path) {
                 let _ = std::fs::rename(&kept, path);
                 return Err(e);
@@ -226,22 +234,22 @@ fn install_one(name: &str, path: &Path) -> Result<&'static str> {
     }
 }
 
-fn uninstall_one(path: &Path) -> Result<Option<&'static str>> {
+fn uninstall_one(path: &Path) -> anyhow::Result<Option<&'static str>> {
     let kept = kept_path(path);
     match state(path)? {
         State::Ours => {
             if exists(&kept) {
                 // rename replaces our wrapper in one step
-                std::fs::rename(&kept, path).map_err(|e| io_err("restore", &kept, e))?;
+                std::fs::rename(&kept, path).with_context(|| doing("restore", &kept))?;
                 Ok(Some("removed; the earlier hook is back"))
             } else {
-                std::fs::remove_file(path).map_err(|e| io_err("remove", path, e))?;
+                std::fs::remove_file(path).with_context(|| doing("remove", path))?;
                 Ok(Some("removed"))
             }
         }
         State::Appended(text) => {
             if text == "#!/bin/sh\n" {
-                std::fs::remove_file(path).map_err(|e| io_err("remove", path, e))?;
+                std::fs::remove_file(path).with_context(|| doing("remove", path))?;
             } else {
                 rewrite_keeping_mode(path, &text)?;
             }
@@ -262,7 +270,9 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
     let (dir, hooks) = hook_paths(&repo)?;
     match args.cmd {
         HooksCmd::Install => {
-            std::fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, e))?;
+            std::fs::create_dir_all(&dir)
+                .with_context(|| doing("create", &dir))
+                .map_err(permissions)?;
             // Every conflict before any change: a refused install leaves nothing half done.
             for (name, path) in &hooks {
                 if matches!(state(path)?, State::Foreign | State::Appended(_))
@@ -278,7 +288,9 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
             }
             let mut notes = Vec::new();
             for (name, path) in &hooks {
-                let what = install_one(name, path)?;
+                let what = install_one(name, path)
+                    .with_context(|| format!("installing the {name} hook"))
+                    .map_err(permissions)?;
                 if what != "installed" && what != "already installed" {
                     notes.push(format!("{name}: {what}"));
                 }
@@ -302,7 +314,10 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
         HooksCmd::Uninstall => {
             let mut done = Vec::new();
             for (name, path) in &hooks {
-                if let Some(what) = uninstall_one(path)? {
+                let removed = uninstall_one(path)
+                    .with_context(|| format!("removing the {name} hook"))
+                    .map_err(permissions)?;
+                if let Some(what) = removed {
                     done.push(format!("{name}: {what}"));
                 }
             }

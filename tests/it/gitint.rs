@@ -671,3 +671,22 @@ fn bad_settings_are_named_everywhere() {
     let out = run_git(r.path(), &r, &["merge", "--no-edit", "side"]);
     assert_ne!(out.code, 0, "{out:?}");
 }
+
+/// A hooks directory that cannot be made: one line naming the operation, the path and the
+/// cause, with what to check.
+#[test]
+fn hooks_install_says_what_failed_and_where() {
+    let r = Repo::new();
+    r.write("blocker", "a file, not a directory\n");
+    r.commit("base");
+    r.git(&["config", "core.hooksPath", "blocker/hooks"]);
+    let out = r.sage(&["hooks", "install"]);
+    assert_eq!(out.code, 3, "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    assert!(
+        lines[0].contains("cannot create") && lines[0].contains("blocker/hooks"),
+        "{out:?}"
+    );
+    assert!(lines[0].contains("hint: check the permissions"), "{out:?}");
+}
