@@ -177,6 +177,9 @@ pub fn map(
             }
             let mut matched: Option<usize> = None;
             let mut states: Vec<(u32, Option<String>)> = Vec::new();
+            // Where replay left the file, or the edit that would not apply.
+            let mut replayed: Option<Option<String>> = None;
+            let mut refused: Option<(u32, String)> = None;
             if !candidates.is_empty() {
                 let mut state = text(repo.file_in_tree(w.parent_tree, &path)?);
                 // Made before the commit (by its author time: a rebase moves the other).
@@ -202,9 +205,13 @@ pub fn map(
                                 }
                             }
                         }
-                        Err(_) => break,
+                        Err(e) => {
+                            refused = Some((edits[k].0, e.to_string()));
+                            break;
+                        }
                     }
                 }
+                replayed = Some(state);
                 if matched.is_some() {
                     states.truncate(kept);
                     // A whole-file write does not depend on what came before it: the
@@ -241,6 +248,24 @@ pub fn map(
                 None => {
                     if !candidates.is_empty() {
                         replay_failures += 1;
+                    }
+                    if is_anchored && !candidates.is_empty() {
+                        let why = match (&refused, &replayed) {
+                            (Some((turn, e)), _) => {
+                                format!("the edit of turn {turn} does not apply: {e}")
+                            }
+                            (None, Some(state)) => divergence(
+                                state.as_deref().unwrap_or(""),
+                                target.as_deref().unwrap_or(""),
+                            ),
+                            (None, None) => String::new(),
+                        };
+                        if !why.is_empty() {
+                            out.notes.push(format!(
+                                "replaying the session's edits of {path} did not give {}'s file: {why}",
+                                w.info.id.short()
+                            ));
+                        }
                     }
                     if is_anchored && (anchored.present)(target.as_deref()) {
                         out.final_only[i] = candidates.len() >= 2;
@@ -399,6 +424,38 @@ fn commit_time(w: &WriteView, span: Option<(f64, f64)>) -> f64 {
         authored
     } else {
         committed
+    }
+}
+
+/// Where the replayed file first differs from the committed one, in a line: the line number
+/// and both sides, clipped.
+fn divergence(replayed: &str, committed: &str) -> String {
+    use similar::{ChangeTag, TextDiff};
+    let diff = TextDiff::from_lines(replayed, committed);
+    let clip = |s: &str| {
+        let s = s.trim_end_matches(['\n', '\r']).trim();
+        match s.char_indices().nth(80) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s.to_string(),
+        }
+    };
+    let mut line = 1usize;
+    let (mut gone, mut came) = (None, None);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Equal if gone.is_none() && came.is_none() => line += 1,
+            ChangeTag::Equal => break,
+            ChangeTag::Delete if gone.is_none() => gone = Some(clip(change.value())),
+            ChangeTag::Insert if came.is_none() => came = Some(clip(change.value())),
+            _ => {}
+        }
+    }
+    match (gone, came) {
+        (Some(g), Some(c)) if g == c => format!("at line {line} the line endings differ"),
+        (Some(g), Some(c)) => format!("at line {line} the edits give `{g}`, the commit has `{c}`"),
+        (Some(g), None) => format!("at line {line} the edits give `{g}`, which the commit lacks"),
+        (None, Some(c)) => format!("at line {line} the commit has `{c}`, which no edit wrote"),
+        (None, None) => "they differ only in line endings".into(),
     }
 }
 
@@ -597,5 +654,17 @@ mod tests {
         assert!(!same_file("xmedia/fetcher.py", "media/fetcher.py"));
         assert!(!same_file("etcher.py", "media/fetcher.py"));
         assert!(!same_file("", "media/fetcher.py"));
+        assert_eq!(
+            divergence("a\nb\nc\n", "a\nB\nc\n"),
+            "at line 2 the edits give `b`, the commit has `B`"
+        );
+        assert_eq!(
+            divergence("a\n", "a\nlog(x)\n"),
+            "at line 2 the commit has `log(x)`, which no edit wrote"
+        );
+        assert_eq!(
+            divergence("a\nb\n", "a\n"),
+            "at line 2 the edits give `b`, which the commit lacks"
+        );
     }
 }

@@ -91,6 +91,13 @@ fn squashed_commit_is_final_only() {
             .to_string()
             .contains("did not reproduce")
     );
+    // and where it diverged
+    let notes = v["provenance"]["notes"].to_string();
+    assert!(
+        notes
+            .contains("at line 4 the edits give `log(url)`, the commit has `log(url)  # squashed`"),
+        "{notes}"
+    );
 }
 
 #[test]
