@@ -142,7 +142,7 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     let agents = range::AgentMatcher::from_settings(&repo, args.range.agent.as_deref())?;
     let (anchor, unconfirmed) = match &args.find_anchor {
         Some(scanner) => (
-            crate::finding::scan::find_anchor(&repo, &range, scanner)?,
+            crate::screen::anchorless::find_anchor(&repo, &range, scanner)?,
             true,
         ),
         None => {

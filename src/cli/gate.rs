@@ -107,7 +107,7 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
     if anchors.is_empty() {
         if let Some(scanner) = repo.config_string("sage.scanner")? {
             anchors.push((
-                crate::finding::scan::find_anchor(repo, &range, &scanner)?,
+                crate::screen::anchorless::find_anchor(repo, &range, &scanner)?,
                 true,
             ));
         } else {
