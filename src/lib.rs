@@ -3,7 +3,8 @@
 //! Stages, one module each: `finding` (confirmed defects → anchors), `history` (provenance
 //! from git), `transcript` (sessions → turns), `judge` (scores), `origin` (the rule),
 //! `report` (every format), `notes` (git notes), `batch`/`agree`/`stats` (corpora),
-//! `screen` (silent-failure candidates), `git` (the only git2 user), `cli` (subcommands).
+//! `screen` (silent-failure candidates), `scanners` (Bandit and Semgrep run over a range),
+//! `git` (the only git2 user), `cli` (subcommands).
 
 pub mod agree;
 pub mod batch;
@@ -20,6 +21,7 @@ pub mod origin;
 pub mod pipeline;
 pub mod redact;
 pub mod report;
+pub mod scanners;
 pub mod screen;
 pub mod settings;
 pub mod stats;

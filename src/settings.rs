@@ -15,8 +15,21 @@ pub const DEFAULT_JOBS: usize = 8;
 /// The largest session `git sage record` copies, in MB, unless `sage.recordMaxSize` says.
 pub const DEFAULT_RECORD_MAX_MB: u64 = 20;
 
-/// The scanners a hook may run when there are no findings.
-pub const SCANNERS: [&str; 3] = ["bandit", "semgrep", "screen"];
+/// A scanner git sage runs for an anchor when there is no confirmed finding (`--find-anchor`,
+/// `sage.scanner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scanner {
+    Bandit,
+    Semgrep,
+    // git sage's own screening: its top candidate.
+    Screen,
+}
+
+impl Scanner {
+    pub fn parse(v: &str) -> Option<Scanner> {
+        <Scanner as clap::ValueEnum>::from_str(v, true).ok()
+    }
+}
 
 /// One setting as `git sage config` lists it.
 pub struct Key {
@@ -124,7 +137,7 @@ pub struct Settings {
     pub vr_max: u8,
     pub sa_max: u8,
     pub findings: Vec<String>,
-    pub scanner: Option<String>,
+    pub scanner: Option<Scanner>,
     pub block: bool,
     pub strict: bool,
     pub notes: bool,
@@ -196,14 +209,14 @@ impl Settings {
         if !findings.is_empty() {
             s.findings = findings;
         }
-        if let Some(v) = get("sage.scanner")? {
-            if !SCANNERS.contains(&v.as_str()) {
-                return Err(Error::input(format!(
+        // "none", as `git sage config` shows the default, means none.
+        if let Some(v) = get("sage.scanner")?.filter(|v| !v.trim().eq_ignore_ascii_case("none")) {
+            s.scanner = Some(Scanner::parse(&v).ok_or_else(|| {
+                Error::input(format!(
                     "git config sage.scanner: {v:?} is not a scanner git sage runs"
                 ))
-                .hint(format!("use one of {}", SCANNERS.join(", "))));
-            }
-            s.scanner = Some(v);
+                .hint("use bandit, semgrep, screen or none")
+            })?);
         }
         s.block = flag(get("sage.block")?, "sage.block", false)?;
         s.strict = flag(get("sage.strict")?, "sage.strict", false)?;

@@ -33,8 +33,8 @@ pub struct BlameOriginArgs {
 
     /// No confirmed finding: run this scanner on the files the range changed and take its most
     /// severe result, marked unconfirmed in every report
-    #[arg(long, value_name = "SCANNER", value_parser = ["bandit", "semgrep", "screen"], conflicts_with_all = ["finding", "anchor_file"], help_heading = "Finding")]
-    pub find_anchor: Option<String>,
+    #[arg(long, value_enum, value_name = "SCANNER", conflicts_with_all = ["finding", "anchor_file"], help_heading = "Finding")]
+    pub find_anchor: Option<crate::settings::Scanner>,
 
     /// The agent's session transcript (path or REV:path) [default: found in git]
     #[arg(long, value_name = "SESSION", help_heading = "Session")]
@@ -80,9 +80,9 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         args.range.agent.as_deref(),
         settings.agent_pattern.as_deref(),
     )?;
-    let (anchor, unconfirmed) = match &args.find_anchor {
+    let (anchor, unconfirmed) = match args.find_anchor {
         Some(scanner) => (
-            crate::finding::scan::find_anchor(&repo, &range, scanner)?,
+            crate::screen::anchorless::find_anchor(&repo, &range, scanner)?,
             true,
         ),
         None => {

@@ -96,9 +96,9 @@ pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> R
     }
     let range = crate::history::range::resolve(repo, Some(tip), Some(base), None)?;
     if anchors.is_empty() {
-        if let Some(scanner) = &settings.scanner {
+        if let Some(scanner) = settings.scanner {
             anchors.push((
-                crate::finding::scan::find_anchor(repo, &range, scanner)?,
+                crate::screen::anchorless::find_anchor(repo, &range, scanner)?,
                 true,
             ));
         } else {

@@ -5,14 +5,83 @@ use serde_json::Value;
 use super::ScanResult;
 use crate::error::Result;
 
+/// One result with Bandit's own fields: finding files keep what an anchor needs,
+/// `git sage screen` reports the rest (test name, confidence).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Issue {
+    pub file: Option<String>,
+    pub test_id: Option<String>,
+    pub test_name: Option<String>,
+    pub severity: Option<String>,
+    pub confidence: Option<String>,
+    pub cwe: Option<u32>,
+    /// From `line_range`, else `line_number`.
+    pub start: Option<u32>,
+    pub end: Option<u32>,
+    /// The lines of its own range, from Bandit's numbered `code`.
+    pub snippet: Option<String>,
+    pub text: Option<String>,
+}
+
+/// A whole report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub issues: Vec<Issue>,
+    /// (file, reason) for files Bandit could not scan.
+    pub errors: Vec<(String, String)>,
+}
+
 pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
-    Ok(super::json_results(text, shown, "Bandit report")?
-        .iter()
-        .map(result)
+    Ok(report(text, shown)?
+        .issues
+        .into_iter()
+        .map(|i| ScanResult {
+            tool: "Bandit".into(),
+            rule: i.test_id,
+            file: i.file,
+            start: i.start,
+            end: i.end,
+            snippet: i.snippet,
+            cwe: i.cwe,
+            message: i.text,
+            severity: severity_rank(i.severity.as_deref().unwrap_or("")),
+        })
         .collect())
 }
 
-fn result(r: &Value) -> ScanResult {
+pub fn report(text: &str, shown: &str) -> Result<Report> {
+    let (results, rest) = super::json_results(text, shown, "Bandit report")?;
+    let text_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    let errors = rest
+        .get("errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                text_of(e, "filename").unwrap_or_default(),
+                text_of(e, "reason").unwrap_or_default(),
+            )
+        })
+        .collect();
+    Ok(Report {
+        issues: results.iter().map(issue).collect(),
+        errors,
+    })
+}
+
+/// 3 high, 2 medium, 1 low, 0 unknown.
+pub fn severity_rank(severity: &str) -> u8 {
+    match severity.to_ascii_uppercase().as_str() {
+        "HIGH" => 3,
+        "MEDIUM" => 2,
+        "LOW" => 1,
+        _ => 0,
+    }
+}
+
+fn issue(r: &Value) -> Issue {
+    let text = |key: &str| r.get(key).and_then(Value::as_str).map(str::to_string);
     let line = r
         .get("line_number")
         .and_then(Value::as_u64)
@@ -29,34 +98,24 @@ fn result(r: &Value) -> ScanResult {
         .unwrap_or_default();
     let start = range.iter().min().copied().or(line);
     let end = range.iter().max().copied().or(line);
-    ScanResult {
-        tool: "Bandit".into(),
-        rule: r.get("test_id").and_then(Value::as_str).map(str::to_string),
-        file: r
-            .get("filename")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+    Issue {
+        file: text("filename"),
+        test_id: text("test_id"),
+        test_name: text("test_name"),
+        severity: text("issue_severity"),
+        confidence: text("issue_confidence"),
+        cwe: r
+            .pointer("/issue_cwe/id")
+            .and_then(Value::as_u64)
+            .map(|n| n as u32)
+            .filter(|&n| n > 0),
         start,
         end,
         snippet: r
             .get("code")
             .and_then(Value::as_str)
             .and_then(|code| code_lines(code, start?, end?)),
-        cwe: r
-            .pointer("/issue_cwe/id")
-            .and_then(Value::as_u64)
-            .map(|n| n as u32)
-            .filter(|&n| n > 0),
-        message: r
-            .get("issue_text")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        severity: match r.get("issue_severity").and_then(Value::as_str) {
-            Some("HIGH") => 3,
-            Some("MEDIUM") => 2,
-            Some("LOW") => 1,
-            _ => 0,
-        },
+        text: text("issue_text"),
     }
 }
 
@@ -92,5 +151,19 @@ mod tests {
         assert_eq!((r[0].start, r[0].end), (Some(6), Some(6)));
         assert_eq!(r[0].snippet.as_deref(), Some("password = \"123456\""));
         assert_eq!(r[0].rule.as_deref(), Some("B105"));
+    }
+
+    #[test]
+    fn a_report_keeps_what_screen_shows_and_the_files_bandit_could_not_scan() {
+        let text = r#"{"errors":[{"filename":"t/bad.py","reason":"syntax error"}],"results":[
+          {"filename":"t/a.py","test_id":"B602","test_name":"subprocess_popen_with_shell_equals_true",
+           "issue_severity":"HIGH","issue_confidence":"MEDIUM","line_number":4}]}"#;
+        let r = report(text, "bandit").unwrap();
+        assert_eq!(r.errors, vec![("t/bad.py".into(), "syntax error".into())]);
+        let i = &r.issues[0];
+        assert_eq!(i.confidence.as_deref(), Some("MEDIUM"));
+        assert_eq!((i.start, i.end), (Some(4), Some(4)));
+        assert_eq!(severity_rank(i.severity.as_deref().unwrap()), 3);
+        assert_eq!(severity_rank("medium"), 2);
     }
 }

@@ -4,7 +4,6 @@ pub mod anchor_yaml;
 pub mod bandit;
 pub mod paths;
 pub mod sarif;
-pub mod scan;
 pub mod semgrep;
 
 use std::path::Path;
@@ -199,12 +198,17 @@ fn looks_like_anchor(v: &serde_json::Value) -> bool {
     }
 }
 
-/// The `results` array of a scanner's JSON report; `what` names the report in errors.
-fn json_results(text: &str, shown: &str, what: &str) -> Result<Vec<serde_json::Value>> {
+/// The `results` array of a scanner's JSON report, and the rest of the report (Bandit's
+/// `errors` live there); `what` names the report in errors.
+fn json_results(
+    text: &str,
+    shown: &str,
+    what: &str,
+) -> Result<(Vec<serde_json::Value>, serde_json::Value)> {
     let mut doc: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Error::input(format!("{shown}:{}: not valid JSON: {e}", e.line())))?;
     match doc.get_mut("results").map(serde_json::Value::take) {
-        Some(serde_json::Value::Array(results)) => Ok(results),
+        Some(serde_json::Value::Array(results)) => Ok((results, doc)),
         _ => Err(Error::input(format!("{shown}: {what} without results"))),
     }
 }

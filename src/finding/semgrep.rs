@@ -8,6 +8,7 @@ use crate::error::Result;
 
 pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
     Ok(super::json_results(text, shown, "Semgrep report")?
+        .0
         .iter()
         .map(result)
         .collect())

@@ -6,6 +6,7 @@
 //! Language-independent here; `python.rs` and templates/screen/python/ are the Python part
 //! (another language is one module like it plus its tables).
 
+pub mod anchorless;
 pub mod bandit;
 pub mod facts;
 pub mod python;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::history::range::Range;
+use crate::scanners::Scratch;
 use facts::ParseError;
 use python::{ImportEnv, Unresolved};
 use rules::{Score, Tables};
@@ -384,20 +386,13 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
     let mut notes = Vec::new();
 
     // Read every changed file once; write the tip's versions where Bandit can read them.
-    let scratch = tempfile::tempdir()
-        .map_err(|e| Error::env(format!("cannot make a scratch directory: {e}")))?;
+    let mut scratch = Scratch::new()?;
     let mut jobs: Vec<Changed> = Vec::new();
-    let mut written = 0;
     for p in &changed {
         let tip_bytes = repo.file_in_tree(tip_tree, p)?.map(|b| b.to_vec());
         let base_bytes = repo.file_in_tree(base_tree, p)?.map(|b| b.to_vec());
         if let Some(b) = &tip_bytes {
-            let dest = scratch.path().join("tree").join(p);
-            std::fs::create_dir_all(dest.parent().expect("a file has a parent"))
-                .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
-            std::fs::write(&dest, b)
-                .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
-            written += 1;
+            scratch.add(p, b)?;
         }
         jobs.push(Changed {
             path: p.clone(),
@@ -406,12 +401,7 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
         });
     }
     // L2 runs in the background while L0, L1 and L3 run here.
-    let bandit_run = (opts.bandit && written > 0).then(|| {
-        bandit::start(
-            &scratch.path().join("tree"),
-            &scratch.path().join("bandit.json"),
-        )
-    });
+    let bandit_run = (opts.bandit && scratch.files() > 0).then(|| bandit::start(&scratch));
 
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -518,7 +508,7 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
             status: "not run".into(),
             detail: Some("no changed file to scan".into()),
         },
-        Some(run) => match bandit::finish(run, &scratch.path().join("tree")) {
+        Some(run) => match bandit::finish(run, &scratch) {
             Ok(report) => {
                 let mut by_file: HashMap<String, Vec<bandit::Finding>> = HashMap::new();
                 for f in report.findings {
@@ -607,54 +597,5 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
         candidates,
         files,
         notes,
-    })
-}
-
-/// Anchor-less mode (`--find-anchor screen`, `sage.scanner = screen`): the strongest
-/// candidate of the range, as an unconfirmed anchor on its lines.
-pub fn top_anchor(repo: &Repo, range: &Range) -> Result<crate::model::Anchor> {
-    let templates_dir = repo.config_string("sage.templates")?.map(Into::into);
-    let opts = Options {
-        task_cwe: None,
-        threshold: 15.0,
-        l2_severity: 3,
-        bandit: true,
-        run_tests: None,
-        tests_timeout: std::time::Duration::from_secs(600),
-        paths: Vec::new(),
-        templates_dir,
-    };
-    let doc = screen(repo, range, &opts)?;
-    let Some(c) = doc.candidates.first() else {
-        return Err(Error::input(format!(
-            "git sage screen found no candidate among the {} Python file(s) the range changed",
-            doc.counts.files
-        ))
-        .hint("pass --finding with a confirmed defect"));
-    };
-    Ok(crate::model::Anchor {
-        id: format!("unconfirmed:screen:{}:{}", c.path, c.start),
-        cwe: c.cwe,
-        class: None,
-        file: c.path.clone(),
-        locator: crate::model::Locator::Lines {
-            start: c.start,
-            end: c.end,
-            snippet: None,
-        },
-        kind: crate::model::AnchorKind::Present,
-        description: Some(format!(
-            "screen candidate, R {:.1}: {}",
-            c.score,
-            c.reasons.join("; ")
-        )),
-        source: crate::model::AnchorSource {
-            format: "screen",
-            tool: Some("git-sage screen".into()),
-            rule: None,
-            path: None,
-            index: None,
-        },
-        unconfirmed: true,
     })
 }

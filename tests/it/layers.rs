@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["origin"],
     &["report"],
     &["notes"],
-    &["scanner"],
+    &["scanners"],
     &["screen"],
     &["pipeline"],
     &["batch"],

@@ -1,0 +1,112 @@
+//! Anchor-less mode (`--find-anchor bandit|semgrep|screen`, `sage.scanner`): without a
+//! confirmed finding, take the strongest result over the files the range changed as the
+//! anchor, marked unconfirmed. It lives above screening because `screen` is one of its
+//! sources; the external scanners come from `crate::scanners`.
+
+use super::{Options, screen};
+use crate::error::{Error, Result};
+use crate::git::Repo;
+use crate::history::range::Range;
+use crate::model::{Anchor, AnchorKind, AnchorSource, Locator};
+use crate::scanners::{self, Kind, Scratch};
+use crate::settings::Scanner;
+
+pub fn find_anchor(repo: &Repo, range: &Range, scanner: Scanner) -> Result<Anchor> {
+    let kind = match scanner {
+        Scanner::Screen => return top_candidate(repo, range),
+        Scanner::Bandit => Kind::Bandit,
+        Scanner::Semgrep => Kind::Semgrep,
+    };
+    let scanner = kind.name();
+    let base_tree = repo.tree_of(range.base)?;
+    let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
+    let tree = Scratch::of_changes(repo, base_tree, tip_tree)?;
+    let files = tree.files();
+    if files == 0 {
+        return Err(Error::input(
+            "the range changes no files that exist at the tip, so there is nothing to scan",
+        )
+        .hint("pass --finding with a confirmed defect"));
+    }
+    let installed = scanners::probe(kind).ok_or_else(|| {
+        Error::env(format!("{scanner} is not installed")).hint(match kind {
+            Kind::Bandit => "pip install bandit, or pass --finding",
+            Kind::Semgrep => "pip install semgrep, or pass --finding",
+        })
+    })?;
+    let out = installed
+        .start(&tree)
+        .and_then(scanners::Running::finish)
+        .map_err(|e| Error::env(format!("cannot run {scanner}: {e}")))?;
+    let results = installed.results(&out, &tree).map_err(|e| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        Error::env(format!(
+            "{scanner} gave no readable report ({e}): {}",
+            err.lines().last().unwrap_or("").trim()
+        ))
+    })?;
+    // Most severe first; ties broken by position for a stable choice.
+    let best = results
+        .into_iter()
+        .enumerate()
+        .max_by_key(|(i, r)| (r.severity, std::cmp::Reverse(*i)))
+        .map(|(_, r)| r)
+        .ok_or_else(|| {
+            Error::input(format!(
+                "{scanner} found nothing in the {files} file(s) the range changed"
+            ))
+            .hint("pass --finding with a confirmed defect")
+        })?;
+    let mut anchors = crate::finding::to_anchors(vec![best], installed.kind.format(), scanner)?;
+    let mut a = anchors.remove(0);
+    a.id = format!("unconfirmed:{}", a.id);
+    Ok(a)
+}
+
+/// `screen`: the strongest candidate of the range, as an unconfirmed anchor on its lines.
+fn top_candidate(repo: &Repo, range: &Range) -> Result<Anchor> {
+    let templates_dir = repo.config_string("sage.templates")?.map(Into::into);
+    let opts = Options {
+        task_cwe: None,
+        threshold: 15.0,
+        l2_severity: 3,
+        bandit: true,
+        run_tests: None,
+        tests_timeout: std::time::Duration::from_secs(600),
+        paths: Vec::new(),
+        templates_dir,
+    };
+    let doc = screen(repo, range, &opts)?;
+    let Some(c) = doc.candidates.first() else {
+        return Err(Error::input(format!(
+            "git sage screen found no candidate among the {} Python file(s) the range changed",
+            doc.counts.files
+        ))
+        .hint("pass --finding with a confirmed defect"));
+    };
+    Ok(Anchor {
+        id: format!("unconfirmed:screen:{}:{}", c.path, c.start),
+        cwe: c.cwe,
+        class: None,
+        file: c.path.clone(),
+        locator: Locator::Lines {
+            start: c.start,
+            end: c.end,
+            snippet: None,
+        },
+        kind: AnchorKind::Present,
+        description: Some(format!(
+            "screen candidate, R {:.1}: {}",
+            c.score,
+            c.reasons.join("; ")
+        )),
+        source: AnchorSource {
+            format: "screen",
+            tool: Some("git-sage screen".into()),
+            rule: None,
+            path: None,
+            index: None,
+        },
+        unconfirmed: true,
+    })
+}
