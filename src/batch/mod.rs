@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::ProvenanceStatus;
+use crate::origin::OriginType;
 use crate::report::doc::ReportDoc;
 
 pub const MANIFEST_SCHEMA: &str = "sage.manifest/1";
@@ -35,13 +36,58 @@ pub struct Labels {
     pub introducing_commit: Option<String>,
     /// Human label: the origin type (`inadequate_defence`, …, or `undetermined`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin_type: Option<String>,
+    pub origin_type: Option<OriginLabel>,
     /// Human label: the origin turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin_turn: Option<u32>,
     /// Any other labels, kept as given.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A person's origin-type label: one of the rule's types, or `undetermined`. A misspelt
+/// label is an error naming the allowed ones, not a label that silently never agrees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginLabel {
+    Type(OriginType),
+    Undetermined,
+}
+
+impl OriginLabel {
+    const ALL: [OriginLabel; 6] = [
+        OriginLabel::Type(OriginType::InadequateDefence),
+        OriginLabel::Type(OriginType::UnaddressedRequirement),
+        OriginLabel::Type(OriginType::DefectInChange),
+        OriginLabel::Type(OriginType::NotNoticed),
+        OriginLabel::Type(OriginType::NoticedChosePoorly),
+        OriginLabel::Undetermined,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OriginLabel::Type(t) => t.as_str(),
+            OriginLabel::Undetermined => "undetermined",
+        }
+    }
+}
+
+impl Serialize for OriginLabel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for OriginLabel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = String::deserialize(d)?;
+        OriginLabel::ALL
+            .into_iter()
+            .find(|l| l.as_str() == v.trim())
+            .ok_or_else(|| {
+                let all: Vec<&str> = OriginLabel::ALL.iter().map(|l| l.as_str()).collect();
+                serde::de::Error::custom(format!("origin_type {v:?} is none of {}", all.join(", ")))
+            })
+    }
 }
 
 /// Settings shared by every case unless the case says otherwise.
@@ -121,10 +167,7 @@ fn merge_labels(defaults: &Labels, own: &Labels) -> Labels {
             .introducing_commit
             .clone()
             .or_else(|| defaults.introducing_commit.clone()),
-        origin_type: own
-            .origin_type
-            .clone()
-            .or_else(|| defaults.origin_type.clone()),
+        origin_type: own.origin_type.or(defaults.origin_type),
         origin_turn: own.origin_turn.or(defaults.origin_turn),
         extra,
     }

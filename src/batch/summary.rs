@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{CaseResult, CaseStatus};
+use super::{CaseResult, CaseStatus, OriginLabel};
 use crate::model::ProvenanceStatus;
 use crate::origin::{OriginType, Status};
 use crate::report::doc::ReportDoc;
@@ -222,7 +222,7 @@ fn human(results: &[&CaseResult], origin_dom: &[&str]) -> Option<HumanAgreement>
     let types: Vec<(usize, usize)> = ok
         .iter()
         .filter_map(|(r, d)| {
-            let l = r.labels.origin_type.as_deref()?;
+            let l = r.labels.origin_type?.as_str();
             Some((
                 index_of(origin_dom, l)?,
                 index_of(origin_dom, origin_label(d))?,
@@ -243,7 +243,7 @@ fn human(results: &[&CaseResult], origin_dom: &[&str]) -> Option<HumanAgreement>
         .iter()
         .filter(|(r, _)| {
             r.labels.origin_turn.is_some()
-                || r.labels.origin_type.as_deref() == Some("undetermined")
+                || r.labels.origin_type == Some(OriginLabel::Undetermined)
         })
         .map(|(r, d)| {
             (

@@ -194,6 +194,14 @@ fn bad_manifests_name_file_and_line() {
     )
     .unwrap();
     r.sage(&["batch", "m.yaml"]).bad_input("m.yaml:4");
+    // a misspelt label is named, not left to never agree
+    std::fs::write(
+        r.path().join("m.yaml"),
+        "cases:\n  - repo: .\n    finding: f.yaml\n    labels: {origin_type: inadequate_defense}\n",
+    )
+    .unwrap();
+    r.sage(&["batch", "m.yaml"])
+        .bad_input("origin_type \"inadequate_defense\" is none of inadequate_defence");
     std::fs::write(
         r.path().join("m.yaml"),
         "cases:\n  - {repo: ., finding: nothere.yaml}\n",
