@@ -356,7 +356,9 @@ pub fn fleiss_kappa(
 }
 
 /// Brennan–Prediger coefficient: Gwet's pₐ with a uniform chance model, pₑ = Σₖₗ wₖₗ / q².
-pub fn brennan_prediger(
+/// Only the published-vector tests use it, to check the shared multi-rater core.
+#[cfg(test)]
+fn brennan_prediger(
     units: &[Vec<Option<usize>>],
     domain: &[f64],
     weights: Weights,

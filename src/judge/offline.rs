@@ -3,7 +3,6 @@
 //! → 2, task-specific with a completeness or condition marker in the same sentence → 3 — and
 //! the quote is the matched sentence or line, verbatim. A fast draft, labelled as such.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -292,20 +291,20 @@ fn split_sentences(line: &str) -> Vec<&str> {
     out
 }
 
-/// Counts of phrases, for `git sage judge --lexicons` style listings and tests.
-pub fn inventory() -> BTreeMap<u32, String> {
-    CWES.iter()
-        .filter_map(|(n, text)| {
-            serde_yaml::from_str::<CweLexicon>(text)
-                .ok()
-                .map(|l| (*n, l.name))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The embedded CWE lexicons that load, by number.
+    fn inventory() -> std::collections::BTreeMap<u32, String> {
+        CWES.iter()
+            .filter_map(|(n, text)| {
+                serde_yaml::from_str::<CweLexicon>(text)
+                    .ok()
+                    .map(|l| (*n, l.name))
+            })
+            .collect()
+    }
     use crate::judge::prompt::{CallView, ChangeView};
 
     fn view(n: u32, text: &str) -> TurnView {
