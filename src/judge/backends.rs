@@ -237,6 +237,16 @@ impl Backend {
         }
     }
 
+    /// The body of a request as the provider's batch interface takes it; `None` for judges
+    /// that have none (commands, replays).
+    pub fn batch_body(&self, req: &Request<'_>) -> Option<Value> {
+        match &self.spec {
+            Spec::OpenAi { model } => Some(self.openai_body(model, req)),
+            Spec::Anthropic { model } => Some(self.anthropic_body(model, req)),
+            _ => None,
+        }
+    }
+
     /// The chat-completions body of a request (also a line of an OpenAI batch).
     pub fn openai_body(&self, model: &str, req: &Request<'_>) -> Value {
         let mut messages = vec![

@@ -4,6 +4,7 @@ pub mod answer;
 pub mod backends;
 pub mod batch_api;
 pub mod cache;
+mod jobs;
 pub mod model;
 pub mod offline;
 pub mod prompt;

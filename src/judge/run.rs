@@ -1,19 +1,22 @@
-//! Orchestration: which turns are judged, in what prompts, by which backends, how often; with
-//! concurrency (`--jobs`), pacing (`--rpm`), retries that honour Retry-After, the on-disk
-//! cache (which is also how an interrupted run resumes), and token accounting.
+//! Orchestration: which turns are judged, in what prompts, by which backends, how often, and
+//! how the answers become the scores document. Making the requests — concurrency (`--jobs`),
+//! pacing (`--rpm`), retries, the on-disk cache (which is also how an interrupted run
+//! resumes) and token accounting — is `jobs`'.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+use tokio::runtime::Runtime;
 
-use super::answer::{self, Answer};
-use super::backends::{Backend, CallError, Request, Spec, family};
-use super::cache::{self, Cache, Entry, Usage};
+use super::answer::Answer;
+use super::backends::{Backend, Spec, family};
+use super::cache::{self, Cache};
+use super::jobs::{self, Job, JobError, JobResult, Ran, Recorder};
 use super::model::{JudgeInfo, SCORES_SCHEMA, ScoreSet, Scores, ScoresDoc, TurnScore};
 use super::offline::Offline;
-use super::prompt::{Prompt, Renderer, Templates, TurnView, fence_for, views};
+use super::prompt::{Renderer, Templates, TurnView, fence_for, views};
 use super::verify::verify;
 use crate::error::{Error, Result};
 use crate::transcript::mapping::Scope;
@@ -98,199 +101,110 @@ pub struct Outcome {
     pub unreachable: usize,
 }
 
-/// Spaces request starts to at most `rpm` per minute.
-struct Pacer {
-    interval: Option<Duration>,
-    next: Mutex<Instant>,
+/// What every judge and repeat of one `judge()` call shares.
+struct Input<'a> {
+    views: Vec<TurnView>,
+    kinds: Vec<TurnKind>,
+    /// Secrets masked in the turns and the task, for the judge's header.
+    redactions: usize,
+    /// Also holds the redacted task, which the offline judge reads too.
+    renderer: Renderer<'a>,
+    /// The templates' version, part of every cache key.
+    version: &'a str,
+    /// The agent's model, for the same-family warning.
+    agent_model: Option<&'a str>,
 }
 
-impl Pacer {
-    async fn wait(&self) {
-        let Some(step) = self.interval else { return };
-        let at = {
-            let mut next = self.next.lock().expect("pacer lock");
-            let now = Instant::now();
-            let at = (*next).max(now);
-            *next = at + step;
-            at
+impl<'a> Input<'a> {
+    /// Redacts the task and the in-scope turns, and sets up their prompts.
+    fn prepare(
+        t: &'a Transcript,
+        scope: &Scope,
+        opts: &Options,
+        templates: &'a Templates,
+    ) -> Result<Input<'a>> {
+        let criterion = templates.criterion(&opts.criterion)?;
+        // The task leaves the machine in every prompt: redacted like the turns (the scope's task
+        // already is; one given with --task or sage.task is redacted here).
+        let (task, task_redactions) = match opts.task.as_deref() {
+            Some(task) => crate::redact::redact(task),
+            None => (
+                scope.task.clone().unwrap_or_else(|| {
+                    "(no task text was found; judge against the criterion in general)".into()
+                }),
+                0,
+            ),
         };
-        let now = Instant::now();
-        if at > now {
-            tokio::time::sleep(at - now).await;
-        }
+        let in_scope: Vec<crate::transcript::Turn> = t
+            .turns
+            .iter()
+            .filter(|x| x.turn >= scope.first && x.turn <= scope.last)
+            .cloned()
+            .collect();
+        let (tviews, redactions) = views(&in_scope);
+        let fence = fence_for(&task, &tviews);
+        Ok(Input {
+            kinds: in_scope.iter().map(|x| x.kind).collect(),
+            renderer: Renderer::new(
+                templates,
+                criterion,
+                task,
+                opts.anchor_for_judge.clone(),
+                fence,
+                opts.context_tokens,
+            ),
+            views: tviews,
+            redactions: redactions + task_redactions,
+            version: &templates.version,
+            agent_model: t.model.as_deref(),
+        })
     }
 }
 
-/// One request to make: a turn (or all, for `single`) of one repeat of one judge.
-struct Job {
-    turn: Option<u32>,
-    prompt: Prompt,
-    elided: bool,
-    request_key: String,
+/// Administrative turns are not put to an LLM judge.
+fn put_to_judge(kind: TurnKind) -> bool {
+    kind != TurnKind::Administrative
 }
 
-enum JobResult {
-    Answers(Vec<Answer>),
-    Failed { error: String, unreachable: bool },
+/// What the LLM judges of one `judge()` call share.
+struct Shared {
+    /// Built at the first LLM judge: a run with only the offline judge starts no threads.
+    runtime: Option<Runtime>,
+    record: Option<Arc<Mutex<Recorder>>>,
+}
+
+impl Shared {
+    fn runtime(&mut self) -> Result<&Runtime> {
+        if self.runtime.is_none() {
+            self.runtime = Some(jobs::runtime()?);
+        }
+        Ok(self.runtime.as_ref().expect("just built"))
+    }
 }
 
 /// Judges the in-scope turns of a transcript.
 pub fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
     let templates = Templates::load(opts.templates_dir.as_deref())?;
-    let criterion = templates.criterion(&opts.criterion)?;
-    // The task leaves the machine in every prompt: redacted like the turns (the scope's task
-    // already is; one given with --task or sage.task is redacted here).
-    let (task, task_redactions) = match opts.task.as_deref() {
-        Some(t) => crate::redact::redact(t),
-        None => (
-            scope.task.clone().unwrap_or_else(|| {
-                "(no task text was found; judge against the criterion in general)".into()
-            }),
-            0,
-        ),
+    let input = Input::prepare(t, scope, opts, &templates)?;
+    let mut shared = Shared {
+        runtime: None,
+        record: opts
+            .record
+            .as_deref()
+            .map(|p| Arc::new(Mutex::new(Recorder::open(p)))),
     };
-    let in_scope: Vec<&crate::transcript::Turn> = t
-        .turns
-        .iter()
-        .filter(|x| x.turn >= scope.first && x.turn <= scope.last)
-        .collect();
-    let owned: Vec<crate::transcript::Turn> = in_scope.iter().map(|x| (*x).clone()).collect();
-    let (tviews, redactions) = views(&owned);
-    let redactions = redactions + task_redactions;
-    let fence = fence_for(&task, &tviews);
-    let renderer = Renderer::new(
-        &templates,
-        criterion,
-        task.clone(),
-        opts.anchor_for_judge.clone(),
-        fence,
-        opts.context_tokens,
-    );
-    let kinds: Vec<TurnKind> = in_scope.iter().map(|x| x.kind).collect();
-    let applicable: Vec<bool> = kinds
-        .iter()
-        .map(|k| *k != TurnKind::Administrative)
-        .collect();
-
     let mut sets = Vec::new();
     let mut unreachable = 0;
-    let record = opts
-        .record
-        .as_ref()
-        .map(|p| Arc::new(Mutex::new(Recorder::open(p))));
     for spec in &opts.judges {
         for r in 0..opts.repeat.max(1) {
-            let mut info = JudgeInfo {
-                name: spec.name(),
-                protocol: match opts.protocol {
-                    Protocol::Prefix => "prefix".into(),
-                    Protocol::Single => "single".into(),
-                },
-                repeat: (opts.repeat > 1).then_some(r + 1),
-                calls: 0,
-                cached: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                cached_input_tokens: 0,
-                cost_usd: None,
-                redactions: redactions as u64,
-                warnings: Vec::new(),
+            let mut info = judge_info(spec, opts, r, input.redactions);
+            let turns = if spec == &Spec::Offline {
+                offline_turns(&input, opts, &mut info)?
+            } else {
+                let (turns, lost) = model_turns(spec, r, &input, opts, &mut shared, &mut info)?;
+                unreachable += lost;
+                turns
             };
-            if spec == &Spec::Offline {
-                info.warnings.push(
-                    "offline draft: phrase lists, not a language model; confirm with an LLM judge"
-                        .into(),
-                );
-                let off = Offline::new(
-                    &opts.criterion,
-                    &task,
-                    opts.cwe_hint,
-                    opts.templates_dir.as_deref(),
-                )?;
-                info.warnings
-                    .push(format!("offline lexicons: {}", off.selected));
-                let turns = tviews
-                    .iter()
-                    .zip(&kinds)
-                    .map(|(v, k)| {
-                        finish_turn(Some(off.score(v, *k)), v, *k, opts.quotes_required, None)
-                    })
-                    .collect();
-                info.calls = tviews.len() as u64;
-                sets.push(ScoreSet { judge: info, turns });
-                continue;
-            }
-            if let (Some(agent), Some(judge_model)) = (t.model.as_deref(), spec.model())
-                && let (Some(a), Some(j)) = (family(agent), family(judge_model))
-                && a == j
-            {
-                info.warnings.push(format!(
-                    "the judge ({judge_model}) is of the same model family as the agent ({agent}); prefer a judge from another family"
-                ));
-            }
-            if opts.protocol == Protocol::Single {
-                info.warnings.push("single-call protocol: the judge saw every turn at once, so later turns may bias earlier scores (hindsight)".into());
-            }
-            let backend = Backend::new(spec.clone(), opts.timeout)?;
-            let jobs = build_jobs(&renderer, &tviews, &applicable, opts, &templates.version, r)?;
-            if jobs.iter().any(|j| j.elided) {
-                info.warnings.push(
-                    "some old tool outputs or arguments were elided to fit --context-tokens".into(),
-                );
-            }
-            let (results, usage, calls, cached) = run_jobs(&backend, jobs, opts, record.clone())?;
-            info.calls = calls;
-            info.cached = cached;
-            info.input_tokens = usage.input_tokens;
-            info.output_tokens = usage.output_tokens;
-            info.cached_input_tokens = usage.cached_input_tokens;
-            info.cost_usd = usage.cost_usd;
-            let mut turns = Vec::new();
-            for (i, v) in tviews.iter().enumerate() {
-                if !applicable[i] {
-                    turns.push(not_applicable(v.n, kinds[i]));
-                    continue;
-                }
-                let found = results.iter().find_map(|(turn, res)| match res {
-                    JobResult::Answers(list) => list
-                        .iter()
-                        .find(|a| a.turn == v.n && turn.is_none_or(|t| t == v.n))
-                        .cloned()
-                        .map(Ok),
-                    JobResult::Failed { error, unreachable } if turn.is_none_or(|t| t == v.n) => {
-                        Some(Err((error.clone(), *unreachable)))
-                    }
-                    _ => None,
-                });
-                match found {
-                    Some(Ok(a)) => turns.push(finish_turn(
-                        Some(a),
-                        v,
-                        kinds[i],
-                        opts.quotes_required,
-                        None,
-                    )),
-                    Some(Err((e, u))) => {
-                        if u {
-                            unreachable += 1;
-                        }
-                        turns.push(finish_turn(
-                            None,
-                            v,
-                            kinds[i],
-                            opts.quotes_required,
-                            Some(e),
-                        ));
-                    }
-                    None => turns.push(finish_turn(
-                        None,
-                        v,
-                        kinds[i],
-                        opts.quotes_required,
-                        Some("the judge's answer has no object for this turn".into()),
-                    )),
-                }
-            }
             sets.push(ScoreSet { judge: info, turns });
         }
     }
@@ -307,6 +221,201 @@ pub fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
     })
 }
 
+/// The judge's header before any request is made.
+fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeInfo {
+    JudgeInfo {
+        name: spec.name(),
+        protocol: match opts.protocol {
+            Protocol::Prefix => "prefix".into(),
+            Protocol::Single => "single".into(),
+        },
+        // Numbered only when there are repeats: a plain run's header has no repeat at all.
+        repeat: (opts.repeat > 1).then_some(r + 1),
+        calls: 0,
+        cached: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: 0,
+        cost_usd: None,
+        redactions: redactions as u64,
+        warnings: Vec::new(),
+    }
+}
+
+/// The offline judge: phrase lists, no requests; every turn counts as one call.
+fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<Vec<TurnScore>> {
+    info.warnings.push(
+        "offline draft: phrase lists, not a language model; confirm with an LLM judge".into(),
+    );
+    let off = Offline::new(
+        &opts.criterion,
+        &input.renderer.task,
+        opts.cwe_hint,
+        opts.templates_dir.as_deref(),
+    )?;
+    info.warnings
+        .push(format!("offline lexicons: {}", off.selected));
+    info.calls = input.views.len() as u64;
+    Ok(input
+        .views
+        .iter()
+        .zip(&input.kinds)
+        .map(|(v, k)| scored_turn(off.score(v, *k), v, opts.quotes_required))
+        .collect())
+}
+
+/// An LLM judge (or a command, or a replay) for one repeat: plans the requests, makes them and
+/// scores the turns from the answers. Also returns how many turns were lost to an
+/// unreachable judge.
+fn model_turns(
+    spec: &Spec,
+    r: u32,
+    input: &Input,
+    opts: &Options,
+    shared: &mut Shared,
+    info: &mut JudgeInfo,
+) -> Result<(Vec<TurnScore>, usize)> {
+    info.warnings
+        .extend(model_warnings(input.agent_model, spec, opts.protocol));
+    let backend = Backend::new(spec.clone(), opts.timeout)?;
+    let jobs = plan_jobs(
+        &input.renderer,
+        &input.views,
+        &input.kinds,
+        opts.protocol,
+        input.version,
+        r,
+    )?;
+    if jobs.iter().any(|j| j.elided) {
+        info.warnings
+            .push("some old tool outputs or arguments were elided to fit --context-tokens".into());
+    }
+    let record = shared.record.clone();
+    let ran = jobs::run(shared.runtime()?, backend, jobs, opts, record);
+    account(info, &ran);
+    Ok(assemble(
+        &input.views,
+        &input.kinds,
+        &ran.results,
+        opts.quotes_required,
+    ))
+}
+
+/// Why an LLM judge's scores may deserve less trust, known before any request.
+fn model_warnings(agent: Option<&str>, spec: &Spec, protocol: Protocol) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let (Some(agent), Some(judge_model)) = (agent, spec.model())
+        && let (Some(a), Some(j)) = (family(agent), family(judge_model))
+        && a == j
+    {
+        warnings.push(format!(
+            "the judge ({judge_model}) is of the same model family as the agent ({agent}); prefer a judge from another family"
+        ));
+    }
+    if protocol == Protocol::Single {
+        warnings.push("single-call protocol: the judge saw every turn at once, so later turns may bias earlier scores (hindsight)".into());
+    }
+    warnings
+}
+
+/// The requests of one repeat: one per turn put to the judge (its prefix), or one for all
+/// turns (`single`). The repeat is part of the key, so a repeat asks afresh instead of
+/// finding the first answer in the cache.
+fn plan_jobs(
+    r: &Renderer,
+    views: &[TurnView],
+    kinds: &[TurnKind],
+    protocol: Protocol,
+    version: &str,
+    repeat: u32,
+) -> Result<Vec<Job>> {
+    let key = |text: &str, turn: &str| cache::key(&[version, text, turn, &repeat.to_string()]);
+    match protocol {
+        Protocol::Single => {
+            let prompt = r.single(views)?;
+            let request_key = key(&prompt.text(), "all");
+            Ok(vec![Job {
+                turn: None,
+                prompt,
+                elided: false,
+                request_key,
+            }])
+        }
+        Protocol::Prefix => views
+            .iter()
+            .zip(kinds)
+            .filter(|(_, k)| put_to_judge(**k))
+            .map(|(v, _)| {
+                let (prompt, elided) = r.prefix(views, v.n)?;
+                let request_key = key(&prompt.text(), &v.n.to_string());
+                Ok(Job {
+                    turn: Some(v.n),
+                    prompt,
+                    elided,
+                    request_key,
+                })
+            })
+            .collect(),
+    }
+}
+
+/// What the requests cost, into the judge's header.
+fn account(info: &mut JudgeInfo, ran: &Ran) {
+    info.calls = ran.requests;
+    info.cached = ran.cache_hits;
+    info.input_tokens = ran.usage.input_tokens;
+    info.output_tokens = ran.usage.output_tokens;
+    info.cached_input_tokens = ran.usage.cached_input_tokens;
+    info.cost_usd = ran.usage.cost_usd;
+}
+
+/// The error of a turn that a `single` answer left out.
+const NO_OBJECT: &str = "the judge's answer has no object for this turn";
+
+/// Every in-scope turn's record from the jobs' results, and how many turns were lost to an
+/// unreachable judge.
+fn assemble(
+    views: &[TurnView],
+    kinds: &[TurnKind],
+    results: &[(Option<u32>, JobResult)],
+    quotes_required: bool,
+) -> (Vec<TurnScore>, usize) {
+    let mut turns = Vec::with_capacity(views.len());
+    let mut lost = 0;
+    for (v, &kind) in views.iter().zip(kinds) {
+        if !put_to_judge(kind) {
+            turns.push(not_applicable(v.n, kind));
+            continue;
+        }
+        turns.push(match result_for(results, v.n) {
+            Some(Ok(a)) => scored_turn(a.clone(), v, quotes_required),
+            Some(Err(e)) => {
+                if e.unreachable() {
+                    lost += 1;
+                }
+                failed_turn(v.n, kind, e.to_string())
+            }
+            None => failed_turn(v.n, kind, NO_OBJECT.into()),
+        });
+    }
+    (turns, lost)
+}
+
+/// The answer for turn `n`, else the error of the job that asked about it. A job for one turn
+/// speaks only for that turn; a `single` job (turn `None`) for every turn.
+fn result_for(
+    results: &[(Option<u32>, JobResult)],
+    n: u32,
+) -> Option<std::result::Result<&Answer, &JobError>> {
+    results
+        .iter()
+        .filter(|(turn, _)| turn.is_none_or(|t| t == n))
+        .find_map(|(_, r)| match r {
+            JobResult::Answers(list) => list.iter().find(|a| a.turn == n).map(Ok),
+            JobResult::Failed(e) => Some(Err(e)),
+        })
+}
+
 fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
     TurnScore {
         turn,
@@ -320,335 +429,33 @@ fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
     }
 }
 
-/// Verifies quotes and makes the turn's record; `None` answers are scoring failures.
-fn finish_turn(
-    a: Option<Answer>,
-    v: &TurnView,
-    kind: TurnKind,
-    quotes_required: bool,
-    error: Option<String>,
-) -> TurnScore {
-    match a {
-        Some(mut a) => {
-            let (quotes, rejected) =
-                verify(&mut a.scores, &a.quotes, &v.quotable(), quotes_required);
-            TurnScore {
-                turn: v.n,
-                kind: a.kind,
-                applicable: a.applicable,
-                opportunity: a.opportunity,
-                scores: Some(a.scores),
-                quotes,
-                rejected_quotes: rejected,
-                error: None,
-            }
-        }
-        None => TurnScore {
-            turn: v.n,
-            kind,
-            applicable: true,
-            opportunity: true,
-            scores: None,
-            quotes: Default::default(),
-            rejected_quotes: Vec::new(),
-            error: Some(error.unwrap_or_else(|| "scoring failed".into())),
-        },
+/// A turn the judge answered for, its quotes checked against what the turn really says.
+fn scored_turn(mut a: Answer, v: &TurnView, quotes_required: bool) -> TurnScore {
+    let (quotes, rejected) = verify(&mut a.scores, &a.quotes, &v.quotable(), quotes_required);
+    TurnScore {
+        turn: v.n,
+        kind: a.kind,
+        applicable: a.applicable,
+        opportunity: a.opportunity,
+        scores: Some(a.scores),
+        quotes,
+        rejected_quotes: rejected,
+        error: None,
     }
 }
 
-fn build_jobs(
-    r: &Renderer,
-    tviews: &[TurnView],
-    applicable: &[bool],
-    opts: &Options,
-    version: &str,
-    repeat: u32,
-) -> Result<Vec<Job>> {
-    let key = |prompt: &Prompt, turn: &str| {
-        cache::key(&[version, &prompt.text(), turn, &repeat.to_string()])
-    };
-    match opts.protocol {
-        Protocol::Single => {
-            let prompt = r.single(tviews)?;
-            let request_key = key(&prompt, "all");
-            Ok(vec![Job {
-                turn: None,
-                prompt,
-                elided: false,
-                request_key,
-            }])
-        }
-        Protocol::Prefix => tviews
-            .iter()
-            .zip(applicable)
-            .filter(|(_, a)| **a)
-            .map(|(v, _)| {
-                let (prompt, elided) = r.prefix(tviews, v.n)?;
-                let request_key = key(&prompt, &v.n.to_string());
-                Ok(Job {
-                    turn: Some(v.n),
-                    prompt,
-                    elided,
-                    request_key,
-                })
-            })
-            .collect(),
+/// A turn whose scoring failed: no scores (never read as zeros), and why.
+fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore {
+    TurnScore {
+        turn,
+        kind,
+        applicable: true,
+        opportunity: true,
+        scores: None,
+        quotes: Default::default(),
+        rejected_quotes: Vec::new(),
+        error: Some(error),
     }
-}
-
-/// Appends what each call answered, for `replay:FILE` later.
-struct Recorder {
-    file: Option<std::fs::File>,
-}
-
-impl Recorder {
-    fn open(p: &PathBuf) -> Recorder {
-        Recorder {
-            file: std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .ok(),
-        }
-    }
-
-    fn write(&mut self, key: &str, turn: Option<u32>, answer: &str, usage: &Usage) {
-        use std::io::Write;
-        if let Some(f) = &mut self.file {
-            let line =
-                serde_json::json!({"key": key, "turn": turn, "answer": answer, "usage": usage});
-            let _ = writeln!(f, "{line}");
-        }
-    }
-}
-
-type Results = (Vec<(Option<u32>, JobResult)>, Usage, u64, u64);
-
-fn run_jobs(
-    backend: &Backend,
-    jobs: Vec<Job>,
-    opts: &Options,
-    record: Option<Arc<Mutex<Recorder>>>,
-) -> Result<Results> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::env(format!("cannot start the async runtime: {e}")))?;
-    let bar = indicatif::ProgressBar::new(jobs.len() as u64);
-    if opts.progress {
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "judging {msg} [{bar:30}] {pos}/{len} turns ({elapsed})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar.set_message(backend.spec.name());
-    } else {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let schema = answer::schema();
-    let pacer = Pacer {
-        interval: opts
-            .rpm
-            .filter(|&r| r > 0)
-            .map(|r| Duration::from_secs_f64(60.0 / r as f64)),
-        next: Mutex::new(Instant::now()),
-    };
-    let identity = backend.identity();
-    let usage = Mutex::new(Usage::default());
-    let counts = Mutex::new((0u64, 0u64));
-    let results = rt.block_on(async {
-        let sem = tokio::sync::Semaphore::new(opts.jobs.max(1));
-        let tasks = jobs.iter().map(|job| {
-            let sem = &sem;
-            let schema = &schema;
-            let pacer = &pacer;
-            let identity = &identity;
-            let usage = &usage;
-            let counts = &counts;
-            let bar = &bar;
-            let record = record.clone();
-            async move {
-                let _permit = sem.acquire().await.expect("semaphore open");
-                let cache_key = cache::key(&[identity, &job.request_key]);
-                let parse = |text: &str| -> std::result::Result<Vec<Answer>, String> {
-                    match job.turn {
-                        Some(t) => answer::parse_one(text, t).map(|a| vec![a]),
-                        None => answer::parse_many(text),
-                    }
-                };
-                if let Some(hit) = opts.cache.get(&cache_key)
-                    && let Ok(a) = parse(&hit.answer)
-                {
-                    counts.lock().expect("counts").1 += 1;
-                    bar.inc(1);
-                    return (job.turn, JobResult::Answers(a));
-                }
-                if let Some(defer) = &opts.defer {
-                    let req = Request {
-                        prompt: &job.prompt,
-                        repairs: &[],
-                        schema,
-                        single: job.turn.is_none(),
-                        key: &job.request_key,
-                    };
-                    let body = match &backend.spec {
-                        Spec::OpenAi { model } => Some(backend.openai_body(model, &req)),
-                        Spec::Anthropic { model } => Some(backend.anthropic_body(model, &req)),
-                        _ => None,
-                    };
-                    if let Some(body) = body {
-                        defer.lock().expect("deferred").push(Deferred {
-                            judge: backend.spec.clone(),
-                            cache_key,
-                            body,
-                        });
-                        bar.inc(1);
-                        return (
-                            job.turn,
-                            JobResult::Failed {
-                                error: "deferred to the provider's batch interface".into(),
-                                unreachable: true,
-                            },
-                        );
-                    }
-                }
-                let mut repairs: Vec<(String, String)> = Vec::new();
-                let mut last_error = String::new();
-                for _ in 0..opts.answer_tries.max(1) {
-                    let req = Request {
-                        prompt: &job.prompt,
-                        repairs: &repairs,
-                        schema,
-                        single: job.turn.is_none(),
-                        key: &job.request_key,
-                    };
-                    let reply =
-                        match call_with_retries(backend, &req, pacer, opts.tries, counts).await {
-                            Ok(r) => r,
-                            Err(e) => {
-                                bar.inc(1);
-                                return (
-                                    job.turn,
-                                    JobResult::Failed {
-                                        error: e.clone(),
-                                        unreachable: !e.starts_with("fatal:"),
-                                    },
-                                );
-                            }
-                        };
-                    usage.lock().expect("usage").add(&reply.usage);
-                    match parse(&reply.text) {
-                        Ok(a) => {
-                            opts.cache.put(
-                                &cache_key,
-                                &Entry {
-                                    answer: reply.text.clone(),
-                                    usage: reply.usage,
-                                },
-                            );
-                            if let Some(rec) = &record {
-                                rec.lock().expect("recorder").write(
-                                    &job.request_key,
-                                    job.turn,
-                                    &reply.text,
-                                    &reply.usage,
-                                );
-                            }
-                            bar.inc(1);
-                            return (job.turn, JobResult::Answers(a));
-                        }
-                        Err(e) => {
-                            last_error = e.clone();
-                            repairs.push((reply.text, e));
-                        }
-                    }
-                }
-                bar.inc(1);
-                (
-                    job.turn,
-                    JobResult::Failed {
-                        error: format!(
-                            "the judge answered invalid JSON {} times (last: {last_error})",
-                            opts.answer_tries.max(1)
-                        ),
-                        unreachable: false,
-                    },
-                )
-            }
-        });
-        join_all(tasks).await
-    });
-    bar.finish_and_clear();
-    let u = *usage.lock().expect("usage");
-    let (calls, cached) = *counts.lock().expect("counts");
-    Ok((results, u, calls, cached))
-}
-
-/// Runs futures concurrently on the current task and collects their outputs in order.
-async fn join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut set = Vec::new();
-    for f in futs {
-        set.push(Box::pin(f));
-    }
-    let mut out: Vec<Option<F::Output>> = (0..set.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (i, f) in set.iter_mut().enumerate() {
-            if out[i].is_some() {
-                continue;
-            }
-            match f.as_mut().poll(cx) {
-                std::task::Poll::Ready(v) => out[i] = Some(v),
-                std::task::Poll::Pending => pending = true,
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    out.into_iter()
-        .map(|o| o.expect("every future finished"))
-        .collect()
-}
-
-/// One request with retries: exponential backoff from 0.5 s (capped at 30 s), or the
-/// server's Retry-After when it gives one. Errors come back as text; fatal ones say so.
-async fn call_with_retries(
-    backend: &Backend,
-    req: &Request<'_>,
-    pacer: &Pacer,
-    tries: u32,
-    counts: &Mutex<(u64, u64)>,
-) -> std::result::Result<super::backends::Reply, String> {
-    let mut delay = Duration::from_millis(500);
-    let mut last = String::new();
-    for attempt in 0..tries.max(1) {
-        pacer.wait().await;
-        counts.lock().expect("counts").0 += 1;
-        match backend.call(req).await {
-            Ok(r) => return Ok(r),
-            Err(CallError::Fatal(m)) => return Err(format!("fatal: {m}")),
-            Err(CallError::Retry { message, after }) => {
-                last = message;
-                if attempt + 1 == tries.max(1) {
-                    break;
-                }
-                let wait = after.unwrap_or(delay).min(Duration::from_secs(120));
-                tokio::time::sleep(wait).await;
-                delay = (delay * 2).min(Duration::from_secs(30));
-            }
-        }
-    }
-    Err(format!(
-        "the judge could not be reached after {} tries: {last}",
-        tries.max(1)
-    ))
 }
 
 /// Reads a scores file (`git sage judge --out`) back.
@@ -663,4 +470,208 @@ pub fn read_scores(path: &std::path::Path) -> Result<ScoresDoc> {
         );
     }
     serde_json::from_value(v).map_err(|e| Error::input(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::{Input as Source, parse};
+
+    fn view(n: u32, text: &str) -> TurnView {
+        TurnView {
+            n,
+            agent: "assistant".into(),
+            kind: "review".into(),
+            text: text.into(),
+            reasoning: None,
+            reasoning_redacted: false,
+            calls: Vec::new(),
+            changes: Vec::new(),
+        }
+    }
+
+    fn answer(turn: u32) -> Answer {
+        Answer {
+            turn,
+            applicable: true,
+            opportunity: true,
+            kind: TurnKind::Review,
+            scores: Scores::default(),
+            quotes: Default::default(),
+        }
+    }
+
+    fn unreachable() -> JobError {
+        JobError::Unreachable {
+            tries: 2,
+            last: "HTTP 503: busy".into(),
+        }
+    }
+
+    #[test]
+    fn a_turn_takes_its_own_jobs_answer_or_error_and_a_single_job_speaks_for_all() {
+        let prefix = vec![
+            (Some(1), JobResult::Answers(vec![answer(1)])),
+            (
+                Some(2),
+                JobResult::Failed(JobError::Fatal("HTTP 401".into())),
+            ),
+        ];
+        assert_eq!(result_for(&prefix, 1), Some(Ok(&answer(1))));
+        assert_eq!(
+            result_for(&prefix, 2),
+            Some(Err(&JobError::Fatal("HTTP 401".into())))
+        );
+        assert_eq!(result_for(&prefix, 3), None);
+
+        let single = vec![(None, JobResult::Answers(vec![answer(1), answer(3)]))];
+        assert_eq!(result_for(&single, 3), Some(Ok(&answer(3))));
+        assert_eq!(result_for(&single, 2), None);
+        let failed = vec![(None, JobResult::Failed(unreachable()))];
+        assert_eq!(result_for(&failed, 7), Some(Err(&unreachable())));
+    }
+
+    #[test]
+    fn assembly_marks_administrative_turns_and_counts_only_unreachable_failures() {
+        let views: Vec<TurnView> = (1..=5).map(|n| view(n, "we check the scheme")).collect();
+        let kinds = [
+            TurnKind::Review,
+            TurnKind::Administrative,
+            TurnKind::Review,
+            TurnKind::Review,
+            TurnKind::Review,
+        ];
+        let results = vec![
+            (Some(1), JobResult::Answers(vec![answer(1)])),
+            (Some(3), JobResult::Failed(unreachable())),
+            (
+                Some(4),
+                JobResult::Failed(JobError::Fatal("HTTP 400: bad".into())),
+            ),
+            (Some(5), JobResult::Failed(JobError::Deferred)),
+        ];
+        let (turns, lost) = assemble(&views, &kinds, &results, false);
+        assert_eq!(lost, 2, "the unreachable and the deferred turn");
+        assert!(turns[0].scores.is_some() && turns[0].error.is_none());
+        assert!(!turns[1].applicable && turns[1].scores == Some(Scores::default()));
+        let errors: Vec<Option<&str>> = turns.iter().map(|t| t.error.as_deref()).collect();
+        assert_eq!(
+            errors,
+            [
+                None,
+                None,
+                Some("the judge could not be reached after 2 tries: HTTP 503: busy"),
+                Some("fatal: HTTP 400: bad"),
+                Some("deferred to the provider's batch interface"),
+            ]
+        );
+        assert!(
+            turns[2..]
+                .iter()
+                .all(|t| t.scores.is_none() && t.applicable)
+        );
+
+        let single = vec![(None, JobResult::Answers(vec![answer(1)]))];
+        let (turns, lost) = assemble(&views[..1], &kinds[..1], &single, false);
+        assert_eq!((turns[0].error.as_deref(), lost), (None, 0));
+        let (turns, _) = assemble(&views[2..3], &kinds[2..3], &single, false);
+        assert_eq!(turns[0].error.as_deref(), Some(NO_OBJECT));
+    }
+
+    #[test]
+    fn warnings_name_a_same_family_judge_and_the_single_protocol() {
+        let claude = Spec::Anthropic {
+            model: "claude-opus-4".into(),
+        };
+        let gpt = Spec::OpenAi {
+            model: "gpt-5".into(),
+        };
+        let same = model_warnings(Some("claude-sonnet-4"), &claude, Protocol::Prefix);
+        assert_eq!(
+            same,
+            [
+                "the judge (claude-opus-4) is of the same model family as the agent (claude-sonnet-4); prefer a judge from another family"
+            ]
+        );
+        assert!(model_warnings(Some("claude-sonnet-4"), &gpt, Protocol::Prefix).is_empty());
+        assert!(model_warnings(None, &claude, Protocol::Prefix).is_empty());
+        let single = model_warnings(None, &gpt, Protocol::Single);
+        assert_eq!(single.len(), 1);
+        assert!(single[0].starts_with("single-call protocol:"));
+    }
+
+    #[test]
+    fn header_numbers_repeats_only_when_there_are_several() {
+        let spec = Spec::OpenAi { model: "m".into() };
+        let once = judge_info(&spec, &Options::default(), 0, 2);
+        assert_eq!(
+            (once.name.as_str(), once.protocol.as_str(), once.repeat),
+            ("openai:m", "prefix", None)
+        );
+        assert_eq!(once.redactions, 2);
+        let opts = Options {
+            repeat: 3,
+            protocol: Protocol::Single,
+            ..Options::default()
+        };
+        let third = judge_info(&spec, &opts, 2, 0);
+        assert_eq!((third.protocol.as_str(), third.repeat), ("single", Some(3)));
+    }
+
+    const SESSION: &str = r#"schema: sage.session/1
+task: Fix the SSRF in the product photo download.
+turns:
+  - text: We will check that the scheme is https.
+  - text: Committing.
+  - text: Tests are green.
+"#;
+
+    #[test]
+    fn plan_skips_administrative_turns_and_keys_each_prompt_turn_and_repeat() {
+        let t = parse(
+            Source::from_bytes("s.yaml", SESSION.as_bytes().to_vec()),
+            None,
+        )
+        .unwrap();
+        let (views, _) = views(&t.turns);
+        let tpl = Templates::load(None).unwrap();
+        let r = Renderer::new(
+            &tpl,
+            tpl.criterion("security").unwrap(),
+            "fix".into(),
+            None,
+            fence_for("fix", &views),
+            None,
+        );
+        let kinds = [
+            TurnKind::Review,
+            TurnKind::Administrative,
+            TurnKind::Verification,
+        ];
+        let plan =
+            |protocol, repeat| plan_jobs(&r, &views, &kinds, protocol, "v1", repeat).unwrap();
+
+        let jobs = plan(Protocol::Prefix, 0);
+        assert_eq!(
+            jobs.iter().map(|j| j.turn).collect::<Vec<_>>(),
+            [Some(1), Some(3)]
+        );
+        // The cache format: these parts, in this order, decide whether an answer is reused.
+        let j = &jobs[1];
+        assert_eq!(
+            j.request_key,
+            cache::key(&["v1", &j.prompt.text(), "3", "0"])
+        );
+        let again = plan(Protocol::Prefix, 1);
+        assert_ne!(again[1].request_key, j.request_key);
+        assert_eq!(again[1].prompt, j.prompt);
+
+        let single = plan(Protocol::Single, 0);
+        assert_eq!(single.len(), 1);
+        assert_eq!(single[0].turn, None);
+        assert_eq!(
+            single[0].request_key,
+            cache::key(&["v1", &single[0].prompt.text(), "all", "0"])
+        );
+    }
 }
