@@ -51,26 +51,45 @@ pub struct Report {
     pub errors: Vec<(String, String)>,
 }
 
+/// Why L2 has no report. Not being installed is its own case: the report calls it `missing`,
+/// not `failed`, and the user's remedy differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// Neither `bandit` nor `python3 -m bandit` runs here.
+    NotInstalled,
+    /// Bandit would not start, did not finish, or left no readable report; in words.
+    Failed(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NotInstalled => {
+                f.write_str("Bandit is not installed (pip install bandit); L2 was skipped")
+            }
+            RunError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Bandit under way, with its version; or why it is not.
-pub type Started = std::result::Result<(Running, String), String>;
+pub type Started = std::result::Result<(Running, String), RunError>;
 
 /// Starts Bandit on the scratch tree.
 pub fn start(tree: &Scratch) -> Started {
-    let bandit = scanners::probe(scanners::Kind::Bandit).ok_or_else(|| {
-        "Bandit is not installed (pip install bandit); L2 was skipped".to_string()
-    })?;
+    let bandit = scanners::probe(scanners::Kind::Bandit).ok_or(RunError::NotInstalled)?;
     let run = bandit
         .start(tree)
-        .map_err(|e| format!("cannot start Bandit: {e}"))?;
+        .map_err(|e| RunError::Failed(format!("cannot start Bandit: {e}")))?;
     Ok((run, bandit.version))
 }
 
 /// Waits for Bandit and reads its report.
-pub fn finish(started: Started, tree: &Scratch) -> std::result::Result<Report, String> {
+pub fn finish(started: Started, tree: &Scratch) -> std::result::Result<Report, RunError> {
     let (run, version) = started?;
     let output = run
         .finish()
-        .map_err(|e| format!("Bandit did not finish: {e}"))?;
+        .map_err(|e| RunError::Failed(format!("Bandit did not finish: {e}")))?;
     let Ok(report) = scanners::bandit_report(&output, tree) else {
         let err = String::from_utf8_lossy(&output.stderr);
         let last = err
@@ -80,13 +99,13 @@ pub fn finish(started: Started, tree: &Scratch) -> std::result::Result<Report, S
             .unwrap_or("no output")
             .trim()
             .to_string();
-        return Err(format!(
+        return Err(RunError::Failed(format!(
             "Bandit failed (exit {}): {last}",
             output
                 .status
                 .code()
                 .map_or("signal".into(), |c| c.to_string())
-        ));
+        )));
     };
     Ok(Report {
         version: if version.is_empty() {
@@ -97,4 +116,21 @@ pub fn finish(started: Started, tree: &Scratch) -> std::result::Result<Report, S
         findings: report.issues.into_iter().map(Finding::new).collect(),
         errors: report.errors,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_errors_say_what_the_report_said() {
+        assert_eq!(
+            RunError::NotInstalled.to_string(),
+            "Bandit is not installed (pip install bandit); L2 was skipped"
+        );
+        assert_eq!(
+            RunError::Failed("Bandit failed (exit 2): boom".into()).to_string(),
+            "Bandit failed (exit 2): boom"
+        );
+    }
 }

@@ -3,13 +3,16 @@
 //! the tests pass), L2 Bandit's high-severity findings, L3 the rule score R — and the
 //! candidates: files that pass L0 and L1 and are flagged by L2 or L3.
 //!
-//! Language-independent here; `python.rs` and templates/screen/python/ are the Python part
-//! (another language is one module like it plus its tables).
+//! `screen` runs in steps, one function each: read → parse → score → resolve → scan → tally.
+//!
+//! Language-independent here; `python.rs` (with `python_run.rs`) and templates/screen/python/
+//! are the Python part (another language is one module like it plus its tables).
 
 pub mod anchorless;
 pub mod bandit;
 pub mod facts;
 pub mod python;
+pub mod python_run;
 pub mod report;
 pub mod rules;
 
@@ -19,10 +22,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::git::Repo;
+use crate::git::{Oid, Repo};
 use crate::history::range::Range;
 use crate::scanners::Scratch;
-use facts::ParseError;
+use facts::{Facts, ParseError};
 use python::{ImportEnv, Unresolved};
 use rules::{Score, Tables};
 
@@ -140,13 +143,90 @@ pub struct Layer2 {
     pub error: Option<String>,
 }
 
+/// What became of a changed file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum FileStatus {
+    /// Through the layers.
+    #[serde(rename = "ok")]
+    Ok,
+    /// Gone at the tip: listed, not counted.
+    #[serde(rename = "deleted")]
+    Deleted,
+    /// Not text: not screened.
+    #[serde(rename = "binary")]
+    Binary,
+    /// Screening failed (a bug of ours, kept to this file).
+    #[serde(rename = "error")]
+    Error,
+}
+
+impl FileStatus {
+    /// As the JSON report spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileStatus::Ok => "ok",
+            FileStatus::Deleted => "deleted",
+            FileStatus::Binary => "binary",
+            FileStatus::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for FileStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// How an outside tool (Bandit for L2, the tests for L1) fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ToolState {
+    /// Bandit ran and its report was read.
+    #[serde(rename = "ran")]
+    Ran,
+    /// The tests passed.
+    #[serde(rename = "passed")]
+    Passed,
+    /// It ran and failed: the tests failed or timed out, or Bandit left no report.
+    #[serde(rename = "failed")]
+    Failed,
+    /// Not installed here.
+    #[serde(rename = "missing")]
+    Missing,
+    /// Turned off (`--no-bandit`).
+    #[serde(rename = "off")]
+    Off,
+    /// Not asked for (the tests), or nothing to run it on.
+    #[serde(rename = "not run")]
+    NotRun,
+}
+
+impl ToolState {
+    /// As the JSON report spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolState::Ran => "ran",
+            ToolState::Passed => "passed",
+            ToolState::Failed => "failed",
+            ToolState::Missing => "missing",
+            ToolState::Off => "off",
+            ToolState::NotRun => "not run",
+        }
+    }
+}
+
+impl std::fmt::Display for ToolState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One changed file through the layers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FileResult {
     pub path: String,
     pub language: String,
-    /// `ok`, `deleted`, `binary` (not text: not screened), `error` (screening failed).
-    pub status: String,
+    pub status: FileStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l0: Option<Layer0>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -175,8 +255,7 @@ pub struct Candidate {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolStatus {
-    /// `ran`, `missing`, `failed`, `off`, `not run`, `passed`.
-    pub status: String,
+    pub status: ToolState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
@@ -211,11 +290,20 @@ pub struct ScreenDoc {
     pub notes: Vec<String>,
 }
 
-/// A changed file's two versions (`None`: absent on that side).
-struct Changed {
-    path: String,
-    tip: Option<Vec<u8>>,
-    base: Option<Vec<u8>>,
+impl FileResult {
+    /// A file before the layers have said anything.
+    fn new(path: &str, status: FileStatus) -> FileResult {
+        FileResult {
+            path: path.to_string(),
+            language: "python".into(),
+            status,
+            l0: None,
+            l1: None,
+            l2: None,
+            l3: None,
+            candidate: false,
+        }
+    }
 }
 
 /// Which language module screens a path.
@@ -230,26 +318,190 @@ fn is_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
-/// L0, L1 (without tests) and L3 for one file.
-fn screen_file(
-    path: &str,
-    tip: &[u8],
-    base: Option<&[u8]>,
-    tables: &Tables,
-    opts: &Options,
-) -> (FileResult, Option<Vec<facts::Import>>) {
-    let mut r = FileResult {
-        path: path.to_string(),
-        language: "python".into(),
-        status: "ok".into(),
-        l0: None,
-        l1: None,
-        l2: None,
-        l3: None,
-        candidate: false,
+/// Screens the files `range` changed: read → parse → score → resolve → scan → tally.
+///
+/// Bandit is started right after reading and collected in scan, so that the slowest layer
+/// runs while L0, L1 and L3 do.
+pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
+    let tables = python_tables(opts.templates_dir.as_deref())?;
+    let input = read(repo, range, opts)?;
+    let bandit_run = start_bandit(opts, &input.scratch);
+    let parsed = score(parse(&input.changed, &tables), &tables, opts);
+    let mut notes = Vec::new();
+    let mut files = resolve(repo, input.tip_tree, opts, parsed, &mut notes)?;
+    let (bandit, tests) = scan(
+        repo,
+        input.tip,
+        opts,
+        bandit_run,
+        &input.scratch,
+        &mut files,
+        &mut notes,
+    )?;
+    let tally = tally(files, opts.l2_severity);
+    if input.changed.is_empty() {
+        notes.push("the range changes no Python files".into());
+    }
+    Ok(ScreenDoc {
+        schema: SCREEN_SCHEMA.into(),
+        base: range.base.to_string(),
+        tip: input.tip.to_string(),
+        commits: range.commits.len(),
+        task_cwe: opts.task_cwe,
+        threshold: opts.threshold,
+        score: tally.score,
+        bandit,
+        tests,
+        counts: tally.counts,
+        candidates: tally.candidates,
+        files: tally.files,
+        notes,
+    })
+}
+
+/// A changed file's two versions (`None`: absent on that side).
+struct Changed {
+    path: String,
+    tip: Option<Vec<u8>>,
+    base: Option<Vec<u8>>,
+}
+
+/// What `read` took from the repository.
+struct Input {
+    tip: Oid,
+    tip_tree: Oid,
+    changed: Vec<Changed>,
+    /// The tip's versions of the changed files, where Bandit reads them.
+    scratch: Scratch,
+}
+
+/// Whether a changed path is screened: a language we know, within the `--` pathspecs.
+fn selected(path: &str, specs: &[String]) -> bool {
+    language_of(path).is_some()
+        && (specs.is_empty() || specs.iter().any(|s| pathspec_matches(s, path)))
+}
+
+/// Read: the screened files the range changed, both versions of each, read once; the tip's
+/// versions are also written to a scratch tree for Bandit.
+fn read(repo: &Repo, range: &Range, opts: &Options) -> Result<Input> {
+    let base_tree = repo.tree_of(range.base)?;
+    let tip = range.commits.last().map_or(range.base, |c| c.id);
+    let tip_tree = repo.tree_of(tip)?;
+    let paths: Vec<String> = repo
+        .changed_paths(base_tree, tip_tree)?
+        .into_iter()
+        .filter(|p| selected(p, &opts.paths))
+        .collect();
+    let mut scratch = Scratch::new()?;
+    let mut changed = Vec::with_capacity(paths.len());
+    for path in paths {
+        let tip_bytes = repo.file_in_tree(tip_tree, &path)?.map(|b| b.to_vec());
+        let base_bytes = repo.file_in_tree(base_tree, &path)?.map(|b| b.to_vec());
+        if let Some(b) = &tip_bytes {
+            scratch.add(&path, b)?;
+        }
+        changed.push(Changed {
+            path,
+            tip: tip_bytes,
+            base: base_bytes,
+        });
+    }
+    Ok(Input {
+        tip,
+        tip_tree,
+        changed,
+        scratch,
+    })
+}
+
+/// Scan, first half: Bandit started in the background on the scratch tree (`None`: off, or
+/// no file to scan).
+fn start_bandit(opts: &Options, scratch: &Scratch) -> Option<bandit::Started> {
+    (opts.bandit && scratch.files() > 0).then(|| bandit::start(scratch))
+}
+
+/// A changed file between the steps: its result so far and, when it parsed, what later steps
+/// read from it.
+struct Screened<'a> {
+    result: FileResult,
+    parsed: Option<Parsed<'a>>,
+}
+
+struct Parsed<'a> {
+    text: &'a str,
+    facts: Facts,
+}
+
+impl Screened<'_> {
+    /// No later step has anything to add (deleted, not text, not parsed, failed).
+    fn done(result: FileResult) -> Self {
+        Screened {
+            result,
+            parsed: None,
+        }
+    }
+
+    /// One odd file must not sink the whole report: a panic while screening it is reported
+    /// on the file.
+    fn internal_error(path: &str) -> Self {
+        let mut r = FileResult::new(path, FileStatus::Error);
+        r.l0 = Some(Layer0 {
+            ok: false,
+            error: Some(ParseError {
+                line: 1,
+                message: "internal error while screening this file (please report it)".into(),
+            }),
+        });
+        Screened::done(r)
+    }
+}
+
+/// `f` over `items` on as many threads as there are cores, keeping their order.
+fn par_map<T: Send, U: Send>(items: Vec<T>, f: impl Fn(T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(items.len().max(1));
+    let chunk = items.len().div_ceil(threads).max(1);
+    let mut parts = Vec::with_capacity(threads);
+    let mut rest = items;
+    while rest.len() > chunk {
+        let tail = rest.split_off(chunk);
+        parts.push(rest);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        parts.push(rest);
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| s.spawn(move || part.into_iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("screening threads do not panic"))
+            .collect()
+    })
+}
+
+/// Parse: L0 and the definitions half of L1 for every changed file, in parallel.
+fn parse<'a>(changed: &'a [Changed], tables: &Tables) -> Vec<Screened<'a>> {
+    par_map(changed.iter().collect(), |c| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_file(c, tables)))
+            .unwrap_or_else(|_| Screened::internal_error(&c.path))
+    })
+}
+
+/// L0 (the tip parses) and L1's definitions (the base's functions, classes and methods are
+/// still there) for one file.
+fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
+    let Some(tip) = &c.tip else {
+        return Screened::done(FileResult::new(&c.path, FileStatus::Deleted));
     };
+    let mut r = FileResult::new(&c.path, FileStatus::Ok);
     let Some(text) = is_text(tip) else {
-        r.status = "binary".into();
+        r.status = FileStatus::Binary;
         r.l0 = Some(Layer0 {
             ok: false,
             error: Some(ParseError {
@@ -257,7 +509,7 @@ fn screen_file(
                 message: "not UTF-8 text (a binary file named like source?)".into(),
             }),
         });
-        return (r, None);
+        return Screened::done(r);
     };
     let is_source = |q: &str| tables.is_source(q);
     let is_sanitizer = |q: &str| tables.is_sanitizer(q);
@@ -268,15 +520,20 @@ fn screen_file(
                 ok: false,
                 error: Some(e),
             });
-            return (r, None);
+            return Screened::done(r);
         }
     };
     r.l0 = Some(Layer0 {
         ok: true,
         error: None,
     });
-    // definitions of the base version that are gone (a base that no longer parses says nothing)
-    let missing_defs = match base.and_then(is_text).map(|b| python::parse(b, &|_| false)) {
+    // a base that no longer parses says nothing about what was removed
+    let missing_defs = match c
+        .base
+        .as_deref()
+        .and_then(is_text)
+        .map(|b| python::parse(b, &|_| false))
+    {
         Some(Ok(b)) => b
             .defs
             .into_iter()
@@ -290,23 +547,95 @@ fn screen_file(
         unresolved_imports: Vec::new(),
         tests_failed: false,
     });
-    r.l3 = Some(rules::score(
-        tables,
-        &facts,
-        text,
-        opts.task_cwe,
-        opts.threshold,
-    ));
-    (r, Some(facts.imports))
+    Screened {
+        result: r,
+        parsed: Some(Parsed { text, facts }),
+    }
+}
+
+/// Score: L3, the rule score R of every parsed file, in parallel.
+fn score<'a>(files: Vec<Screened<'a>>, tables: &Tables, opts: &Options) -> Vec<Screened<'a>> {
+    par_map(files, |mut s| {
+        let scored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Some(p) = &s.parsed {
+                s.result.l3 = Some(rules::score(
+                    tables,
+                    &p.facts,
+                    p.text,
+                    opts.task_cwe,
+                    opts.threshold,
+                ));
+            }
+        }));
+        match scored {
+            Ok(()) => s,
+            Err(_) => Screened::internal_error(&s.result.path),
+        }
+    })
+}
+
+/// Resolve: the imports half of L1 — each import of a parsed file looked up statically among
+/// the tip's files, the standard library, and the declared and installed packages. What could
+/// not be checked becomes a note.
+fn resolve(
+    repo: &Repo,
+    tip_tree: Oid,
+    opts: &Options,
+    files: Vec<Screened>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<FileResult>> {
+    let paths = repo.tree_paths(tip_tree)?;
+    let read = |p: &str| {
+        repo.file_in_tree(tip_tree, p)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b.to_vec()).ok())
+    };
+    let (_, stdlib) = py_table(opts.templates_dir.as_deref(), "stdlib.txt")?;
+    let (dname, dists) = py_table(opts.templates_dir.as_deref(), "distributions.yaml")?;
+    let dists: HashMap<String, Vec<String>> = crate::files::parse_yaml(&dists, &dname)?;
+    let mut env = ImportEnv::new(&paths, &read, &stdlib, &dists);
+    let files = files
+        .into_iter()
+        .map(|s| {
+            let mut r = s.result;
+            if let (Some(l1), Some(p)) = (&mut r.l1, &s.parsed) {
+                l1.unresolved_imports = env.unresolved(&r.path, &p.facts.imports);
+                l1.ok = l1.missing_defs.is_empty() && l1.unresolved_imports.is_empty();
+            }
+            r
+        })
+        .collect();
+    notes.append(&mut env.notes);
+    Ok(files)
+}
+
+/// Scan, second half: the tests (only with `--run-tests`) and Bandit's report, folded into L1
+/// and L2. Returns Bandit's status and the tests'.
+fn scan(
+    repo: &Repo,
+    tip: Oid,
+    opts: &Options,
+    bandit_run: Option<bandit::Started>,
+    scratch: &Scratch,
+    files: &mut [FileResult],
+    notes: &mut Vec<String>,
+) -> Result<(ToolStatus, ToolStatus)> {
+    let tests = match &opts.run_tests {
+        None => ToolStatus {
+            status: ToolState::NotRun,
+            detail: Some("repository code is not run unless --run-tests CMD is given".into()),
+        },
+        Some(cmd) => run_tests(repo, tip, cmd, opts.tests_timeout)?,
+    };
+    apply_tests(&tests, files);
+    let report = bandit_run.map(|run| bandit::finish(run, scratch));
+    let bandit = apply_l2(opts.bandit, report, files, opts.l2_severity, notes);
+    Ok((bandit, tests))
 }
 
 /// Runs the tests in a scratch checkout of the tip (only with `--run-tests`).
-fn run_tests(
-    repo: &Repo,
-    tip: crate::git::Oid,
-    cmd: &str,
-    timeout: std::time::Duration,
-) -> Result<ToolStatus> {
+fn run_tests(repo: &Repo, tip: Oid, cmd: &str, timeout: std::time::Duration) -> Result<ToolStatus> {
     let dir = tempfile::tempdir()
         .map_err(|e| Error::env(format!("cannot make a scratch directory: {e}")))?;
     repo.checkout_to(tip, dir.path())?;
@@ -332,35 +661,12 @@ fn run_tests(
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             );
-            let tail: Vec<&str> = all
-                .lines()
-                .rev()
-                .take(5)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            return Ok(ToolStatus {
-                status: if status.success() {
-                    "passed".into()
-                } else {
-                    "failed".into()
-                },
-                detail: Some(format!(
-                    "`{cmd}` exited with {}{}",
-                    status.code().map_or("a signal".into(), |c| c.to_string()),
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", tail.join(" | "))
-                    }
-                )),
-            });
+            return Ok(tests_finished(cmd, status.success(), status.code(), &all));
         }
         if start.elapsed() > timeout {
             let _ = child.kill();
             return Ok(ToolStatus {
-                status: "failed".into(),
+                status: ToolState::Failed,
                 detail: Some(format!(
                     "`{cmd}` did not finish within {}s",
                     timeout.as_secs()
@@ -371,191 +677,127 @@ fn run_tests(
     }
 }
 
-/// Screens the files `range` changed.
-pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
-    let tables = python_tables(opts.templates_dir.as_deref())?;
-    let base_tree = repo.tree_of(range.base)?;
-    let tip = range.commits.last().map_or(range.base, |c| c.id);
-    let tip_tree = repo.tree_of(tip)?;
-    let changed: Vec<String> = repo
-        .changed_paths(base_tree, tip_tree)?
+/// The tests' status from how `cmd` exited (`code`: `None` for a signal) and the last five
+/// lines of its output, stdout then stderr.
+fn tests_finished(cmd: &str, success: bool, code: Option<i32>, output: &str) -> ToolStatus {
+    let tail: Vec<&str> = output
+        .lines()
+        .rev()
+        .take(5)
+        .collect::<Vec<_>>()
         .into_iter()
-        .filter(|p| language_of(p).is_some())
-        .filter(|p| opts.paths.is_empty() || opts.paths.iter().any(|s| pathspec_matches(s, p)))
+        .rev()
         .collect();
-    let mut notes = Vec::new();
+    ToolStatus {
+        status: if success {
+            ToolState::Passed
+        } else {
+            ToolState::Failed
+        },
+        detail: Some(format!(
+            "`{cmd}` exited with {}{}",
+            code.map_or("a signal".into(), |c| c.to_string()),
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", tail.join(" | "))
+            }
+        )),
+    }
+}
 
-    // Read every changed file once; write the tip's versions where Bandit can read them.
-    let mut scratch = Scratch::new()?;
-    let mut jobs: Vec<Changed> = Vec::new();
-    for p in &changed {
-        let tip_bytes = repo.file_in_tree(tip_tree, p)?.map(|b| b.to_vec());
-        let base_bytes = repo.file_in_tree(base_tree, p)?.map(|b| b.to_vec());
-        if let Some(b) = &tip_bytes {
-            scratch.add(p, b)?;
+/// Failing tests fail L1 for every file that reached L1: the tests speak for the range, not
+/// for one file.
+fn apply_tests(tests: &ToolStatus, files: &mut [FileResult]) {
+    if tests.status != ToolState::Failed {
+        return;
+    }
+    for l1 in files.iter_mut().filter_map(|r| r.l1.as_mut()) {
+        l1.tests_failed = true;
+        l1.ok = false;
+    }
+}
+
+/// L2's status, and Bandit's findings on the files it scanned. `report` is `None` when Bandit
+/// was not started: turned off (`enabled` false), or no changed file to scan.
+fn apply_l2(
+    enabled: bool,
+    report: Option<std::result::Result<bandit::Report, bandit::RunError>>,
+    files: &mut [FileResult],
+    l2_severity: u8,
+    notes: &mut Vec<String>,
+) -> ToolStatus {
+    let report = match report {
+        None if !enabled => {
+            return ToolStatus {
+                status: ToolState::Off,
+                detail: None,
+            };
         }
-        jobs.push(Changed {
-            path: p.clone(),
-            tip: tip_bytes,
-            base: base_bytes,
+        None => {
+            return ToolStatus {
+                status: ToolState::NotRun,
+                detail: Some("no changed file to scan".into()),
+            };
+        }
+        Some(Err(e)) => {
+            notes.push(format!("L2 did not run: {e}"));
+            return ToolStatus {
+                status: match e {
+                    bandit::RunError::NotInstalled => ToolState::Missing,
+                    bandit::RunError::Failed(_) => ToolState::Failed,
+                },
+                detail: Some(e.to_string()),
+            };
+        }
+        Some(Ok(report)) => report,
+    };
+    let mut by_file: HashMap<String, Vec<bandit::Finding>> = HashMap::new();
+    for f in report.findings {
+        by_file.entry(f.file.clone()).or_default().push(f);
+    }
+    let errors: HashMap<String, String> = report.errors.into_iter().collect();
+    // deleted files were not written for Bandit; a file screening failed on shows only that
+    // failure
+    for r in files
+        .iter_mut()
+        .filter(|r| matches!(r.status, FileStatus::Ok | FileStatus::Binary))
+    {
+        let findings = by_file.remove(&r.path).unwrap_or_default();
+        let flagged = findings.iter().any(|f| f.severity_rank() >= l2_severity);
+        r.l2 = Some(Layer2 {
+            flagged,
+            findings,
+            error: errors.get(&r.path).cloned(),
         });
     }
-    // L2 runs in the background while L0, L1 and L3 run here.
-    let bandit_run = (opts.bandit && scratch.files() > 0).then(|| bandit::start(&scratch));
-
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(jobs.len().max(1));
-    let chunk = jobs.len().div_ceil(threads).max(1);
-    let tables_ref = &tables;
-    let mut screened: Vec<(FileResult, Option<Vec<facts::Import>>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|c| match &c.tip {
-                            None => (
-                                FileResult {
-                                    path: c.path.clone(),
-                                    language: "python".into(),
-                                    status: "deleted".into(),
-                                    l0: None,
-                                    l1: None,
-                                    l2: None,
-                                    l3: None,
-                                    candidate: false,
-                                },
-                                None,
-                            ),
-                            Some(t) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                screen_file(&c.path, t, c.base.as_deref(), tables_ref, opts)
-                            }))
-                            .unwrap_or_else(|_| {
-                                // one odd file must not sink the whole report
-                                let mut r = FileResult {
-                                    path: c.path.clone(),
-                                    language: "python".into(),
-                                    status: "error".into(),
-                                    l0: None,
-                                    l1: None,
-                                    l2: None,
-                                    l3: None,
-                                    candidate: false,
-                                };
-                                r.l0 = Some(Layer0 {
-                                    ok: false,
-                                    error: Some(ParseError {
-                                        line: 1,
-                                        message: "internal error while screening this file (please report it)".into(),
-                                    }),
-                                });
-                                (r, None)
-                            }),
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("screening threads do not panic"))
-            .collect()
-    });
-
-    // L1 imports: static lookup against the tip's files
-    let paths = repo.tree_paths(tip_tree)?;
-    let read = |p: &str| {
-        repo.file_in_tree(tip_tree, p)
-            .ok()
-            .flatten()
-            .and_then(|b| String::from_utf8(b.to_vec()).ok())
-    };
-    let (_, stdlib) = py_table(opts.templates_dir.as_deref(), "stdlib.txt")?;
-    let (dname, dists) = py_table(opts.templates_dir.as_deref(), "distributions.yaml")?;
-    let dists: HashMap<String, Vec<String>> = crate::files::parse_yaml(&dists, &dname)?;
-    let mut env = ImportEnv::new(&paths, &read, &stdlib, &dists);
-    for (r, imports) in &mut screened {
-        if let (Some(l1), Some(imports)) = (&mut r.l1, imports) {
-            l1.unresolved_imports = env.unresolved(&r.path, imports);
-            l1.ok = l1.missing_defs.is_empty() && l1.unresolved_imports.is_empty();
-        }
+    ToolStatus {
+        status: ToolState::Ran,
+        detail: Some(report.version),
     }
-    notes.append(&mut env.notes);
+}
 
-    let tests = match &opts.run_tests {
-        None => ToolStatus {
-            status: "not run".into(),
-            detail: Some("repository code is not run unless --run-tests CMD is given".into()),
-        },
-        Some(cmd) => run_tests(repo, tip, cmd, opts.tests_timeout)?,
-    };
-    if tests.status == "failed" {
-        for (r, _) in &mut screened {
-            if let Some(l1) = &mut r.l1 {
-                l1.tests_failed = true;
-                l1.ok = false;
-            }
-        }
-    }
+/// What the screening adds up to.
+struct Tally {
+    counts: Counts,
+    /// Highest R first.
+    candidates: Vec<Candidate>,
+    /// The range's R: the highest file score.
+    score: f64,
+    files: Vec<FileResult>,
+}
 
-    let bandit_status = match bandit_run {
-        None if !opts.bandit => ToolStatus {
-            status: "off".into(),
-            detail: None,
-        },
-        None => ToolStatus {
-            status: "not run".into(),
-            detail: Some("no changed file to scan".into()),
-        },
-        Some(run) => match bandit::finish(run, &scratch) {
-            Ok(report) => {
-                let mut by_file: HashMap<String, Vec<bandit::Finding>> = HashMap::new();
-                for f in report.findings {
-                    by_file.entry(f.file.clone()).or_default().push(f);
-                }
-                let errors: HashMap<String, String> = report.errors.into_iter().collect();
-                for (r, _) in &mut screened {
-                    if r.status != "ok" && r.status != "binary" {
-                        continue;
-                    }
-                    let findings = by_file.remove(&r.path).unwrap_or_default();
-                    let flagged = findings
-                        .iter()
-                        .any(|f| f.severity_rank() >= opts.l2_severity);
-                    r.l2 = Some(Layer2 {
-                        flagged,
-                        findings,
-                        error: errors.get(&r.path).cloned(),
-                    });
-                }
-                ToolStatus {
-                    status: "ran".into(),
-                    detail: Some(report.version),
-                }
-            }
-            Err(e) => {
-                notes.push(format!("L2 did not run: {e}"));
-                ToolStatus {
-                    status: if e.contains("not installed") {
-                        "missing".into()
-                    } else {
-                        "failed".into()
-                    },
-                    detail: Some(e),
-                }
-            }
-        },
-    };
-
+/// Tally: the candidates (pass L0 and L1, flagged by L2 or L3), the counts and the range's R.
+/// Deleted files stay listed but are not counted.
+fn tally(screened: Vec<FileResult>, l2_severity: u8) -> Tally {
     let mut counts = Counts {
         files: screened.len(),
         ..Counts::default()
     };
     let mut candidates = Vec::new();
-    let mut files = Vec::new();
-    for (mut r, _) in screened {
-        if r.status == "deleted" {
+    let mut files = Vec::with_capacity(screened.len());
+    for mut r in screened {
+        if r.status == FileStatus::Deleted {
             counts.files -= 1;
             files.push(r);
             continue;
@@ -571,7 +813,7 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
         r.candidate = l0 && l1 && (l2 || l3);
         if r.candidate {
             counts.candidates += 1;
-            candidates.push(report::candidate(&r, opts.l2_severity));
+            candidates.push(report::candidate(&r, l2_severity));
         }
         files.push(r);
     }
@@ -580,22 +822,296 @@ pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
         .iter()
         .filter_map(|f| f.l3.as_ref().map(|s| s.score))
         .fold(0.0, f64::max);
-    if changed.is_empty() {
-        notes.push("the range changes no Python files".into());
-    }
-    Ok(ScreenDoc {
-        schema: SCREEN_SCHEMA.into(),
-        base: range.base.to_string(),
-        tip: tip.to_string(),
-        commits: range.commits.len(),
-        task_cwe: opts.task_cwe,
-        threshold: opts.threshold,
-        score,
-        bandit: bandit_status,
-        tests,
+    Tally {
         counts,
         candidates,
+        score,
         files,
-        notes,
-    })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(path: &str, l1_ok: bool, l3: Option<(f64, bool)>) -> FileResult {
+        let mut r = FileResult::new(path, FileStatus::Ok);
+        r.l0 = Some(Layer0 {
+            ok: true,
+            error: None,
+        });
+        r.l1 = Some(Layer1 {
+            ok: l1_ok,
+            missing_defs: Vec::new(),
+            unresolved_imports: Vec::new(),
+            tests_failed: false,
+        });
+        r.l3 = l3.map(|(score, flagged)| Score {
+            score,
+            flagged,
+            sources: Vec::new(),
+            sinks: Vec::new(),
+            weakness: None,
+            guards: Vec::new(),
+            guard_deduction: 0.0,
+        });
+        r
+    }
+
+    fn finding(file: &str, severity: &str) -> bandit::Finding {
+        bandit::Finding {
+            file: file.into(),
+            test_id: "B602".into(),
+            test_name: "subprocess_popen_with_shell_equals_true".into(),
+            severity: severity.into(),
+            confidence: "HIGH".into(),
+            cwe: Some(78),
+            start: 4,
+            end: 4,
+            text: "shell=True".into(),
+        }
+    }
+
+    #[test]
+    fn statuses_serialise_as_the_report_always_spelled_them() {
+        let files = [
+            (FileStatus::Ok, "ok"),
+            (FileStatus::Deleted, "deleted"),
+            (FileStatus::Binary, "binary"),
+            (FileStatus::Error, "error"),
+        ];
+        for (s, name) in files {
+            assert_eq!(serde_json::to_value(s).unwrap(), name);
+            assert_eq!((s.as_str(), s.to_string()), (name, name.to_string()));
+        }
+        let tools = [
+            (ToolState::Ran, "ran"),
+            (ToolState::Passed, "passed"),
+            (ToolState::Failed, "failed"),
+            (ToolState::Missing, "missing"),
+            (ToolState::Off, "off"),
+            (ToolState::NotRun, "not run"),
+        ];
+        for (s, name) in tools {
+            assert_eq!(serde_json::to_value(s).unwrap(), name);
+            assert_eq!((s.as_str(), s.to_string()), (name, name.to_string()));
+        }
+        assert_eq!(format!("{:>9}|", ToolState::NotRun), "  not run|");
+    }
+
+    #[test]
+    fn tally_counts_candidates_and_the_range_score() {
+        let mut binary = FileResult::new("bin.py", FileStatus::Binary);
+        binary.l0 = Some(Layer0 {
+            ok: false,
+            error: None,
+        });
+        let mut by_l2 = parsed("b2.py", true, Some((5.0, false)));
+        by_l2.l2 = Some(Layer2 {
+            flagged: true,
+            findings: vec![finding("b2.py", "HIGH")],
+            error: None,
+        });
+        let files = vec![
+            FileResult::new("gone.py", FileStatus::Deleted),
+            binary,
+            // flagged by L3 but failing L1: counted, not a candidate
+            parsed("l1.py", false, Some((40.0, true))),
+            by_l2,
+            parsed("a3.py", true, Some((30.0, true))),
+            parsed("z3.py", true, Some((30.0, true))),
+            parsed("clean.py", true, Some((0.0, false))),
+        ];
+        let t = tally(files, 3);
+        assert_eq!(
+            t.counts,
+            Counts {
+                files: 6,
+                l0_failed: 1,
+                l1_failed: 1,
+                l2_flagged: 1,
+                l3_flagged: 3,
+                candidates: 3,
+            }
+        );
+        let order: Vec<&str> = t.candidates.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(order, ["a3.py", "z3.py", "b2.py"], "R, then path");
+        assert!(t.candidates[2].by_l2 && !t.candidates[2].by_l3);
+        assert_eq!((t.candidates[2].start, t.candidates[2].cwe), (4, Some(78)));
+        assert_eq!(t.score, 40.0, "the range's R counts non-candidates too");
+        let marked: Vec<&str> = t
+            .files
+            .iter()
+            .filter(|f| f.candidate)
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(
+            marked,
+            ["b2.py", "a3.py", "z3.py"],
+            "files keep their order"
+        );
+        assert_eq!(t.files.len(), 7);
+    }
+
+    #[test]
+    fn l2_status_without_a_report() {
+        let mut files = vec![parsed("a.py", true, None)];
+        let mut notes = Vec::new();
+        let off = apply_l2(false, None, &mut files, 3, &mut notes);
+        assert_eq!((off.status, off.detail), (ToolState::Off, None));
+        let nothing = apply_l2(true, None, &mut files, 3, &mut notes);
+        assert_eq!(nothing.status, ToolState::NotRun);
+        assert!(notes.is_empty());
+        let missing = apply_l2(
+            true,
+            Some(Err(bandit::RunError::NotInstalled)),
+            &mut files,
+            3,
+            &mut notes,
+        );
+        assert_eq!(missing.status, ToolState::Missing);
+        assert_eq!(
+            missing.detail.as_deref(),
+            Some("Bandit is not installed (pip install bandit); L2 was skipped")
+        );
+        // a message that mentions installation is still a failure: the type decides
+        let failed = apply_l2(
+            true,
+            Some(Err(bandit::RunError::Failed(
+                "Bandit failed (exit 1): plugin not installed".into(),
+            ))),
+            &mut files,
+            3,
+            &mut notes,
+        );
+        assert_eq!(failed.status, ToolState::Failed);
+        assert_eq!(
+            notes,
+            [
+                "L2 did not run: Bandit is not installed (pip install bandit); L2 was skipped",
+                "L2 did not run: Bandit failed (exit 1): plugin not installed",
+            ]
+        );
+        assert!(files[0].l2.is_none());
+    }
+
+    #[test]
+    fn l2_findings_flag_at_the_chosen_severity() {
+        let mut files = vec![
+            parsed("high.py", true, None),
+            parsed("low.py", true, None),
+            FileResult::new("blob.py", FileStatus::Binary),
+            FileResult::new("gone.py", FileStatus::Deleted),
+            FileResult::new("odd.py", FileStatus::Error),
+        ];
+        let report = bandit::Report {
+            version: "bandit 1.9".into(),
+            findings: vec![finding("high.py", "HIGH"), finding("low.py", "LOW")],
+            errors: vec![("blob.py".into(), "syntax error".into())],
+        };
+        let mut notes = Vec::new();
+        let s = apply_l2(true, Some(Ok(report)), &mut files, 3, &mut notes);
+        assert_eq!(s.status, ToolState::Ran);
+        assert_eq!(s.detail.as_deref(), Some("bandit 1.9"));
+        let flagged: Vec<Option<bool>> = files
+            .iter()
+            .map(|f| f.l2.as_ref().map(|l| l.flagged))
+            .collect();
+        assert_eq!(
+            flagged,
+            [Some(true), Some(false), Some(false), None, None],
+            "deleted and failed files get no L2"
+        );
+        assert_eq!(files[1].l2.as_ref().unwrap().findings.len(), 1);
+        assert_eq!(
+            files[2].l2.as_ref().unwrap().error.as_deref(),
+            Some("syntax error")
+        );
+        assert!(notes.is_empty());
+    }
+
+    #[test]
+    fn failing_tests_fail_l1_of_every_parsed_file() {
+        let mut files = vec![
+            parsed("a.py", true, None),
+            FileResult::new("gone.py", FileStatus::Deleted),
+        ];
+        let passed = tests_finished("pytest", true, Some(0), "1 passed\n");
+        assert_eq!(passed.status, ToolState::Passed);
+        apply_tests(&passed, &mut files);
+        assert!(files[0].l1.as_ref().unwrap().ok);
+        let failed = tests_finished("pytest", false, Some(1), "x\n");
+        apply_tests(&failed, &mut files);
+        let l1 = files[0].l1.as_ref().unwrap();
+        assert!(!l1.ok && l1.tests_failed);
+        assert!(files[1].l1.is_none());
+    }
+
+    #[test]
+    fn tests_detail_keeps_the_last_five_lines() {
+        let out = "1\n2\n3\n4\n5\n6\n";
+        let t = tests_finished("make test", false, Some(2), out);
+        assert_eq!(t.status, ToolState::Failed);
+        assert_eq!(
+            t.detail.as_deref(),
+            Some("`make test` exited with 2: 2 | 3 | 4 | 5 | 6")
+        );
+        let t = tests_finished("sh t", false, None, "");
+        assert_eq!(t.detail.as_deref(), Some("`sh t` exited with a signal"));
+    }
+
+    #[test]
+    fn parse_file_statuses() {
+        let tables = python_tables(None).unwrap();
+        let changed = |tip: Option<&str>, base: Option<&str>| Changed {
+            path: "m.py".into(),
+            tip: tip.map(|t| t.as_bytes().to_vec()),
+            base: base.map(|b| b.as_bytes().to_vec()),
+        };
+        let gone = changed(None, Some("x = 1\n"));
+        let s = parse_file(&gone, &tables);
+        assert_eq!(s.result.status, FileStatus::Deleted);
+        assert!(s.parsed.is_none() && s.result.l0.is_none());
+        let blob = changed(Some("a\0b"), None);
+        let s = parse_file(&blob, &tables);
+        assert_eq!(s.result.status, FileStatus::Binary);
+        assert!(!s.result.l0.unwrap().ok);
+        let broken = changed(Some("def f(:\n"), None);
+        let s = parse_file(&broken, &tables);
+        assert_eq!(s.result.status, FileStatus::Ok);
+        assert_eq!(s.result.l0.unwrap().error.unwrap().line, 1);
+        assert!(s.parsed.is_none() && s.result.l1.is_none());
+        let kept = changed(
+            Some("def f():\n    pass\n"),
+            Some("def f():\n    pass\n\nclass C:\n    def m(self):\n        pass\n"),
+        );
+        let s = parse_file(&kept, &tables);
+        let l1 = s.result.l1.unwrap();
+        assert_eq!(
+            (l1.ok, l1.missing_defs),
+            (false, vec!["C".into(), "C.m".into()])
+        );
+        assert!(s.parsed.is_some());
+        // a base that does not parse removes nothing
+        let was_broken = changed(Some("x = 1\n"), Some("def f(:\n"));
+        assert!(parse_file(&was_broken, &tables).result.l1.unwrap().ok);
+    }
+
+    #[test]
+    fn selection_is_python_within_the_pathspecs() {
+        let specs = vec!["pkg/".to_string(), "*.pyw".to_string()];
+        assert!(selected("pkg/a.py", &[]));
+        assert!(selected("tool.pyw", &[]));
+        assert!(!selected("pkg/README.md", &[]));
+        assert!(selected("pkg/sub/a.py", &specs));
+        assert!(selected("gui/app.pyw", &specs));
+        assert!(!selected("other/a.py", &specs));
+    }
+
+    #[test]
+    fn par_map_keeps_order() {
+        let out = par_map((0..1001).collect(), |i: i32| i * 2);
+        assert_eq!(out, (0..1001).map(|i| i * 2).collect::<Vec<_>>());
+        assert!(par_map(Vec::<i32>::new(), |i| i).is_empty());
+    }
 }

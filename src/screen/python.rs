@@ -2,6 +2,9 @@
 //! (definitions, imports, calls, qualified names, a light parameter/source taint), and import
 //! resolution by static lookup — the repository's files, the standard library, the packages
 //! the repository declares and the packages installed — never by importing anything.
+//!
+//! Pure: it reads source text and tables. The installed packages come from `python_run.rs`,
+//! the one part that starts a process.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -578,6 +581,8 @@ pub struct ImportEnv {
     stdlib: HashSet<String>,
     declared: HashSet<String>,
     installed: Option<HashSet<String>>,
+    /// Where `installed` comes from: `python_run` unless a test says otherwise.
+    list_installed: fn() -> Option<HashSet<String>>,
     pub notes: Vec<String>,
 }
 
@@ -655,40 +660,26 @@ impl ImportEnv {
             stdlib,
             declared,
             installed: None,
+            list_installed: super::python_run::installed_modules,
             notes: Vec::new(),
         }
     }
 
-    /// Top-level names importable from the interpreter's path (`python3 -I`: the repository
-    /// is not on it, and nothing of it runs), listed from the directories themselves.
+    /// Lists installed packages with `list` instead of asking `python3` (tests, or a caller
+    /// that knows better).
+    pub fn with_installed(mut self, list: fn() -> Option<HashSet<String>>) -> ImportEnv {
+        self.list_installed = list;
+        self
+    }
+
+    /// The installed packages' names, listed on first need: most imports resolve in the
+    /// repository, the standard library or the declarations, and listing costs a process.
     fn installed(&mut self) -> &HashSet<String> {
         if self.installed.is_none() {
-            let out = std::process::Command::new("python3")
-                .args(["-I", "-c", "import sys, json; print(json.dumps(sys.path))"])
-                .output();
-            let mut names = HashSet::new();
-            match out {
-                Ok(o) if o.status.success() => {
-                    let dirs: Vec<String> = serde_json::from_slice(&o.stdout).unwrap_or_default();
-                    for d in dirs {
-                        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-                        for e in rd.flatten() {
-                            let name = e.file_name().to_string_lossy().into_owned();
-                            let stem = name.split('.').next().unwrap_or("").to_string();
-                            if name.ends_with(".dist-info") || name.ends_with(".egg-info") {
-                                if let Ok(t) = std::fs::read_to_string(e.path().join("top_level.txt")) {
-                                    names.extend(t.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()));
-                                }
-                                continue;
-                            }
-                            if !stem.is_empty() {
-                                names.insert(stem);
-                            }
-                        }
-                    }
-                }
-                _ => self.notes.push("python3 was not found: imports of installed packages were not checked (only the repository, the standard library and declared dependencies)".into()),
-            }
+            let names = (self.list_installed)().unwrap_or_else(|| {
+                self.notes.push("python3 was not found: imports of installed packages were not checked (only the repository, the standard library and declared dependencies)".into());
+                HashSet::new()
+            });
             self.installed = Some(names);
         }
         self.installed.as_ref().expect("set above")
@@ -948,5 +939,50 @@ mod tests {
             .map(|u| u.module)
             .collect();
         assert_eq!(bad, ["shop.nothere", ".missing", "totally_made_up_pkg_xyz"]);
+    }
+
+    #[test]
+    fn installed_packages_are_listed_once_and_only_when_needed() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        fn list() -> Option<HashSet<String>> {
+            CALLS.fetch_add(1, Ordering::SeqCst);
+            Some(HashSet::from(["requests".to_string()]))
+        }
+        let paths = vec!["app/util.py".to_string()];
+        let mut env =
+            ImportEnv::new(&paths, &|_| None, "os\n", &HashMap::new()).with_installed(list);
+        let local = parse("import os\nfrom app import util\n", &|_| false).unwrap();
+        assert!(env.unresolved("app/main.py", &local.imports).is_empty());
+        assert_eq!(
+            CALLS.load(Ordering::SeqCst),
+            0,
+            "no process for what resolves statically"
+        );
+        let outside = parse("import requests\nimport nope_xyz\n", &|_| false).unwrap();
+        let bad = env.unresolved("app/main.py", &outside.imports);
+        assert_eq!(
+            bad,
+            [Unresolved {
+                module: "nope_xyz".into(),
+                line: 2
+            }]
+        );
+        env.unresolved("app/main.py", &outside.imports);
+        assert_eq!(CALLS.load(Ordering::SeqCst), 1);
+        assert!(env.notes.is_empty());
+    }
+
+    #[test]
+    fn without_python3_installed_packages_are_a_note() {
+        let mut env = ImportEnv::new(&[], &|_| None, "", &HashMap::new()).with_installed(|| None);
+        let f = parse("import requests\n", &|_| false).unwrap();
+        assert_eq!(env.unresolved("main.py", &f.imports).len(), 1);
+        assert_eq!(env.notes.len(), 1);
+        assert!(
+            env.notes[0].starts_with("python3 was not found"),
+            "{:?}",
+            env.notes
+        );
     }
 }

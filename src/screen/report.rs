@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Candidate, FileResult, ScreenDoc};
+use super::{Candidate, FileResult, FileStatus, ScreenDoc, ToolState};
 
 /// The candidate of a file: where to look (the strongest sink or Bandit finding) and why.
 pub fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
@@ -153,7 +153,7 @@ pub fn text(d: &ScreenDoc) -> String {
     }
     out.push_str("\nFILES\n");
     for f in &d.files {
-        if f.status == "deleted" {
+        if f.status == FileStatus::Deleted {
             out.push_str(&format!("  {}  (deleted)\n", f.path));
             continue;
         }
@@ -188,7 +188,7 @@ pub fn text(d: &ScreenDoc) -> String {
         .tests
         .detail
         .as_ref()
-        .filter(|_| d.tests.status != "not run")
+        .filter(|_| d.tests.status != ToolState::NotRun)
     {
         out.push_str(&format!("\ntests {}: {detail}\n", d.tests.status));
     }
