@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::batch::CaseResult;
 use crate::batch::summary::origin_label;
-use crate::judge::model::Scores;
+use crate::judge::scores::Scores;
 use crate::origin::{OriginType, Status};
 use crate::stats::{self, Coefficient, Metric, Spread, TurnAgreement, Weights};
 

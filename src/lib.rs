@@ -7,6 +7,7 @@
 //! `git` (the only git2 user), `cli` (subcommands).
 
 pub mod agree;
+pub mod anchor;
 pub mod batch;
 pub mod cli;
 pub mod error;
@@ -15,7 +16,6 @@ pub mod finding;
 pub mod git;
 pub mod history;
 pub mod judge;
-pub mod model;
 pub mod notes;
 pub mod origin;
 pub mod pipeline;

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::judge::model::{Quotes, Scores};
-use crate::model::ProvenanceStatus;
+use crate::history::ProvenanceStatus;
+use crate::judge::scores::{Quotes, Scores};
 use crate::transcript::TurnKind;
 
 /// The rule's thresholds and switches (flags and `sage.*` config).

@@ -362,8 +362,8 @@ fn anchored_checks(
     crate::history::matching::Matcher,
     Option<crate::history::matching::Matcher>,
 )> {
+    use crate::anchor::AnchorKind;
     use crate::history::matching::Matcher;
-    use crate::model::AnchorKind;
     let (present, holds) = match &prov.pattern {
         Some(p) => (
             Matcher::pattern(p, prov.kind, "anchor")?,
@@ -409,7 +409,7 @@ fn touches_anchor(t: &Transcript, anchored: &str) -> std::collections::HashSet<u
 
 /// What `blame-origin` needs beyond the range.
 pub struct BlameRequest<'a> {
-    pub anchor: &'a crate::model::Anchor,
+    pub anchor: &'a crate::anchor::Anchor,
     pub session: Option<&'a str>,
     pub judge: crate::judge::run::Options,
     pub levers: crate::origin::Levers,
@@ -419,7 +419,7 @@ pub struct BlameRequest<'a> {
 }
 
 /// The finding as the judge may see it with `--judge-sees-anchor`.
-fn anchor_for_judge(a: &crate::model::Anchor, fragments: &[String]) -> String {
+fn anchor_for_judge(a: &crate::anchor::Anchor, fragments: &[String]) -> String {
     let mut s = a.file.clone();
     if let Some(c) = a.cwe {
         s.push_str(&format!(" (CWE-{c})"));
@@ -479,7 +479,7 @@ pub fn blame(
     let last_turn = session.as_ref().map_or(0, |s| s.scope.last);
     let introducing_turn = prov
         .introducing
-        .filter(|_| prov.status == crate::model::ProvenanceStatus::Introduced)
+        .filter(|_| prov.status == crate::history::ProvenanceStatus::Introduced)
         .and_then(|i| prov.writes[i].turn);
     let delivered_turn = prov
         .writes
@@ -492,7 +492,7 @@ pub fn blame(
         .as_ref()
         .map(|s| touches_anchor(&s.transcript, &anchored))
         .unwrap_or_default();
-    let facts = |turns: &[crate::judge::model::TurnScore]| -> Vec<TurnFacts> {
+    let facts = |turns: &[crate::judge::scores::TurnScore]| -> Vec<TurnFacts> {
         turns
             .iter()
             .map(|t| TurnFacts {
@@ -506,7 +506,7 @@ pub fn blame(
             })
             .collect()
     };
-    let input_for = |turns: &[crate::judge::model::TurnScore]| Input {
+    let input_for = |turns: &[crate::judge::scores::TurnScore]| Input {
         status: prov.status,
         introducing_turn,
         delivered_turn,
@@ -514,7 +514,7 @@ pub fn blame(
         turns: facts(turns),
         no_session: session.is_none(),
     };
-    let primary: &[crate::judge::model::TurnScore] = scores.as_ref().map_or(&[], |d| &d.turns);
+    let primary: &[crate::judge::scores::TurnScore] = scores.as_ref().map_or(&[], |d| &d.turns);
     let (origin, missed) = origin::locate(&input_for(primary), &req.levers);
     let mut other_origins = Vec::new();
     if let Some(d) = &scores {
@@ -571,7 +571,7 @@ pub fn blame(
             warnings.extend(d.judge.warnings.iter().cloned());
             d.judge.clone()
         }
-        None => crate::judge::model::JudgeInfo {
+        None => crate::judge::scores::JudgeInfo {
             name: judge_opts
                 .judges
                 .first()

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::ProvenanceStatus;
+use crate::history::ProvenanceStatus;
 use crate::origin::OriginType;
 use crate::report::doc::ReportDoc;
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{CaseResult, CaseStatus, OriginLabel};
-use crate::model::ProvenanceStatus;
+use crate::history::ProvenanceStatus;
 use crate::origin::{OriginType, Status};
 use crate::report::doc::ReportDoc;
 use crate::stats::{self, TurnAgreement, Weights};

@@ -123,8 +123,8 @@ pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         Some(FailOn::Origin) => doc.origin.status == crate::origin::Status::Localized,
         Some(FailOn::Introduced) => matches!(
             doc.provenance.status,
-            crate::model::ProvenanceStatus::Introduced
-                | crate::model::ProvenanceStatus::IntroducedByOther
+            crate::history::ProvenanceStatus::Introduced
+                | crate::history::ProvenanceStatus::IntroducedByOther
         ),
         None => false,
     };

@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use super::Context;
+use crate::anchor::Anchor;
 use crate::error::Result;
 use crate::git::Repo;
+use crate::history::ProvenanceStatus;
 use crate::judge::backends::Spec;
 use crate::judge::cache::{self, Cache};
 use crate::judge::run::Options;
-use crate::model::{Anchor, ProvenanceStatus};
 use crate::pipeline::{self, BlameRequest};
 use crate::settings::Settings;
 

@@ -5,8 +5,8 @@ use clap::Args;
 use super::Context;
 use super::args::{DataFormat, JudgeArgs};
 use crate::error::{Error, Result};
-use crate::judge::model::{Dim, ScoresDoc};
 use crate::judge::run::{self};
+use crate::judge::scores::{Dim, ScoresDoc};
 use crate::report::clip;
 use crate::transcript::mapping::{self, Mapping};
 use crate::transcript::{self, Format};
@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     let t = transcript::parse(input, args.from)?;
     let mut scope = mapping::scope(&t, &Mapping::default(), None);
     if let Some(r) = &args.turns {
-        let (a, b) = crate::model::parse_lines(r)
+        let (a, b) = crate::anchor::parse_lines(r)
             .ok_or_else(|| Error::input(format!("--turns {r}: expected N or N-M")))?;
         scope.first = a;
         scope.last = b.min(t.turns.len() as u32);

@@ -3,8 +3,8 @@
 use serde::Deserialize;
 
 use super::{parse_cwe, paths};
+use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator, parse_lines};
 use crate::error::{Error, Result};
-use crate::model::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator, parse_lines};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -8,8 +8,8 @@ pub mod semgrep;
 
 use std::path::Path;
 
+use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator};
 use crate::error::{Error, Result};
-use crate::model::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator};
 
 /// The finding formats we read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,7 +377,7 @@ fn from_inline(i: &Inline) -> Result<Anchor> {
         )));
     }
     let locator = if let Some(l) = &i.lines {
-        let (start, end) = crate::model::parse_lines(l)
+        let (start, end) = crate::anchor::parse_lines(l)
             .ok_or_else(|| Error::input(format!("--anchor-lines {l}: expected N or N-M")))?;
         Locator::Lines {
             start,

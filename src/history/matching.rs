@@ -3,8 +3,8 @@
 use memchr::memmem;
 use regex::bytes::Regex;
 
+use crate::anchor::AnchorKind;
 use crate::error::{Error, Result};
-use crate::model::AnchorKind;
 
 /// Decides whether the defect is present in one snapshot of the anchored file.
 #[derive(Debug, Clone)]

@@ -6,3 +6,6 @@ pub mod parallel;
 pub mod provenance;
 pub mod range;
 pub mod rule;
+pub mod status;
+
+pub use status::{ProvenanceStatus, Reconstruction};

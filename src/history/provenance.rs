@@ -9,11 +9,12 @@ use super::matching::{self, Matcher};
 use super::parallel::map_chunks;
 use super::range::{AgentMatcher, Range};
 use super::rule::{self, Fact, NotLocated, Verdict};
+use crate::anchor::{Anchor, AnchorKind, Locator};
 use crate::error::{Error, Result};
 use crate::finding::paths;
 use crate::git::idhash::IdMap;
 use crate::git::{Oid, PathLookup, Repo};
-use crate::model::{Anchor, AnchorKind, Locator, ProvenanceStatus, Reconstruction};
+use crate::history::{ProvenanceStatus, Reconstruction};
 use crate::timing::stage;
 
 /// The anchored file in one snapshot.

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::model::{Dim, Quotes, Scores};
+use super::scores::{Dim, Quotes, Scores};
 use crate::transcript::TurnKind;
 
 /// A valid answer for one turn.

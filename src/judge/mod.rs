@@ -5,10 +5,10 @@ pub mod backends;
 pub mod batch_api;
 pub mod cache;
 mod jobs;
-pub mod model;
 pub mod offline;
 pub mod prompt;
 pub mod run;
+pub mod scores;
 pub mod verify;
 
-pub use model::*;
+pub use scores::*;

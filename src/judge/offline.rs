@@ -8,8 +8,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::answer::Answer;
-use super::model::{Dim, Quotes, Scores};
 use super::prompt::TurnView;
+use super::scores::{Dim, Quotes, Scores};
 use crate::error::Result;
 use crate::transcript::TurnKind;
 

@@ -1,7 +1,7 @@
 //! Quote anchoring (SPEC §5): a non-zero score stands only on a verbatim quote from the turn
 //! being scored — its text, reasoning, tool arguments or diffs, as the judge saw them.
 
-use super::model::{Dim, Quotes, Rejected, Scores};
+use super::scores::{Dim, Quotes, Rejected, Scores};
 
 /// Collapses runs of whitespace to one space and trims.
 pub fn squash(s: &str) -> String {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::json::{FindingJson, ProvenanceJson, RangeJson, SessionJson};
-use crate::judge::model::{JudgeInfo, TurnScore};
+use crate::judge::scores::{JudgeInfo, TurnScore};
 use crate::origin::{Missed, Origin};
 
 pub const REPORT_SCHEMA: &str = "sage.report/1";

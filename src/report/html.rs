@@ -3,7 +3,7 @@
 //! opportunities, then the turns, provenance and recommendation. Every string from the
 //! transcript or the repository is escaped.
 
-use crate::judge::model::Dim;
+use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 

@@ -2,12 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass};
 use crate::history::attribution::MappedBy;
 use crate::history::provenance::{Provenance, Snapshot};
 use crate::history::range::Range;
-use crate::model::{
-    Anchor, AnchorKind, AnchorSource, DefectClass, ProvenanceStatus, Reconstruction,
-};
+use crate::history::{ProvenanceStatus, Reconstruction};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FindingJson {

@@ -2,7 +2,7 @@
 //! fold into `<details>`. Transcript text is escaped so a log cannot inject Markdown or HTML.
 
 use super::clip;
-use crate::judge::model::Dim;
+use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 

@@ -1,8 +1,9 @@
 //! Plain-text rendering for people: aligned, short, and the same bytes for the same input.
 
 use super::clip;
+use crate::anchor::AnchorKind;
+use crate::history::ProvenanceStatus;
 use crate::history::attribution::MappedBy;
-use crate::model::{AnchorKind, ProvenanceStatus};
 use crate::report::json::{ProvenanceDoc, WriteJson};
 
 /// Which session was chosen and why, and the others found (when there were others).
@@ -292,7 +293,7 @@ fn reconstruction_str(p: &crate::report::json::ProvenanceJson) -> &'static str {
 
 /// One line per turn: scores, kind, and the quote of the strongest score (or an excerpt).
 fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
-    use crate::judge::model::Dim;
+    use crate::judge::scores::Dim;
     let origin = doc.origin.turn;
     let intro = doc
         .provenance
@@ -401,10 +402,10 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
     }
     let p = &doc.provenance;
     let prov = match (&p.status, &p.introducing_write) {
-        (crate::model::ProvenanceStatus::Inherited, _) => {
+        (crate::history::ProvenanceStatus::Inherited, _) => {
             "inherited: the vulnerable code was already at the base".to_string()
         }
-        (crate::model::ProvenanceStatus::Introduced, Some(w)) => format!(
+        (crate::history::ProvenanceStatus::Introduced, Some(w)) => format!(
             "introduced by the agent's write {} ({}{}){}",
             w.write,
             short(&w.commit),
@@ -419,7 +420,7 @@ pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
                     None => ", not mapped to a turn".into(),
                 })
         ),
-        (crate::model::ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
+        (crate::history::ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
             "introduced by a non-agent write {} ({}{})",
             w.write,
             short(&w.commit),

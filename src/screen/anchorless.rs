@@ -4,10 +4,10 @@
 //! sources; the external scanners come from `crate::scanners`.
 
 use super::{Options, screen};
+use crate::anchor::{Anchor, AnchorKind, AnchorSource, Locator};
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::history::range::Range;
-use crate::model::{Anchor, AnchorKind, AnchorSource, Locator};
 use crate::scanners::{self, Kind, Scratch};
 use crate::settings::Scanner;
 

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::edits;
-use super::model::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
 use super::{Builder, Format, Transcript};
 use crate::error::Result;
 

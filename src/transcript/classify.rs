@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::model::{Turn, TurnKind};
+use super::turn::{Turn, TurnKind};
 
 /// Tool names that change files, across the formats we read.
 const EDIT_TOOLS: &[&str] = &[
@@ -441,7 +441,7 @@ pub fn classify(turns: &mut [Turn], explicit: &[Option<TurnKind>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::model::{SourceRef, ToolCall};
+    use crate::transcript::turn::{SourceRef, ToolCall};
     use serde_json::json;
 
     fn turn(text: &str, calls: &[(&str, serde_json::Value)]) -> Turn {

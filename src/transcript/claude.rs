@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::lines::Lines;
-use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall};
 use super::{Builder, Format, Transcript, relative_path, value_text};
 use crate::error::{Error, Result};
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::lines::Lines;
 use super::markdown::unified_diff_changes;
-use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall};
 use super::{Builder, Format, Transcript, relative_path, value_text};
 use crate::error::Result;
 

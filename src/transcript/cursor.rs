@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::lines::Lines;
-use super::model::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
 use super::{Builder, Format, Transcript, relative_path, value_text};
 use crate::error::Result;
 

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall};
 use super::{Builder, Format, Transcript};
 use crate::error::Result;
 

@@ -4,7 +4,7 @@
 //! (`udiff`); whole files in a fence after their path (`whole`, `editor-whole`), fences of
 //! three or more backticks or `<source>` tags.
 
-use super::model::Edit;
+use super::turn::Edit;
 
 /// A path as a reply writes it on its own line: `**a/b.py**`, `` `a\b.py`: ``, `# a/b.py`.
 pub fn clean_path(line: &str) -> String {

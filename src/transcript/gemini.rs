@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::markdown::unified_diff_changes;
-use super::model::{Edit, FileChange, SourceRef, ToolCall};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall};
 use super::{Builder, Format, Transcript, value_text};
 use crate::error::{Error, Result};
 

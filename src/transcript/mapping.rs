@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::Transcript;
 use super::classify::shell_command;
 use super::discover::trailer;
-use super::model::Edit;
 use super::replay::apply;
+use super::turn::Edit;
 use crate::error::Result;
 use crate::git::{CommitInfo, Oid, Repo};
 

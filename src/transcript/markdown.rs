@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::model::{Edit, FileChange, SourceRef, TurnKind};
+use super::turn::{Edit, FileChange, SourceRef, TurnKind};
 use super::{Builder, Format, Transcript};
 use crate::error::Result;
 

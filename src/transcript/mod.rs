@@ -7,8 +7,8 @@ pub mod discover;
 pub mod edits;
 pub mod lines;
 pub mod mapping;
-pub mod model;
 pub mod replay;
+pub mod turn;
 
 mod aider;
 mod claude;
@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 pub use builder::Builder;
 use builder::push_para;
 pub use lines::Input;
-pub use model::*;
+pub use turn::*;
 
 /// The transcript formats we read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]

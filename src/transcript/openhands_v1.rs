@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::model::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
 use super::{Builder, Format, Transcript};
 use crate::error::Result;
 

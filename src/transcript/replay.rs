@@ -1,7 +1,7 @@
 //! Replaying a transcript's file changes onto file contents, to rebuild the snapshots
 //! between commits. Exact or nothing: a replay that does not reproduce the text fails.
 
-use super::model::Edit;
+use super::turn::Edit;
 
 /// Why an edit could not be replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::lines::Input;
-use super::model::{Edit, FileChange, SourceRef, ToolCall, ToolResult, TurnKind};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult, TurnKind};
 use super::{Builder, Format, Transcript};
 use crate::error::{Error, Result};
 
@@ -85,7 +85,7 @@ fn change(c: Change) -> std::result::Result<FileChange, String> {
     } else if let Some(patch) = c.patch {
         Edit::Patch { patch }
     } else if let Some(l) = c.lines {
-        let (start, end) = crate::model::parse_lines(&l)
+        let (start, end) = crate::anchor::parse_lines(&l)
             .ok_or_else(|| format!("file change {}: lines {l:?} is not N or N-M", c.path))?;
         Edit::Lines {
             start: start as usize,

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::model::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
+use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
 use super::{Builder, Format, Transcript};
 use crate::error::{Error, Result};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest first. A module may use modules of a lower rank only.
 const LAYERS: &[&[&str]] = &[
     &["error"],
-    &["files", "model", "redact", "stats", "term", "timing"],
+    &["anchor", "files", "redact", "stats", "term", "timing"],
     &["git"],
     &["settings"],
     &["finding"],

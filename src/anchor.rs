@@ -1,4 +1,5 @@
-//! Plain data shared by the stages: anchors (confirmed findings), writes and provenance.
+//! Failure anchors: a confirmed finding as the stages see it (file, fragments or pattern,
+//! defect class, where it came from).
 
 use serde::{Deserialize, Serialize};
 
@@ -95,48 +96,6 @@ pub struct Anchor {
     /// Not confirmed by a person (a scanner's or `screen`'s candidate).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unconfirmed: bool,
-}
-
-/// Provenance status (SPEC §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProvenanceStatus {
-    Inherited,
-    Introduced,
-    IntroducedByOther,
-    NoCodeLocation,
-}
-
-impl ProvenanceStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Inherited => "inherited",
-            Self::Introduced => "introduced",
-            Self::IntroducedByOther => "introduced_by_other",
-            Self::NoCodeLocation => "no_code_location",
-        }
-    }
-}
-
-/// How much intermediate state was available (SPEC §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Reconstruction {
-    #[serde(rename = "single-write")]
-    SingleWrite,
-    #[serde(rename = "per-write")]
-    PerWrite,
-    #[serde(rename = "final-only")]
-    FinalOnly,
-}
-
-impl Reconstruction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::SingleWrite => "single-write",
-            Self::PerWrite => "per-write",
-            Self::FinalOnly => "final-only",
-        }
-    }
 }
 
 /// `12`, `"12"` or `"12-14"` → an inclusive 1-based range.
