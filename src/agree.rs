@@ -13,12 +13,12 @@ use crate::judge::scores::Scores;
 use crate::origin::{OriginType, Status};
 use crate::stats::{self, Coefficient, Metric, Spread, TurnAgreement, Weights};
 
-pub const AGREEMENT_SCHEMA: &str = "sage.agreement/1";
+pub(crate) const AGREEMENT_SCHEMA: &str = "sage.agreement/1";
 const SCORE_DOMAIN: [f64; 4] = [0.0, 1.0, 2.0, 3.0];
 
 /// What one rater (a run, or a judge/repeat inside one run) said about one case.
 #[derive(Debug, Clone)]
-pub struct Rating {
+pub(crate) struct Rating {
     pub origin: &'static str,
     pub turn: Option<u32>,
     /// Per-turn scores, when the run kept them (scored turns only).
@@ -27,7 +27,7 @@ pub struct Rating {
 
 /// Ratings: `raters[r]` maps a case id to that rater's rating.
 #[derive(Debug, Clone, Default)]
-pub struct Ratings {
+pub(crate) struct Ratings {
     pub raters: Vec<String>,
     pub by_rater: Vec<BTreeMap<String, Rating>>,
     /// case → task (for resampling)
@@ -65,7 +65,7 @@ fn is_two(d: &crate::report::doc::ReportDoc) -> bool {
 }
 
 /// Each results file is a rater.
-pub fn from_runs(runs: &[(String, Vec<CaseResult>)]) -> Ratings {
+pub(crate) fn from_runs(runs: &[(String, Vec<CaseResult>)]) -> Ratings {
     let mut out = Ratings::default();
     for (name, results) in runs {
         let mut m = BTreeMap::new();
@@ -84,7 +84,7 @@ pub fn from_runs(runs: &[(String, Vec<CaseResult>)]) -> Ratings {
 
 /// One results file whose reports hold several judges or repeats: each is a rater (origins
 /// only; the other sets' per-turn scores are not in the report).
-pub fn from_sets(results: &[CaseResult]) -> Ratings {
+pub(crate) fn from_sets(results: &[CaseResult]) -> Ratings {
     let mut out = Ratings::default();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     for r in results {
@@ -131,7 +131,7 @@ pub fn from_sets(results: &[CaseResult]) -> Ratings {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct PairKappa {
+pub(crate) struct PairKappa {
     pub a: String,
     pub b: String,
     pub n: usize,
@@ -144,7 +144,7 @@ pub struct PairKappa {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Resampled {
+pub(crate) struct Resampled {
     /// Median and central 95% over task-disjoint halves.
     pub task_halves: Option<Spread>,
     /// Lowest and highest value leaving one task out, and how many tasks.
@@ -152,7 +152,7 @@ pub struct Resampled {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct TypeAgreement {
+pub(crate) struct TypeAgreement {
     pub domain: Vec<String>,
     /// Cases rated by at least two raters.
     pub n: usize,
@@ -168,7 +168,7 @@ pub struct TypeAgreement {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct TurnPair {
+pub(crate) struct TurnPair {
     pub a: String,
     pub b: String,
     /// Over the cases both rated; "no origin" is its own outcome.
@@ -176,7 +176,7 @@ pub struct TurnPair {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct TurnAgreementAll {
+pub(crate) struct TurnAgreementAll {
     /// Cases every rater localised, and how many share the exact turn / lie within one turn.
     pub localised_by_all: usize,
     pub exact: usize,
@@ -187,7 +187,7 @@ pub struct TurnAgreementAll {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct DimensionAgreement {
+pub(crate) struct DimensionAgreement {
     /// tr, di, vr or sa.
     pub dimension: String,
     /// (case, turn) units with at least two scores.
@@ -199,7 +199,7 @@ pub struct DimensionAgreement {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Agreement {
+pub(crate) struct Agreement {
     pub schema: String,
     pub raters: Vec<String>,
     pub cases: usize,
@@ -219,7 +219,7 @@ fn ok<T>(r: Result<T, stats::Undefined>) -> Option<T> {
 }
 
 /// The statistics over ratings; `splits` task-disjoint halves from `seed`.
-pub fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
+pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
     let domain: Vec<&str> = if r.two_types {
         vec!["not_noticed", "noticed_chose_poorly", "undetermined"]
     } else {
@@ -488,7 +488,7 @@ fn pct(k: usize, n: usize) -> String {
 }
 
 /// Lines for people; `md` adds Markdown structure.
-pub fn render(a: &Agreement, md: bool) -> String {
+pub(crate) fn render(a: &Agreement, md: bool) -> String {
     let h = |t: &str| {
         if md {
             format!("\n### {t}\n\n")

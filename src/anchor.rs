@@ -7,18 +7,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DefectClass {
+    /// A defence the task needed is not there.
     MissingDefence,
+    /// A defence is there but does not hold.
     InsufficientDefence,
+    /// The change itself brought the vulnerability in.
     IntroducedVulnerability,
 }
 
 impl DefectClass {
+    /// Every class, as anchors spell it.
     pub const ALL: [&'static str; 3] = [
         "missing_defence",
         "insufficient_defence",
         "introduced_vulnerability",
     ];
 
+    /// Reads a class as anchors spell it.
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim() {
             "missing_defence" => Some(Self::MissingDefence),
@@ -28,6 +33,7 @@ impl DefectClass {
         }
     }
 
+    /// The class as anchors spell it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::MissingDefence => "missing_defence",
@@ -42,7 +48,9 @@ impl DefectClass {
 #[serde(rename_all = "snake_case")]
 pub enum AnchorKind {
     #[default]
+    /// The located code is the defect (it should not be there).
     Present,
+    /// The located code is the missing defence (it should be there).
     Absent,
 }
 
@@ -55,9 +63,12 @@ pub enum Locator {
     /// A line range of the final snapshot (1-based, inclusive); becomes a fragment once read.
     /// `snippet` is the scanner's own copy of the text, used when the tip lacks the file.
     Lines {
+        /// First line, 1-based.
         start: u32,
+        /// Last line, inclusive.
         end: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
+        /// The lines' text, when a scanner gave it.
         snippet: Option<String>,
     },
     /// A regular expression over the whole file.
@@ -70,8 +81,10 @@ pub struct AnchorSource {
     /// `anchor-yaml`, `sarif`, `bandit-json`, `semgrep-json`, `screen` or `inline`.
     pub format: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The scanner, when the finding came from one.
     pub tool: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The scanner's rule id.
     pub rule: Option<String>,
     /// The finding file as the user named it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,14 +97,21 @@ pub struct AnchorSource {
 /// A confirmed defect: the failure anchor of SPEC §2.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Anchor {
+    /// A name for the finding, unique in its file.
     pub id: String,
+    /// Its CWE number, when known.
     pub cwe: Option<u32>,
+    /// Its defect class, when given.
     pub class: Option<DefectClass>,
     /// Repository-relative path with `/` separators, as of the branch tip.
     pub file: String,
+    /// Where the code is in the anchored file.
     pub locator: Locator,
+    /// Whether that code is the defect or the missing defence.
     pub kind: AnchorKind,
+    /// What is wrong, in words.
     pub description: Option<String>,
+    /// Where the anchor was read from.
     pub source: AnchorSource,
     /// Not confirmed by a person (a scanner's or `screen`'s candidate).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

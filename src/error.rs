@@ -22,6 +22,7 @@ pub struct Error {
     missing_object: bool,
 }
 
+/// The result of everything that can fail for a person to read.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -53,6 +54,7 @@ impl Error {
         }
     }
 
+    /// Whether an object the repository should hold is missing.
     pub fn is_missing_object(&self) -> bool {
         self.missing_object
     }
@@ -71,14 +73,17 @@ impl Error {
         self
     }
 
+    /// What went wrong, as the exit code sees it.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// The message, without the hint.
     pub fn message(&self) -> &str {
         &self.message
     }
 
+    /// 2 for bad input, 3 for the environment.
     pub fn exit_code(&self) -> i32 {
         match self.kind {
             ErrorKind::Input => 2,

@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// Findings, manifests, templates, saved scores: anything read whole and parsed whole.
-pub const DOC_CAP: u64 = 256 << 20;
+pub(crate) const DOC_CAP: u64 = 256 << 20;
 /// Session transcripts (streamed line by line, but bounded in total).
-pub const SESSION_CAP: u64 = 4 << 30;
+pub(crate) const SESSION_CAP: u64 = 4 << 30;
 /// One line of a transcript.
-pub const LINE_CAP: usize = 256 << 20;
+pub(crate) const LINE_CAP: usize = 256 << 20;
 
 /// `bytes` in binary units for messages ("256 MiB").
-pub fn size_text(bytes: u64) -> String {
+pub(crate) fn size_text(bytes: u64) -> String {
     if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
         format!("{} GiB", bytes >> 30)
     } else if bytes >= 1 << 20 {
@@ -32,7 +32,7 @@ pub fn size_text(bytes: u64) -> String {
 
 /// Why a capped read stopped.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     Io(io::Error),
     /// More than the cap was there; reading stopped at the cap.
     TooLarge(u64),
@@ -63,7 +63,7 @@ impl From<io::Error> for ReadError {
 }
 
 /// Reads at most `cap` bytes from `r`; more is an error, and so is an allocation that fails.
-pub fn read_to_end_capped(
+pub(crate) fn read_to_end_capped(
     r: &mut dyn Read,
     cap: u64,
     out: &mut Vec<u8>,
@@ -91,7 +91,7 @@ pub fn read_to_end_capped(
 
 /// The bytes of a user's file, `what` naming it in messages ("finding", "session"); exit 2
 /// when it cannot be read or is larger than `cap`.
-pub fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
     let fail = |e: ReadError| {
         let too_large = matches!(e, ReadError::TooLarge(_));
         let e = Error::input(format!("cannot read {what} {}: {e}", path.display()));
@@ -109,7 +109,7 @@ pub fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
 }
 
 /// `read_input` as text; invalid UTF-8 is an error naming the byte offset.
-pub fn read_text(path: &Path, what: &str, cap: u64) -> Result<String> {
+pub(crate) fn read_text(path: &Path, what: &str, cap: u64) -> Result<String> {
     let bytes = read_input(path, what, cap)?;
     String::from_utf8(bytes).map_err(|e| {
         Error::input(format!(
@@ -121,7 +121,7 @@ pub fn read_text(path: &Path, what: &str, cap: u64) -> Result<String> {
 }
 
 /// Like `read_text`, but a missing file is `None`.
-pub fn read_text_if_exists(path: &Path, what: &str, cap: u64) -> Result<Option<String>> {
+pub(crate) fn read_text_if_exists(path: &Path, what: &str, cap: u64) -> Result<Option<String>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         _ => read_text(path, what, cap).map(Some),
@@ -131,7 +131,7 @@ pub fn read_text_if_exists(path: &Path, what: &str, cap: u64) -> Result<Option<S
 /// Writes a report or data file the user named. Regular files (and new ones) are replaced
 /// atomically, keeping their permissions; a symlink's target is written (the link stays);
 /// FIFOs, devices and other special files are opened and written in place.
-pub fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = resolve_links(path)?;
     match std::fs::metadata(&target) {
         Ok(m) if m.is_file() => replace_atomically(&target, bytes, Some(m.permissions())),
@@ -202,19 +202,19 @@ fn replace_atomically(
 }
 
 /// Writes a file git-sage owns (cache entries, results): atomically, whatever was there.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace_atomically(path, bytes, None)
 }
 
 /// YAML nested deeper than this is refused before it is parsed: the YAML parser's handling of
 /// flow collections (`[[[[…`) is quadratic in their depth (100 KB took 9 s), and no file
 /// git sage reads nests more than a few levels.
-pub const YAML_MAX_DEPTH: usize = 64;
+pub(crate) const YAML_MAX_DEPTH: usize = 64;
 
 /// The line at which `text` nests flow collections deeper than `YAML_MAX_DEPTH`, if it does.
 /// Brackets inside quotes and comments do not count; an approximation that errs on the side
 /// of parsing.
-pub fn yaml_too_deep(text: &str) -> Option<usize> {
+pub(crate) fn yaml_too_deep(text: &str) -> Option<usize> {
     let (mut depth, mut line) = (0usize, 1usize);
     let mut quote: Option<char> = None;
     let mut prev = '\n';
@@ -251,7 +251,7 @@ pub fn yaml_too_deep(text: &str) -> Option<usize> {
 
 /// Parses YAML from a user's file: too-deep nesting refused at once, errors as one
 /// `file:line: what` line.
-pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, shown: &str) -> Result<T> {
+pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, shown: &str) -> Result<T> {
     if let Some(line) = yaml_too_deep(text) {
         return Err(Error::input(format!(
             "{shown}:{line}: nested deeper than {YAML_MAX_DEPTH} levels"
@@ -261,7 +261,7 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, shown: &str) -> Re
 }
 
 /// A YAML error as `file:line: message` (the library's own " at line L column C" dropped).
-pub fn yaml_error(shown: &str, e: &serde_yaml::Error) -> Error {
+pub(crate) fn yaml_error(shown: &str, e: &serde_yaml::Error) -> Error {
     let line = e
         .location()
         .map(|l| format!(":{}", l.line()))

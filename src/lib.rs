@@ -5,28 +5,32 @@
 //! `report` (every format), `notes` (git notes), `batch`/`agree`/`stats` (corpora),
 //! `screen` (silent-failure candidates), `scanners` (Bandit and Semgrep run over a range),
 //! `git` (the only git2 user), `cli` (subcommands).
+//!
+//! The library is the binary's: its public surface is what the binary and the integration
+//! tests use (`cli::main`, the finding readers, the git layer); everything else is
+//! crate-private, so the compiler reports what nothing uses.
 
-pub mod agree;
+pub(crate) mod agree;
 pub mod anchor;
-pub mod batch;
+pub(crate) mod batch;
 pub mod cli;
 pub mod error;
-pub mod files;
+pub(crate) mod files;
 pub mod finding;
 pub mod git;
-pub mod history;
-pub mod judge;
-pub mod notes;
-pub mod origin;
-pub mod pipeline;
-pub mod redact;
-pub mod report;
-pub mod scanners;
-pub mod screen;
-pub mod settings;
-pub mod stats;
-pub mod term;
-pub mod timing;
-pub mod transcript;
+pub(crate) mod history;
+pub(crate) mod judge;
+pub(crate) mod notes;
+pub(crate) mod origin;
+pub(crate) mod pipeline;
+pub(crate) mod redact;
+pub(crate) mod report;
+pub(crate) mod scanners;
+pub(crate) mod screen;
+pub(crate) mod settings;
+pub(crate) mod stats;
+pub(crate) mod term;
+pub(crate) mod timing;
+pub(crate) mod transcript;
 
 pub use error::{Error, ErrorKind, Result};

@@ -14,7 +14,7 @@ const SUMMARY: &str = "sage: ";
 
 /// One finding's part of a note.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     pub id: String,
     pub summary: String,
     pub data: Value,
@@ -31,7 +31,7 @@ impl Section {
 }
 
 /// The sections of a note, and any lines that are not ours (kept as they are).
-pub fn parse(text: &str) -> (Vec<Section>, Vec<String>) {
+pub(crate) fn parse(text: &str) -> (Vec<Section>, Vec<String>) {
     let mut sections = Vec::new();
     let mut other = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -70,7 +70,7 @@ fn render(mut sections: Vec<Section>, other: &[String]) -> String {
 }
 
 /// `old` with `section` put in (replacing the same finding's section).
-pub fn upsert(old: Option<&str>, section: &Section) -> String {
+pub(crate) fn upsert(old: Option<&str>, section: &Section) -> String {
     let (mut sections, other) = parse(old.unwrap_or(""));
     sections.retain(|s| s.id != section.id);
     sections.push(section.clone());
@@ -78,7 +78,7 @@ pub fn upsert(old: Option<&str>, section: &Section) -> String {
 }
 
 /// Two notes merged: every section of both, `new` winning for the same finding.
-pub fn merge_text(old: &str, new: &str) -> String {
+pub(crate) fn merge_text(old: &str, new: &str) -> String {
     let (mut sections, mut other) = parse(old);
     let (fresh, more) = parse(new);
     for s in fresh {
@@ -95,7 +95,7 @@ pub fn merge_text(old: &str, new: &str) -> String {
 
 /// `git notes copy` for refs/notes/sage (post-rewrite without notes.rewriteRef): the note on
 /// `from` merged into the one on `to`, `from`'s sections winning.
-pub fn copy_note(repo: &Repo, from: Oid, to: Oid) -> Result<()> {
+pub(crate) fn copy_note(repo: &Repo, from: Oid, to: Oid) -> Result<()> {
     let Some(text) = repo.read_note(from)? else {
         return Ok(());
     };
@@ -120,7 +120,7 @@ fn origin_words(doc: &ReportDoc) -> String {
 }
 
 /// The notes a report leaves: (commit, section) for the introducing write and the tip.
-pub fn sections(doc: &ReportDoc) -> Vec<(String, Section)> {
+pub(crate) fn sections(doc: &ReportDoc) -> Vec<(String, Section)> {
     let f = &doc.finding;
     let what = format!(
         "{}{}",
@@ -199,7 +199,7 @@ pub fn sections(doc: &ReportDoc) -> Vec<(String, Section)> {
 }
 
 /// Writes a report's notes (introducing write and tip).
-pub fn write(repo: &Repo, doc: &ReportDoc) -> Result<usize> {
+pub(crate) fn write(repo: &Repo, doc: &ReportDoc) -> Result<usize> {
     let secs = sections(doc);
     let mut todo = Vec::new();
     for (commit, section) in &secs {

@@ -10,7 +10,7 @@ use crate::transcript::TurnKind;
 
 /// The rule's thresholds and switches (flags and `sage.*` config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Levers {
+pub(crate) struct Levers {
     /// A later implementation or review turn with VR ≤ this is a missed opportunity.
     pub vr_max: u8,
     /// … or with SA ≤ this.
@@ -31,7 +31,7 @@ impl Default for Levers {
 
 /// One judged turn, as the rule needs it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TurnFacts {
+pub(crate) struct TurnFacts {
     pub turn: u32,
     pub kind: TurnKind,
     pub applicable: bool,
@@ -45,7 +45,7 @@ pub struct TurnFacts {
 
 /// What provenance and mapping tell the rule.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Input {
+pub(crate) struct Input {
     pub status: ProvenanceStatus,
     /// The introducing write's turn, when mapped (only for `introduced`).
     pub introducing_turn: Option<u32>,
@@ -61,7 +61,7 @@ pub struct Input {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OriginType {
+pub(crate) enum OriginType {
     InadequateDefence,
     UnaddressedRequirement,
     DefectInChange,
@@ -72,7 +72,7 @@ pub enum OriginType {
 }
 
 impl OriginType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OriginType::InadequateDefence => "inadequate_defence",
             OriginType::UnaddressedRequirement => "unaddressed_requirement",
@@ -82,7 +82,7 @@ impl OriginType {
         }
     }
 
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             OriginType::InadequateDefence => "inadequate defence",
             OriginType::UnaddressedRequirement => "unaddressed requirement",
@@ -95,14 +95,14 @@ impl OriginType {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     Localized,
     Undetermined,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub(crate) enum Reason {
     NoCandidate,
     ScoringFailed,
     NoSession,
@@ -110,7 +110,7 @@ pub enum Reason {
 
 /// The rule's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Origin {
+pub(crate) struct Origin {
     pub status: Status,
     pub turn: Option<u32>,
     #[serde(rename = "type")]
@@ -129,7 +129,7 @@ pub struct Origin {
 
 /// A later turn that could have caught the defect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Missed {
+pub(crate) struct Missed {
     pub turn: u32,
     pub kind: TurnKind,
     pub vr: u8,
@@ -158,7 +158,7 @@ fn undetermined(
 }
 
 /// Applies SPEC §6: returns the origin and the missed opportunities after it.
-pub fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
+pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
     if input.no_session {
         return (
             undetermined(

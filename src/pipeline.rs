@@ -12,7 +12,7 @@ use crate::transcript::{self, Transcript};
 
 /// How hard to look for a session when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Discovery {
+pub(crate) enum Discovery {
     /// Everything SPEC §3 lists (trailers need every commit's message).
     Full,
     /// Only places whose change shows between base and tip trees (no commit reads):
@@ -23,10 +23,10 @@ pub enum Discovery {
 
 /// Ranges up to this many commits get full discovery even in cheap mode (it costs a diff and
 /// a commit read per commit).
-pub const FULL_DISCOVERY_MAX: usize = 500;
+pub(crate) const FULL_DISCOVERY_MAX: usize = 500;
 
 /// A session mapped onto a range.
-pub struct Session {
+pub(crate) struct Session {
     pub found: Found,
     pub transcript: Transcript,
     pub mapping: Mapping,
@@ -38,7 +38,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn json(&self) -> SessionJson {
+    pub(crate) fn json(&self) -> SessionJson {
         SessionJson {
             source: self.found.name.clone(),
             found_by: self.found.found_by.clone(),
@@ -89,7 +89,7 @@ const CHEAP_PATHS: &[&str] = &[
 /// Finds the range's session (or reads the named one), maps writes to turns, and refines the
 /// provenance with the mapping. A discovered session that cannot be parsed becomes a note;
 /// a named one that cannot is an error.
-pub fn attach_session(
+pub(crate) fn attach_session(
     repo: &Repo,
     range: &Range,
     prov: &mut Provenance,
@@ -408,7 +408,7 @@ fn touches_anchor(t: &Transcript, anchored: &str) -> std::collections::HashSet<u
 }
 
 /// What `blame-origin` needs beyond the range.
-pub struct BlameRequest<'a> {
+pub(crate) struct BlameRequest<'a> {
     pub anchor: &'a crate::anchor::Anchor,
     pub session: Option<&'a str>,
     pub judge: crate::judge::run::Options,
@@ -435,7 +435,7 @@ fn anchor_for_judge(a: &crate::anchor::Anchor, fragments: &[String]) -> String {
 
 /// Provenance, session, judge, origin rule and recommendation: the whole of `blame-origin`.
 /// Returns the report and how many turns the judge could not be reached for.
-pub fn blame(
+pub(crate) fn blame(
     repo: &Repo,
     range: &Range,
     agents: &crate::history::range::AgentMatcher,

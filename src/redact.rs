@@ -106,7 +106,7 @@ fn looks_secret(v: &str) -> bool {
 }
 
 /// Redacts plain text; returns the new text and how many secrets were taken out.
-pub fn redact(text: &str) -> (String, usize) {
+pub(crate) fn redact(text: &str) -> (String, usize) {
     // One pass of all patterns together first: most text holds no secret at all.
     static ANY: OnceLock<regex::RegexSet> = OnceLock::new();
     let any = ANY.get_or_init(|| {
@@ -155,7 +155,7 @@ fn secret_group<'h>(c: &Captures<'h>, groups: &[usize]) -> Option<regex::Match<'
 /// every string literal, keys included, is decoded, redacted and re-encoded when it changed;
 /// then the whole text is redacted as plain text. Everything without a secret stays byte for
 /// byte.
-pub fn redact_document(text: &str) -> (String, usize) {
+pub(crate) fn redact_document(text: &str) -> (String, usize) {
     redact_nested(text, 0)
 }
 

@@ -13,14 +13,14 @@ use crate::git::{Oid, Repo};
 
 /// How a scanner is run and read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Bandit,
     Semgrep,
 }
 
 impl Kind {
     /// Its executable's name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Bandit => "bandit",
             Kind::Semgrep => "semgrep",
@@ -28,7 +28,7 @@ impl Kind {
     }
 
     /// The `source.format` of anchors taken from its report.
-    pub fn format(self) -> &'static str {
+    pub(crate) fn format(self) -> &'static str {
         match self {
             Kind::Bandit => "bandit-json",
             Kind::Semgrep => "semgrep-json",
@@ -37,20 +37,20 @@ impl Kind {
 }
 
 /// The tip's versions of changed files, in a temporary directory that goes with it.
-pub struct Scratch {
+pub(crate) struct Scratch {
     dir: tempfile::TempDir,
     files: usize,
 }
 
 impl Scratch {
-    pub fn new() -> Result<Scratch> {
+    pub(crate) fn new() -> Result<Scratch> {
         let dir = tempfile::tempdir()
             .map_err(|e| Error::env(format!("cannot make a scratch directory: {e}")))?;
         Ok(Scratch { dir, files: 0 })
     }
 
     /// The tip's version of every file changed between two trees; a deleted file has none.
-    pub fn of_changes(repo: &Repo, base_tree: Oid, tip_tree: Oid) -> Result<Scratch> {
+    pub(crate) fn of_changes(repo: &Repo, base_tree: Oid, tip_tree: Oid) -> Result<Scratch> {
         let mut s = Scratch::new()?;
         for p in repo.changed_paths(base_tree, tip_tree)? {
             if let Some(bytes) = repo.file_in_tree(tip_tree, &p)? {
@@ -61,7 +61,7 @@ impl Scratch {
     }
 
     /// Writes one file at its repository path.
-    pub fn add(&mut self, path: &str, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn add(&mut self, path: &str, bytes: &[u8]) -> Result<()> {
         let dest = self.dir.path().join(path);
         std::fs::create_dir_all(dest.parent().expect("a file has a parent"))
             .map_err(|e| Error::env(format!("cannot write {}: {e}", dest.display())))?;
@@ -72,16 +72,16 @@ impl Scratch {
     }
 
     /// How many files were written.
-    pub fn files(&self) -> usize {
+    pub(crate) fn files(&self) -> usize {
         self.files
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
     /// A path as the scanner reported it (under the scratch root), back to repository-relative.
-    pub fn relative(&self, file: &str) -> String {
+    pub(crate) fn relative(&self, file: &str) -> String {
         let f = file.replace('\\', "/");
         let d = self.root().to_string_lossy().replace('\\', "/");
         f.strip_prefix(&format!("{}/", d.trim_end_matches('/')))
@@ -92,7 +92,7 @@ impl Scratch {
 }
 
 /// A scanner that runs here.
-pub struct Installed {
+pub(crate) struct Installed {
     /// As the user named it; reports and messages use this name.
     pub name: String,
     pub kind: Kind,
@@ -102,7 +102,7 @@ pub struct Installed {
 }
 
 /// Whether the scanner runs here: its own executable, else (Bandit) the Python module.
-pub fn probe(kind: Kind) -> Option<Installed> {
+pub(crate) fn probe(kind: Kind) -> Option<Installed> {
     let name = kind.name();
     let version = |cmd: &[String]| {
         Command::new(&cmd[0])
@@ -135,13 +135,13 @@ pub fn probe(kind: Kind) -> Option<Installed> {
 }
 
 /// A scanner started in the background.
-pub struct Running {
+pub(crate) struct Running {
     child: Child,
 }
 
 impl Installed {
     /// Starts the scanner on the scratch tree, its JSON report on stdout.
-    pub fn start(&self, tree: &Scratch) -> std::io::Result<Running> {
+    pub(crate) fn start(&self, tree: &Scratch) -> std::io::Result<Running> {
         let mut c = Command::new(&self.cmd[0]);
         c.args(&self.cmd[1..]);
         match self.kind {
@@ -163,7 +163,7 @@ impl Installed {
     }
 
     /// The results of its report, with repository-relative paths.
-    pub fn results(&self, out: &Output, tree: &Scratch) -> Result<Vec<ScanResult>> {
+    pub(crate) fn results(&self, out: &Output, tree: &Scratch) -> Result<Vec<ScanResult>> {
         let text = String::from_utf8_lossy(&out.stdout);
         let mut results = match self.kind {
             Kind::Bandit => finding::bandit::parse(&text, &self.name)?,
@@ -178,13 +178,13 @@ impl Installed {
 
 impl Running {
     /// Waits for the scanner; its stdout is the report, its stderr says why there is none.
-    pub fn finish(self) -> std::io::Result<Output> {
+    pub(crate) fn finish(self) -> std::io::Result<Output> {
         self.child.wait_with_output()
     }
 }
 
 /// The whole of a Bandit report (with the files it could not scan), repository-relative.
-pub fn bandit_report(out: &Output, tree: &Scratch) -> Result<bandit::Report> {
+pub(crate) fn bandit_report(out: &Output, tree: &Scratch) -> Result<bandit::Report> {
     let mut report = bandit::report(&String::from_utf8_lossy(&out.stdout), "bandit")?;
     for i in &mut report.issues {
         i.file = i.file.as_deref().map(|f| tree.relative(f));

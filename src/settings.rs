@@ -7,18 +7,18 @@ use crate::error::{Error, Result};
 use crate::git::Repo;
 
 /// The findings the hooks analyse when `sage.findings` is unset.
-pub const DEFAULT_FINDINGS: &str = ".sage/findings/*.{sarif,json,yaml,yml}";
+pub(crate) const DEFAULT_FINDINGS: &str = ".sage/findings/*.{sarif,json,yaml,yml}";
 
 /// The judge calls made at once when neither `--jobs` nor `sage.jobs` says.
-pub const DEFAULT_JOBS: usize = 8;
+pub(crate) const DEFAULT_JOBS: usize = 8;
 
 /// The largest session `git sage record` copies, in MB, unless `sage.recordMaxSize` says.
-pub const DEFAULT_RECORD_MAX_MB: u64 = 20;
+pub(crate) const DEFAULT_RECORD_MAX_MB: u64 = 20;
 
 /// A scanner git sage runs for an anchor when there is no confirmed finding (`--find-anchor`,
 /// `sage.scanner`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Scanner {
+pub(crate) enum Scanner {
     Bandit,
     Semgrep,
     // git sage's own screening: its top candidate.
@@ -26,20 +26,20 @@ pub enum Scanner {
 }
 
 impl Scanner {
-    pub fn parse(v: &str) -> Option<Scanner> {
+    pub(crate) fn parse(v: &str) -> Option<Scanner> {
         <Scanner as clap::ValueEnum>::from_str(v, true).ok()
     }
 }
 
 /// One setting as `git sage config` lists it.
-pub struct Key {
+pub(crate) struct Key {
     pub key: &'static str,
     pub default: &'static str,
     pub what: &'static str,
 }
 
 /// Every setting git sage reads, in the order `git sage config` prints them.
-pub const KEYS: &[Key] = &[
+pub(crate) const KEYS: &[Key] = &[
     Key {
         key: "sage.base",
         default: "merge-base with origin/HEAD, main or master",
@@ -125,7 +125,7 @@ pub const KEYS: &[Key] = &[
 /// The effective `sage.*` settings: git config, else the defaults. Flags override them where
 /// the commands take flags.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub base: Option<String>,
     pub agent_pattern: Option<String>,
     pub judge: String,
@@ -169,7 +169,7 @@ impl Default for Settings {
 
 impl Settings {
     /// Reads every key once; outside a repository, the defaults.
-    pub fn load(repo: Option<&Repo>) -> Result<Settings> {
+    pub(crate) fn load(repo: Option<&Repo>) -> Result<Settings> {
         let mut s = Settings::default();
         let Some(repo) = repo else {
             return Ok(s);
@@ -229,7 +229,7 @@ impl Settings {
 
     /// Whether a hook's internal error should stop git. Read on its own and leniently: it is
     /// asked when loading the other settings may just have failed.
-    pub fn strict_of(repo: Option<&Repo>) -> bool {
+    pub(crate) fn strict_of(repo: Option<&Repo>) -> bool {
         repo.and_then(|r| r.config_string("sage.strict").ok().flatten())
             .and_then(|v| parse_bool(&v))
             .unwrap_or(false)
@@ -237,7 +237,7 @@ impl Settings {
 }
 
 /// git's booleans: true/yes/on/1 and false/no/off/0, any case.
-pub fn parse_bool(v: &str) -> Option<bool> {
+pub(crate) fn parse_bool(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "on" | "1" => Some(true),
         "false" | "no" | "off" | "0" => Some(false),

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 /// Why a coefficient is undefined (e.g. every rating in one category, fewer than two pairable values).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Undefined(pub String);
+pub(crate) struct Undefined(pub String);
 
 impl fmt::Display for Undefined {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -29,7 +29,7 @@ fn undefined(why: impl Into<String>) -> Undefined {
 
 /// A chance-corrected coefficient with its observed and expected agreement.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Coefficient {
+pub(crate) struct Coefficient {
     pub value: f64,
     pub pa: f64,
     pub pe: f64,
@@ -37,23 +37,30 @@ pub struct Coefficient {
 
 /// Krippendorff metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub(crate) enum Metric {
     Nominal,
     Ordinal,
     Interval,
+    // The other published metrics and weights are checked against irrCAC's vectors, and only
+    // those tests use them.
+    #[cfg(test)]
     Ratio,
 }
 
 /// Weights (irrCAC names). Identity gives AC1 / plain κ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Weights {
+pub(crate) enum Weights {
     Identity,
     Linear,
     Quadratic,
     Ordinal,
+    #[cfg(test)]
     Radical,
+    #[cfg(test)]
     Ratio,
+    #[cfg(test)]
     Circular,
+    #[cfg(test)]
     Bipolar,
 }
 
@@ -81,7 +88,7 @@ fn chance_corrected(pa: f64, pe: f64) -> Result<Coefficient, Undefined> {
 /// ratio, circular and bipolar weights use those values; ordinal weights use only the positions,
 /// as irrCAC does. Ratio weights are undefined when 0 is a category, and every non-identity
 /// scheme needs at least two distinct values.
-pub fn weight_matrix(domain: &[f64], weights: Weights) -> Result<Vec<Vec<f64>>, Undefined> {
+pub(crate) fn weight_matrix(domain: &[f64], weights: Weights) -> Result<Vec<Vec<f64>>, Undefined> {
     let q = domain.len();
     if q == 0 {
         return Err(undefined("the category domain is empty"));
@@ -113,9 +120,11 @@ pub fn weight_matrix(domain: &[f64], weights: Weights) -> Result<Vec<Vec<f64>>, 
         Weights::Identity => square(&|k, l| if k == l { 1.0 } else { 0.0 }),
         Weights::Linear => square(&|k, l| 1.0 - (domain[k] - domain[l]).abs() / span),
         Weights::Quadratic => square(&|k, l| 1.0 - ((domain[k] - domain[l]) / span).powi(2)),
+        #[cfg(test)]
         Weights::Radical => {
             square(&|k, l| 1.0 - (domain[k] - domain[l]).abs().sqrt() / span.sqrt())
         }
+        #[cfg(test)]
         Weights::Ratio => {
             if domain.contains(&0.0) {
                 return Err(undefined(
@@ -135,6 +144,7 @@ pub fn weight_matrix(domain: &[f64], weights: Weights) -> Result<Vec<Vec<f64>>, 
                 (steps + 1.0) * steps / 2.0
             }))?
         }
+        #[cfg(test)]
         Weights::Circular => {
             let period = span + 1.0;
             normalised(square(&|k, l| {
@@ -143,6 +153,7 @@ pub fn weight_matrix(domain: &[f64], weights: Weights) -> Result<Vec<Vec<f64>>, 
                     .powi(2)
             }))?
         }
+        #[cfg(test)]
         Weights::Bipolar => normalised(square(&|k, l| {
             if k == l {
                 return 0.0;
@@ -241,7 +252,7 @@ fn multirater(
 /// Krippendorff's α from the coincidence matrix; only units with two or more ratings count.
 /// Undefined when fewer than two values are pairable or when the data hold a single value
 /// (no expected disagreement), matching the `krippendorff` package's error.
-pub fn krippendorff_alpha(
+pub(crate) fn krippendorff_alpha(
     units: &[Vec<Option<usize>>],
     domain: &[f64],
     metric: Metric,
@@ -281,6 +292,7 @@ pub fn krippendorff_alpha(
                 (between - (marginals[c] + marginals[k]) / 2.0).powi(2)
             }
             Metric::Interval => (domain[c] - domain[k]).powi(2),
+            #[cfg(test)]
             Metric::Ratio => {
                 let (x, y) = (domain[c], domain[k]);
                 if x == y {
@@ -317,7 +329,7 @@ pub fn krippendorff_alpha(
 ///
 /// Units with a single rating count towards the prevalences πₖ but not towards pₐ; q is the
 /// full domain size, so perfect agreement on one category is 1.0 rather than undefined.
-pub fn gwet(
+pub(crate) fn gwet(
     units: &[Vec<Option<usize>>],
     domain: &[f64],
     weights: Weights,
@@ -335,7 +347,7 @@ pub fn gwet(
 
 /// Fleiss' κ generalised to missing ratings and weights, as irrCAC `raw.py::fleiss`
 /// (pₑ = Σₖₗ wₖₗ πₖ πₗ).
-pub fn fleiss_kappa(
+pub(crate) fn fleiss_kappa(
     units: &[Vec<Option<usize>>],
     domain: &[f64],
     weights: Weights,
@@ -378,7 +390,7 @@ fn brennan_prediger(
 /// ratio, circular, bipolar) are therefore irrCAC-style over equally spaced positions.
 /// Undefined when the inputs differ in length, are empty, hold an index ≥ q, or when the
 /// expected agreement is 1 (sklearn returns NaN there).
-pub fn cohen_kappa(
+pub(crate) fn cohen_kappa(
     a: &[usize],
     b: &[usize],
     q: usize,
@@ -425,7 +437,8 @@ pub fn cohen_kappa(
 ///
 /// # Panics
 /// If the two slices differ in length: the pairing would be meaningless.
-pub fn percent_agreement(a: &[usize], b: &[usize]) -> f64 {
+#[cfg(test)]
+fn percent_agreement(a: &[usize], b: &[usize]) -> f64 {
     assert_eq!(a.len(), b.len(), "percent_agreement needs paired ratings");
     if a.is_empty() {
         return 0.0;
@@ -436,7 +449,7 @@ pub fn percent_agreement(a: &[usize], b: &[usize]) -> f64 {
 
 /// Origin-turn agreement for two runs over the same cases; None = "no origin" (its own outcome: both None agree, one None disagrees).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct TurnAgreement {
+pub(crate) struct TurnAgreement {
     pub n: usize,
     pub exact: usize,
     pub within_one: usize,
@@ -446,7 +459,7 @@ pub struct TurnAgreement {
 ///
 /// # Panics
 /// If the two slices differ in length: they must describe the same cases in the same order.
-pub fn turn_agreement(a: &[Option<u32>], b: &[Option<u32>]) -> TurnAgreement {
+pub(crate) fn turn_agreement(a: &[Option<u32>], b: &[Option<u32>]) -> TurnAgreement {
     assert_eq!(a.len(), b.len(), "turn_agreement needs the same cases");
     let mut result = TurnAgreement {
         n: a.len(),
@@ -467,7 +480,7 @@ pub fn turn_agreement(a: &[Option<u32>], b: &[Option<u32>]) -> TurnAgreement {
 
 /// Median and central 95% (2.5th and 97.5th percentiles, linear interpolation like numpy's default) of values; None when empty.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     pub n: usize,
     pub median: f64,
     pub lo: f64,
@@ -476,7 +489,7 @@ pub struct Spread {
 
 /// The spread of the finite values (NaN and infinities are skipped, so `n` counts only the
 /// values used); None when no finite value remains.
-pub fn spread(values: &[f64]) -> Option<Spread> {
+pub(crate) fn spread(values: &[f64]) -> Option<Spread> {
     let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     if sorted.is_empty() {
         return None;
@@ -504,14 +517,14 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// Deterministic seeded PRNG (splitmix64), no external crate. Good enough for resampling;
 /// not for anything security-related.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -523,7 +536,7 @@ impl Rng {
     ///
     /// # Panics
     /// If `n` is 0: there is no value to return.
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         assert!(n > 0, "Rng::below needs a non-empty range");
         let n = n as u64;
         let threshold = n.wrapping_neg() % n;
@@ -536,7 +549,7 @@ impl Rng {
     }
 
     /// Fisher–Yates shuffle.
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
             let j = self.below(i + 1);
             v.swap(i, j);
@@ -566,7 +579,7 @@ fn task_index(tasks: &[String]) -> (Vec<&str>, Vec<usize>) {
 /// Traces of one task are correlated across frameworks and models, so a case-level resample
 /// would overstate precision. "Half" is ⌊tasks/2⌋; with fewer than two distinct tasks there is
 /// no split and the result is None. Case indices are passed in ascending order.
-pub fn task_halves(
+pub(crate) fn task_halves(
     tasks: &[String],
     splits: usize,
     seed: u64,
@@ -595,7 +608,7 @@ pub fn task_halves(
 /// Leave-one-task-out: for each distinct task, metric over the cases of all other tasks; returns (min, max, count of Some) or None.
 ///
 /// A task whose removal leaves no cases is skipped; non-finite values are ignored like None.
-pub fn leave_one_task_out(
+pub(crate) fn leave_one_task_out(
     tasks: &[String],
     mut metric: impl FnMut(&[usize]) -> Option<f64>,
 ) -> Option<(f64, f64, usize)> {

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 /// `s` with C0 controls (but newline and tab), DEL and C1 controls written out as `\x1b`,
 /// `\r`, `\u{9b}`.
-pub fn clean(s: &str) -> Cow<'_, str> {
+pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     let bad = |c: char| {
         (c.is_control() && c != '\n' && c != '\t')
             || matches!(
@@ -30,7 +30,7 @@ pub fn clean(s: &str) -> Cow<'_, str> {
 }
 
 /// One line on stderr, cleaned (what `eprintln!` would print).
-pub fn say_line(s: &str) {
+pub(crate) fn say_line(s: &str) {
     use std::io::Write;
     // A closed stderr is no reason to fail the command.
     let _ = writeln!(std::io::stderr().lock(), "{}", clean(s));

@@ -9,12 +9,12 @@ fn enabled() -> bool {
 }
 
 /// Measures a stage from creation to drop.
-pub struct Stage {
+pub(crate) struct Stage {
     name: &'static str,
     start: Option<Instant>,
 }
 
-pub fn stage(name: &'static str) -> Stage {
+pub(crate) fn stage(name: &'static str) -> Stage {
     Stage {
         name,
         start: enabled().then(Instant::now),

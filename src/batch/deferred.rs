@@ -39,7 +39,7 @@ struct State {
     batches: Vec<Submitted>,
 }
 
-pub fn state_path(out: &Path) -> PathBuf {
+pub(crate) fn state_path(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
     s.push(".judge-batches.json");
     PathBuf::from(s)
@@ -79,7 +79,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// Whether the run can use the batch interface at all.
-pub fn check(opts: &RunOptions) -> Result<()> {
+pub(crate) fn check(opts: &RunOptions) -> Result<()> {
     if !opts.judge.cache.enabled() {
         return Err(Error::input(
             "--batch-api needs the answer cache: drop --no-cache",
@@ -98,7 +98,7 @@ pub fn check(opts: &RunOptions) -> Result<()> {
 
 /// Makes sure every judge answer the cases need is in the cache, through the batch interface.
 /// Returns false when a batch is still running and `wait` is off.
-pub fn prepare(
+pub(crate) fn prepare(
     cases: &[&Case],
     opts: &RunOptions,
     out: &Path,

@@ -1,9 +1,9 @@
 //! Corpora: the batch manifest (`sage.manifest/1`), the per-case results (`sage.batch/1`
 //! JSONL), the runner, and the summary tables (SPEC §7).
 
-pub mod deferred;
-pub mod run;
-pub mod summary;
+pub(crate) mod deferred;
+pub(crate) mod run;
+pub(crate) mod summary;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,12 +15,12 @@ use crate::history::ProvenanceStatus;
 use crate::origin::OriginType;
 use crate::report::doc::ReportDoc;
 
-pub const MANIFEST_SCHEMA: &str = "sage.manifest/1";
-pub const RESULT_SCHEMA: &str = "sage.batch/1";
+pub(crate) const MANIFEST_SCHEMA: &str = "sage.manifest/1";
+pub(crate) const RESULT_SCHEMA: &str = "sage.batch/1";
 
 /// What a case is known to be: grouping labels, and optional human labels to agree with.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Labels {
+pub(crate) struct Labels {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framework: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,7 +48,7 @@ pub struct Labels {
 /// A person's origin-type label: one of the rule's types, or `undetermined`. A misspelt
 /// label is an error naming the allowed ones, not a label that silently never agrees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OriginLabel {
+pub(crate) enum OriginLabel {
     Type(OriginType),
     Undetermined,
 }
@@ -63,7 +63,7 @@ impl OriginLabel {
         OriginLabel::Undetermined,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OriginLabel::Type(t) => t.as_str(),
             OriginLabel::Undetermined => "undetermined",
@@ -93,7 +93,7 @@ impl<'de> Deserialize<'de> for OriginLabel {
 /// Settings shared by every case unless the case says otherwise.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Defaults {
+pub(crate) struct Defaults {
     pub repo: Option<String>,
     pub base: Option<String>,
     pub tip: Option<String>,
@@ -107,7 +107,7 @@ pub struct Defaults {
 /// One case as written in the manifest.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CaseSpec {
+pub(crate) struct CaseSpec {
     pub id: Option<String>,
     pub repo: Option<String>,
     pub base: Option<String>,
@@ -133,7 +133,7 @@ struct ManifestFile {
 
 /// A case with defaults applied and paths made absolute.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(crate) struct Case {
     pub id: String,
     pub repo: PathBuf,
     pub base: Option<String>,
@@ -150,8 +150,7 @@ pub struct Case {
 
 /// A loaded manifest.
 #[derive(Debug, Clone)]
-pub struct Manifest {
-    pub path: PathBuf,
+pub(crate) struct Manifest {
     pub cases: Vec<Case>,
 }
 
@@ -185,7 +184,7 @@ fn beside(dir: &Path, p: &str) -> PathBuf {
 
 impl Manifest {
     /// Reads and checks a manifest; every problem is one line naming the file and the case.
-    pub fn load(path: &Path) -> Result<Manifest> {
+    pub(crate) fn load(path: &Path) -> Result<Manifest> {
         let name = path.display().to_string();
         let text = crate::files::read_text(path, "manifest", crate::files::DOC_CAP)?;
         let file: ManifestFile = crate::files::parse_yaml(&text, &name)
@@ -290,16 +289,13 @@ impl Manifest {
                 labels: merge_labels(&d.labels, &c.labels),
             });
         }
-        Ok(Manifest {
-            path: path.to_path_buf(),
-            cases,
-        })
+        Ok(Manifest { cases })
     }
 }
 
 /// `I/N`: this process runs the cases whose 0-based index i has `i % N == I - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
+pub(crate) struct Shard {
     pub index: usize,
     pub count: usize,
 }
@@ -320,14 +316,14 @@ impl std::str::FromStr for Shard {
 }
 
 impl Shard {
-    pub fn takes(&self, i: usize) -> bool {
+    pub(crate) fn takes(&self, i: usize) -> bool {
         i % self.count == self.index - 1
     }
 }
 
 /// One line of the results file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CaseResult {
+pub(crate) struct CaseResult {
     pub schema: String,
     pub case: String,
     #[serde(default)]
@@ -345,14 +341,14 @@ pub struct CaseResult {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CaseStatus {
+pub(crate) enum CaseStatus {
     Ok,
     Failed,
 }
 
 /// Reads results files; a later line for a case replaces an earlier one (a retried case).
 /// Lines that cannot be read (an interrupted write) are skipped and counted.
-pub fn read_results(path: &Path) -> Result<(Vec<CaseResult>, usize)> {
+pub(crate) fn read_results(path: &Path) -> Result<(Vec<CaseResult>, usize)> {
     let Some(text) = crate::files::read_text_if_exists(path, "results", crate::files::SESSION_CAP)?
     else {
         return Ok((Vec::new(), 0));

@@ -15,7 +15,7 @@ use crate::report::doc::ReportDoc;
 
 /// How every case is analysed.
 #[derive(Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Cases at once.
     pub jobs: usize,
     pub judge: Options,
@@ -24,7 +24,7 @@ pub struct RunOptions {
 }
 
 /// `blame-origin` for one case.
-pub fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
+pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
     let repo = Repo::discover(&case.repo)?;
     // Each case's repository has its own settings.
     let settings = crate::settings::Settings::load(Some(&repo))?;
@@ -71,7 +71,7 @@ pub fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
 }
 
 /// Runs one case, turning errors and panics into a failed result.
-pub fn run_one(case: &Case, opts: &RunOptions) -> CaseResult {
+pub(crate) fn run_one(case: &Case, opts: &RunOptions) -> CaseResult {
     let start = Instant::now();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analyse(case, opts)));
     let (status, report, error, exit_code) = match outcome {
@@ -111,7 +111,7 @@ pub fn run_one(case: &Case, opts: &RunOptions) -> CaseResult {
 /// Runs `cases` with `opts.jobs` workers; `done` receives each result as it finishes, on the
 /// calling thread. A case that fails does not stop the others; an error from `done` (say,
 /// the results file cannot be written) does, once running cases end.
-pub fn run_all(
+pub(crate) fn run_all(
     cases: &[&Case],
     opts: &RunOptions,
     mut done: impl FnMut(CaseResult) -> Result<()>,

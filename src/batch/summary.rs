@@ -12,9 +12,9 @@ use crate::origin::{OriginType, Status};
 use crate::report::doc::ReportDoc;
 use crate::stats::{self, TurnAgreement, Weights};
 
-pub const SUMMARY_SCHEMA: &str = "sage.batch-summary/1";
+pub(crate) const SUMMARY_SCHEMA: &str = "sage.batch-summary/1";
 
-pub const PROVENANCE_DOMAIN: [&str; 4] = [
+pub(crate) const PROVENANCE_DOMAIN: [&str; 4] = [
     "inherited",
     "introduced",
     "introduced_by_other",
@@ -30,20 +30,14 @@ const TWO_TYPES: [&str; 3] = ["not_noticed", "noticed_chose_poorly", "undetermin
 
 /// `k` of `n`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Count {
+pub(crate) struct Count {
     pub k: usize,
     pub n: usize,
 }
 
-impl Count {
-    pub fn share(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.k as f64 / self.n as f64)
-    }
-}
-
 /// The tables' figures for one group of cases.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Group {
+pub(crate) struct Group {
     pub n: usize,
     /// Every status of the domain, zero counts included.
     pub provenance: BTreeMap<String, usize>,
@@ -55,7 +49,7 @@ pub struct Group {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LabelAgreement {
+pub(crate) struct LabelAgreement {
     pub n: usize,
     pub agree: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,7 +58,7 @@ pub struct LabelAgreement {
 
 /// Agreement of the tool with the manifest's human labels.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct HumanAgreement {
+pub(crate) struct HumanAgreement {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<LabelAgreement>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,13 +70,13 @@ pub struct HumanAgreement {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub case: String,
     pub error: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub schema: String,
     pub cases: usize,
     pub ok: usize,
@@ -97,7 +91,7 @@ pub struct Summary {
     pub failures: Vec<Failure>,
 }
 
-pub fn origin_label(doc: &ReportDoc) -> &'static str {
+pub(crate) fn origin_label(doc: &ReportDoc) -> &'static str {
     match (doc.origin.status, doc.origin.kind) {
         (Status::Localized, Some(k)) => k.as_str(),
         _ => "undetermined",
@@ -268,7 +262,7 @@ type KeyFn = fn(&CaseResult) -> String;
 type Table = (Vec<String>, Vec<Vec<String>>);
 
 /// The tables over a set of results.
-pub fn summarise(results: &[CaseResult]) -> Summary {
+pub(crate) fn summarise(results: &[CaseResult]) -> Summary {
     let ok: Vec<&CaseResult> = results
         .iter()
         .filter(|r| r.status == CaseStatus::Ok && r.report.is_some())
@@ -465,7 +459,7 @@ fn human_lines(h: &HumanAgreement) -> Vec<String> {
     out
 }
 
-pub fn text(s: &Summary) -> String {
+pub(crate) fn text(s: &Summary) -> String {
     let ((ph, prows), (oh, orows)) = table_cells(s);
     let mut out = format!(
         "git sage batch · {} case(s): {} analysed, {} failed\n\nPROVENANCE\n",
@@ -511,7 +505,7 @@ fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-pub fn markdown(s: &Summary) -> String {
+pub(crate) fn markdown(s: &Summary) -> String {
     let ((ph, prows), (oh, orows)) = table_cells(s);
     let mut out = format!(
         "## git sage batch\n\n{} case(s): {} analysed, {} failed.\n\n### Provenance\n\n",

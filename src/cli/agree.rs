@@ -19,7 +19,7 @@ repeats inside its reports (--judge A --judge B, --repeat K) are the raters.\n\n
 Examples:\n  git sage agree run-gpt.jsonl run-claude.jsonl\n  git sage agree repeats.jsonl --format json\n  \
 git sage agree a.jsonl b.jsonl --splits 1000 --seed 7 --format md"
 )]
-pub struct AgreeArgs {
+pub(crate) struct AgreeArgs {
     /// Results files of git sage batch
     #[arg(value_name = "RUN.jsonl", required = true)]
     pub runs: Vec<PathBuf>,
@@ -37,7 +37,7 @@ pub struct AgreeArgs {
     pub format: SummaryFormat,
 }
 
-pub fn run(ctx: &Context, args: &AgreeArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &AgreeArgs) -> Result<i32> {
     let mut runs = Vec::new();
     for p in &args.runs {
         if !p.exists() {

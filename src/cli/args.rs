@@ -9,7 +9,7 @@ use crate::finding::{Inline, Request};
 /// How the finding (the confirmed defect) is given.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Finding")]
-pub struct FindingArgs {
+pub(crate) struct FindingArgs {
     /// The confirmed finding: SARIF 2.1.0, Bandit JSON, Semgrep JSON or an anchor YAML
     #[arg(long, short = 'f', value_name = "FILE")]
     pub finding: Option<PathBuf>,
@@ -52,7 +52,7 @@ pub struct FindingArgs {
 }
 
 impl FindingArgs {
-    pub fn request(&self) -> Request {
+    pub(crate) fn request(&self) -> Request {
         Request {
             finding: self.finding.clone(),
             select: self.select.clone(),
@@ -73,7 +73,7 @@ impl FindingArgs {
 /// The range of agent work: `BASE..BRANCH`, first-parent.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Range")]
-pub struct RangeArgs {
+pub(crate) struct RangeArgs {
     /// The branch (or any revision) whose agent commits are studied [default: HEAD]
     #[arg(value_name = "BRANCH")]
     pub branch: Option<String>,
@@ -91,7 +91,7 @@ pub struct RangeArgs {
 
 /// Output formats of data commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum DataFormat {
+pub(crate) enum DataFormat {
     #[default]
     Text,
     Json,
@@ -100,7 +100,7 @@ pub enum DataFormat {
 /// How turns are judged (shared by `judge` and `blame-origin`).
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Judge")]
-pub struct JudgeArgs {
+pub(crate) struct JudgeArgs {
     /// offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE; repeat for
     /// cross-judge results [default: git config sage.judge, else offline]
     #[arg(long = "judge", value_name = "JUDGE")]
@@ -163,7 +163,7 @@ pub struct JudgeArgs {
 /// The origin rule's levers (SPEC §6), shared by the commands that apply it.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Origin rule")]
-pub struct LeverArgs {
+pub(crate) struct LeverArgs {
     /// Missed opportunity when a later turn's VR is at most N [default: sage.vrMax, else 1]
     #[arg(long, value_name = "N")]
     pub vr_max: Option<u8>,
@@ -179,7 +179,7 @@ pub struct LeverArgs {
 
 /// Formats of the corpus summaries (`batch --summarize`, `agree`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SummaryFormat {
+pub(crate) enum SummaryFormat {
     Text,
     Md,
     Json,

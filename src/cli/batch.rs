@@ -23,7 +23,7 @@ Examples:\n  git sage batch corpus.yaml\n  git sage batch corpus.yaml --shard 2/
 git sage batch --summarize shard*.jsonl --format md             # the tables over all shards\n  \
 git sage batch corpus.yaml --judge openai:gpt-4.1 --batch-api    # provider batch interface\n\nThe manifest format: docs/batch.md"
 )]
-pub struct BatchArgs {
+pub(crate) struct BatchArgs {
     /// The manifest (sage.manifest/1 YAML)
     #[arg(value_name = "MANIFEST", required_unless_present = "summarize")]
     pub manifest: Option<PathBuf>,
@@ -130,7 +130,7 @@ fn compact(path: &Path, order: &[String]) -> Result<()> {
         .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))
 }
 
-pub fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     if !args.summarize.is_empty() {
         let mut all = Vec::new();
         for p in &args.summarize {

@@ -12,7 +12,7 @@ use crate::pipeline::{self, BlameRequest};
 
 /// What `--fail-on` gates on (exit 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOn {
+pub(crate) enum FailOn {
     /// An origin turn was localised.
     Origin,
     /// The defect was introduced in the range (by the agent or another commit).
@@ -24,7 +24,7 @@ pub enum FailOn {
 #[command(
     after_help = "Examples:\n  git sage blame-origin --finding .sage/findings/ssrf.yaml\n  git sage blame-origin agent/fix --finding bandit.sarif --select B310 --format md --out origin.md\n  git sage blame-origin --finding f.yaml --judge openai:gpt-4.1 --judge anthropic:claude-sonnet-4-5 --repeat 3\n  git sage blame-origin --find-anchor bandit --format sarif --out sage.sarif"
 )]
-pub struct BlameOriginArgs {
+pub(crate) struct BlameOriginArgs {
     #[command(flatten)]
     pub range: RangeArgs,
 
@@ -67,7 +67,7 @@ pub struct BlameOriginArgs {
     pub fail_on: Option<FailOn>,
 }
 
-pub fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     let settings = ctx.settings()?;
     let range = range::resolve(

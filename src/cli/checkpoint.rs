@@ -16,7 +16,7 @@ const END: &str = "<!-- git-sage checkpoint: end -->";
 #[command(
     after_help = "Examples:\n  git sage checkpoint --cwe 918\n  git sage checkpoint --agent-file AGENTS.md\n  git sage checkpoint --agent-file CLAUDE.md --remove"
 )]
-pub struct CheckpointArgs {
+pub(crate) struct CheckpointArgs {
     /// Insert the block into this file (created if missing) between markers
     #[arg(long, value_name = "FILE")]
     pub agent_file: Option<PathBuf>,
@@ -35,7 +35,7 @@ pub struct CheckpointArgs {
 }
 
 /// `text` with the managed block replaced by `block` (or removed when `None`).
-pub fn splice(text: &str, block: Option<&str>) -> String {
+pub(crate) fn splice(text: &str, block: Option<&str>) -> String {
     let managed = block.map(|b| format!("{START}\n{}\n{END}\n", b.trim_end()));
     if let Some(out) = super::markers::replace_between(text, START, END, managed.as_deref()) {
         return out;
@@ -56,7 +56,7 @@ pub fn splice(text: &str, block: Option<&str>) -> String {
     }
 }
 
-pub fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
     let block = crate::report::recommend::checkpoint(args.cwe, args.templates.as_deref())?;
     let Some(path) = &args.agent_file else {
         ctx.print(&block)?;

@@ -21,9 +21,9 @@ const ENV: &[&str] = &[
 #[command(
     after_help = "Flags override settings; API keys are read from the environment only and never shown."
 )]
-pub struct ConfigArgs {}
+pub(crate) struct ConfigArgs {}
 
-pub fn run(ctx: &Context, _: &ConfigArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, _: &ConfigArgs) -> Result<i32> {
     let repo = ctx.repo().ok();
     let mut out = String::new();
     // Loading them checks every value: a bad one is reported here as everywhere else.

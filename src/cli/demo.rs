@@ -33,7 +33,7 @@ const T0: i64 = 1_772_442_000;
 #[command(
     after_help = "The repository is built in a temporary directory and removed afterwards, unless --keep names\none; then try the other commands there, e.g.\n  git sage demo --keep /tmp/sage-demo\n  cd /tmp/sage-demo && git log --oneline && git sage blame-origin --finding .sage/findings/ssrf-preview.yaml --format html --out report.html"
 )]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Keep the example repository in DIR (which must not exist or be empty)
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
@@ -46,7 +46,7 @@ pub struct DemoArgs {
 /// Builds the example repository in `dir`: base on main, the agent's three commits on
 /// agent/fix-ssrf (checked out), the session committed with the last one, the finding in
 /// the work tree.
-pub fn build(dir: &std::path::Path) -> Result<Repo> {
+pub(crate) fn build(dir: &std::path::Path) -> Result<Repo> {
     let repo = Repo::init(dir, "main")?;
     let base = repo.commit_files(
         "main",
@@ -96,7 +96,7 @@ pub fn build(dir: &std::path::Path) -> Result<Repo> {
     Ok(repo)
 }
 
-pub fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
     let tmp;
     let dir = match &args.keep {
         Some(d) => {

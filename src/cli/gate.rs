@@ -16,7 +16,7 @@ use crate::pipeline::{self, BlameRequest};
 use crate::settings::Settings;
 
 /// `*` and `{a,b}` in the last path component, relative to `root`.
-pub fn glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
+pub(crate) fn glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
     let (dir, file) = match pattern.rsplit_once('/') {
         Some((d, f)) => (root.join(d), f.to_string()),
         None => (root.to_path_buf(), pattern.to_string()),
@@ -80,7 +80,7 @@ fn hook_options(settings: &Settings) -> Result<Options> {
 }
 
 /// Analyses `base..tip`; returns the exit code for the hook (1 only when blocking).
-pub fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> Result<i32> {
+pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> Result<i32> {
     let settings = ctx.settings()?;
     let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
     let mut anchors: Vec<(Anchor, bool)> = Vec::new();

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::git::{NOTES_REF, Repo};
 use crate::settings::Settings;
 
-pub const HOOKS: [&str; 4] = [
+pub(crate) const HOOKS: [&str; 4] = [
     "pre-merge-commit",
     "pre-push",
     "post-rewrite",
@@ -37,13 +37,13 @@ const KEPT: &str = "sage-orig";
 #[command(
     after_help = "Hooks: pre-merge-commit (analyse the merged branch against .sage/findings/, write notes),\npre-push, post-rewrite (keep notes across rebase/amend), prepare-commit-msg (Sage-Session trailer).\nA hook that is already there is kept, untouched, as NAME.sage-orig and runs after git sage's part;\nuninstall puts it back byte for byte. Without git-sage on PATH the hooks warn and let git go on.\nSettings: sage.findings, sage.scanner, sage.block (refuse merges), sage.strict (internal errors block)."
 )]
-pub struct HooksArgs {
+pub(crate) struct HooksArgs {
     #[command(subcommand)]
     pub cmd: HooksCmd,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum HooksCmd {
+pub(crate) enum HooksCmd {
     /// Install the hooks (idempotent; an existing hook is kept and still runs)
     Install,
     /// Remove git sage's hooks, putting back what was there byte for byte
@@ -54,7 +54,7 @@ pub enum HooksCmd {
 
 /// Runs one hook (used by the scripts in hooks/)
 #[derive(Debug, Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     #[arg(value_parser = HOOKS)]
     pub name: String,
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -67,7 +67,7 @@ fn reads_stdin(name: &str) -> bool {
 }
 
 /// The wrapper installed as hook `name`.
-pub fn wrapper(name: &str) -> String {
+pub(crate) fn wrapper(name: &str) -> String {
     // post-rewrite's exit status is ignored by git, so the user's hook runs whatever ours said.
     let stop_on_failure = name != "post-rewrite";
     let (read, feed) = if reads_stdin(name) {
@@ -265,7 +265,7 @@ fn hook_paths(repo: &Repo) -> Result<(PathBuf, Vec<(String, PathBuf)>)> {
     Ok((dir, list))
 }
 
-pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     let (dir, hooks) = hook_paths(&repo)?;
     match args.cmd {
@@ -374,7 +374,7 @@ pub fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
 }
 
 /// Runs a hook; internal errors warn and let git go on unless `sage.strict=true`.
-pub fn run_hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
+pub(crate) fn run_hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
     let strict = Settings::strict_of(ctx.repo().ok().as_ref());
     match hook(ctx, args) {
         Ok(code) => Ok(code),
@@ -524,7 +524,7 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
 }
 
 /// Adds `Sage-Session: <path>` trailers (those not already there) before the comment lines.
-pub fn add_trailers(msg: &str, sessions: &[String]) -> String {
+pub(crate) fn add_trailers(msg: &str, sessions: &[String]) -> String {
     let missing: Vec<&String> = sessions
         .iter()
         .filter(|s| {

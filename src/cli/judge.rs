@@ -16,7 +16,7 @@ use crate::transcript::{self, Format};
 #[command(
     after_help = "Examples:\n  git sage judge .sage/sessions/fix.jsonl --out scores.json\n  git sage judge HEAD:.aider.chat.history.md --judge openai:gpt-4.1 --jobs 4 --rpm 60\n  git sage judge s.jsonl --judge anthropic:claude-sonnet-4-5 --judge openai:gpt-4.1 --repeat 3"
 )]
-pub struct JudgeCmd {
+pub(crate) struct JudgeCmd {
     /// The transcript: a path, or REV:path in the repository
     #[arg(value_name = "SESSION")]
     pub session: String,
@@ -45,7 +45,7 @@ pub struct JudgeCmd {
     pub format: DataFormat,
 }
 
-pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
     let mut scope = mapping::scope(&t, &Mapping::default(), None);
@@ -84,7 +84,7 @@ pub fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
 }
 
 /// Turn scores as a table, with the strongest quote of each turn.
-pub fn render(doc: &ScoresDoc) -> String {
+pub(crate) fn render(doc: &ScoresDoc) -> String {
     let j = &doc.judge;
     let mut out = format!(
         "judge {} ({}) · {} turns · {} calls, {} cached · {} input / {} output tokens{}\n",

@@ -13,14 +13,14 @@ use crate::error::{Error, Result};
 #[command(
     after_help = "Then `git sage --help` (git's `man git-sage`) shows it. If the directory is not on MANPATH:\n  export MANPATH=\"$HOME/.local/share/man:$MANPATH\""
 )]
-pub struct InstallManArgs {
+pub(crate) struct InstallManArgs {
     /// Directory to write man1/ into [default: $XDG_DATA_HOME/man or ~/.local/share/man]
     #[arg(long = "dir", value_name = "DIR")]
     pub man_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Shell {
+pub(crate) enum Shell {
     Bash,
     Zsh,
     Fish,
@@ -31,7 +31,7 @@ pub enum Shell {
 #[command(
     after_help = "Examples:\n  git sage completions bash > ~/.local/share/bash-completion/completions/git-sage\n  git sage completions zsh > ~/.zfunc/_git-sage\n  git sage completions fish > ~/.config/fish/completions/git-sage.fish"
 )]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     #[arg(value_enum)]
     pub shell: Shell,
 }
@@ -40,7 +40,7 @@ fn render(cmd: clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
     clap_mangen::Man::new(cmd).render(out)
 }
 
-pub fn install(ctx: &Context, args: &InstallManArgs) -> Result<i32> {
+pub(crate) fn install(ctx: &Context, args: &InstallManArgs) -> Result<i32> {
     let base = match &args.man_dir {
         Some(d) => d.clone(),
         None => std::env::var_os("XDG_DATA_HOME")
@@ -76,7 +76,7 @@ pub fn install(ctx: &Context, args: &InstallManArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub fn completions(ctx: &Context, args: &CompletionsArgs) -> Result<i32> {
+pub(crate) fn completions(ctx: &Context, args: &CompletionsArgs) -> Result<i32> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     let shell = match args.shell {

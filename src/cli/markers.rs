@@ -4,7 +4,7 @@
 /// `text` with the block between `start` and `end` (markers included, and the line break
 /// after the end marker) replaced by `managed`, or removed when `None`. `None` when the
 /// markers are not there.
-pub fn replace_between(
+pub(crate) fn replace_between(
     text: &str,
     start: &str,
     end: &str,

@@ -1,24 +1,24 @@
 //! The command line: global options, one file per subcommand, output helpers.
 
-pub mod agree;
-pub mod args;
-pub mod batch;
-pub mod blame_origin;
-pub mod checkpoint;
-pub mod config;
-pub mod demo;
-pub mod gate;
-pub mod hooks;
-pub mod judge;
-pub mod manpage;
-pub mod markers;
-pub mod notes;
-pub mod origin;
-pub mod provenance;
-pub mod record;
-pub mod screen;
-pub mod turns;
-pub mod util;
+pub(crate) mod agree;
+pub(crate) mod args;
+pub(crate) mod batch;
+pub(crate) mod blame_origin;
+pub(crate) mod checkpoint;
+pub(crate) mod config;
+pub(crate) mod demo;
+pub(crate) mod gate;
+pub(crate) mod hooks;
+pub(crate) mod judge;
+pub(crate) mod manpage;
+pub(crate) mod markers;
+pub(crate) mod notes;
+pub(crate) mod origin;
+pub(crate) mod provenance;
+pub(crate) mod record;
+pub(crate) mod screen;
+pub(crate) mod turns;
+pub(crate) mod util;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ See README.md and docs/ (anchors, sessions, judges, git integration, CI) for a t
     propagate_version = true,
     disable_help_subcommand = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Run as if git sage was started in DIR (like git -C)
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
@@ -68,7 +68,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     BlameOrigin(Box<blame_origin::BlameOriginArgs>),
     Provenance(Box<provenance::ProvenanceArgs>),
     Turns(turns::TurnsArgs),
@@ -90,26 +90,26 @@ pub enum Command {
 }
 
 /// What every subcommand needs: where to run, the settings, and how to print.
-pub struct Context {
+pub(crate) struct Context {
     pub cwd: PathBuf,
     settings: std::cell::OnceCell<Settings>,
 }
 
 impl Context {
-    pub fn new(cwd: PathBuf) -> Context {
+    pub(crate) fn new(cwd: PathBuf) -> Context {
         Context {
             cwd,
             settings: std::cell::OnceCell::new(),
         }
     }
 
-    pub fn repo(&self) -> Result<Repo> {
+    pub(crate) fn repo(&self) -> Result<Repo> {
         Repo::discover(&self.cwd)
     }
 
     /// The `sage.*` settings, read once (defaults outside a repository); a bad value is an
     /// error naming its key.
-    pub fn settings(&self) -> Result<&Settings> {
+    pub(crate) fn settings(&self) -> Result<&Settings> {
         if let Some(s) = self.settings.get() {
             return Ok(s);
         }
@@ -119,7 +119,7 @@ impl Context {
 
     /// Writes to stdout; a closed pipe (`| head`) is not an error. On a terminal, control
     /// characters from the repository or a transcript are shown, not obeyed.
-    pub fn print(&self, s: &str) -> Result<()> {
+    pub(crate) fn print(&self, s: &str) -> Result<()> {
         use std::io::IsTerminal;
         let mut out = std::io::stdout().lock();
         let s = match out.is_terminal() {
@@ -135,12 +135,12 @@ impl Context {
 
     /// Writes text meant for people (the `text` formats): control characters are always
     /// shown, not obeyed, wherever the text goes (`| less -R` obeys them too).
-    pub fn print_text(&self, s: &str) -> Result<()> {
+    pub(crate) fn print_text(&self, s: &str) -> Result<()> {
         self.print(&crate::term::clean(s))
     }
 
     /// Streams JSON to stdout; a closed pipe is not an error.
-    pub fn print_json<T: serde::Serialize>(&self, v: &T) -> Result<()> {
+    pub(crate) fn print_json<T: serde::Serialize>(&self, v: &T) -> Result<()> {
         let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
         let done = crate::report::jsonfmt::to_writer(&mut out, v)
             .map_err(std::io::Error::from)
@@ -153,8 +153,21 @@ impl Context {
     }
 }
 
+/// Parses the command line, runs it and returns the exit code; an error is one line on stderr
+/// (exit 2 for bad input, 3 for the environment).
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            crate::say!("git-sage: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
 /// Runs the parsed command line; returns the exit code.
-pub fn run(cli: Cli) -> Result<i32> {
+pub(crate) fn run(cli: Cli) -> Result<i32> {
     let cwd = match &cli.dir {
         Some(dir) => {
             // Like git -C: relative paths of the other arguments are taken from DIR.

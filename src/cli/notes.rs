@@ -11,13 +11,13 @@ use crate::git::NOTES_REF;
 #[command(
     after_help = "Notes travel only when pushed and fetched explicitly:\n  git sage notes push origin\n  git config --add remote.origin.fetch '+refs/notes/sage:refs/notes/sage'   # then git fetch\n  git log --notes=sage                                                       # read them in the log"
 )]
-pub struct NotesArgs {
+pub(crate) struct NotesArgs {
     #[command(subcommand)]
     pub cmd: NotesCmd,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum NotesCmd {
+pub(crate) enum NotesCmd {
     /// Print the note on a commit [default: HEAD]
     Show {
         #[arg(value_name = "REV")]
@@ -33,7 +33,7 @@ pub enum NotesCmd {
     },
 }
 
-pub fn run(ctx: &Context, args: &NotesArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &NotesArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     match &args.cmd {
         NotesCmd::Show { rev, json } => {

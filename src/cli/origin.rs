@@ -15,7 +15,7 @@ use crate::report::json::ProvenanceDoc;
 #[command(
     after_help = "Examples:\n  git sage provenance --finding f.yaml --format json > prov.json\n  git sage judge HEAD:.sage/sessions/fix.yaml --out scores.json\n  git sage origin --scores scores.json --provenance prov.json --vr-max 2 --two-types"
 )]
-pub struct OriginArgs {
+pub(crate) struct OriginArgs {
     /// A sage.scores/1 file (git sage judge --out)
     #[arg(long, value_name = "FILE")]
     pub scores: std::path::PathBuf,
@@ -39,7 +39,7 @@ struct Out {
     recommendation: String,
 }
 
-pub fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     let scores = crate::judge::run::read_scores(&args.scores)?;
     let text = crate::files::read_text(&args.provenance, "provenance", crate::files::DOC_CAP)?;
     let prov: ProvenanceDoc = serde_json::from_str(&text).map_err(|e| {

@@ -15,7 +15,7 @@ use crate::report;
 #[command(
     after_help = "Examples:\n  git sage provenance --finding .sage/findings/ssrf.yaml\n  git sage provenance agent/fix-ssrf --base main --finding bandit.json --select B310\n  git sage provenance --anchor-file media/fetcher.py --anchor-snippet 'url.startswith(\"https://\")' --format json"
 )]
-pub struct ProvenanceArgs {
+pub(crate) struct ProvenanceArgs {
     #[command(flatten)]
     pub range: RangeArgs,
 
@@ -36,7 +36,7 @@ pub struct ProvenanceArgs {
     pub format: DataFormat,
 }
 
-pub fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     let t = crate::timing::stage("finding");
     let anchor = finding::load(&args.finding.request())?;
     drop(t);

@@ -12,7 +12,7 @@ use super::Context;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Agent {
+pub(crate) enum Agent {
     Auto,
     ClaudeCode,
     Codex,
@@ -25,7 +25,7 @@ pub enum Agent {
 #[command(
     after_help = "Looked for, for this worktree:\n  Claude Code  ~/.claude/projects/<worktree path with / and . as ->/*.jsonl\n  Codex        ~/.codex/sessions/**/rollout-*.jsonl whose session_meta cwd is the worktree\n  Gemini CLI   ~/.gemini/tmp/*/chats/session-*.json[l] whose projectHash is the worktree's\n  Aider        .aider.chat.history.md in the worktree\n--agent auto takes the most recently written."
 )]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// Which agent's session to take
     #[arg(long, value_enum, default_value_t = Agent::Auto)]
     pub agent: Agent,
@@ -81,7 +81,7 @@ fn newest(mut v: Vec<PathBuf>) -> Option<PathBuf> {
 }
 
 /// Claude Code names a project folder after its path with every non-alphanumeric as `-`.
-pub fn claude_dir_name(worktree: &Path) -> String {
+pub(crate) fn claude_dir_name(worktree: &Path) -> String {
     worktree
         .to_string_lossy()
         .chars()
@@ -166,7 +166,7 @@ fn find(agent: Agent, worktree: &Path) -> Option<(Agent, PathBuf)> {
     }
 }
 
-pub fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     let worktree = repo
         .workdir()

@@ -11,14 +11,14 @@ use crate::history::range;
 use crate::screen::{self, Options, report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScreenFormat {
+pub(crate) enum ScreenFormat {
     Text,
     Json,
     Sarif,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Severity {
+pub(crate) enum Severity {
     Low,
     Medium,
     High,
@@ -36,7 +36,7 @@ Examples:\n  git sage screen agent/fix --base main\n  git sage screen --cwe 918 
 git sage screen --emit-anchors .sage/candidates && git sage blame-origin --finding .sage/candidates/<file>.yaml\n  \
 git sage screen --run-tests 'python -m pytest -q'"
 )]
-pub struct ScreenArgs {
+pub(crate) struct ScreenArgs {
     #[command(flatten)]
     pub range: RangeArgs,
 
@@ -96,7 +96,7 @@ pub struct ScreenArgs {
     pub paths: Vec<String>,
 }
 
-pub fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
     let repo = ctx.repo()?;
     let range = range::resolve(
         &repo,

@@ -13,7 +13,7 @@ use crate::transcript::{self, Format, Transcript};
 #[command(
     after_help = "SESSION is a file; REV:path for a file in git (e.g. HEAD:.sage/sessions/fix.jsonl); REV^{commit}\nfor the conversation old Aider versions wrote into a commit message; or a conversation folder\nwith events/*.json (OpenHands V1).\n\nFormats (auto-detected): claude-code, codex, gemini-cli, cursor (stream-json, stored and text\ntranscripts), aider (every edit format; commit bodies), openhands (V0 trajectories, V1 events),\nswe-agent, mini-swe-agent, specstory, markdown (\"Turn N\" / \"Ход N\" / \"轮次 N\" headings),\nsage (docs/session-format.md).\n\nExamples:\n  git sage turns ~/.claude/projects/-home-me-shop/4606c3cc.jsonl\n  git sage turns HEAD:.aider.chat.history.md --format json\n  git sage turns 1a2b3c4^{commit}"
 )]
-pub struct TurnsArgs {
+pub(crate) struct TurnsArgs {
     /// The transcript: a path, or REV:path in the repository
     #[arg(value_name = "SESSION")]
     pub session: String,
@@ -27,7 +27,7 @@ pub struct TurnsArgs {
     pub format: DataFormat,
 }
 
-pub fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
     let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
     match args.format {
@@ -38,7 +38,7 @@ pub fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
 }
 
 /// A compact numbered list, one line per turn, with context messages where they fall.
-pub fn render(t: &Transcript) -> String {
+pub(crate) fn render(t: &Transcript) -> String {
     let mut out = String::new();
     let with_calls = t.turns.iter().filter(|x| !x.tool_calls.is_empty()).count();
     let changes: usize = t.turns.iter().map(|x| x.file_changes.len()).sum();

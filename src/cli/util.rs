@@ -20,7 +20,7 @@ use crate::transcript::lines::Input;
 
 /// Report formats of `blame-origin`, `origin`, `screen` and `demo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     Text,
     Json,
     Md,
@@ -29,7 +29,7 @@ pub enum ReportFormat {
 }
 
 /// Renders a report in a format.
-pub fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
+pub(crate) fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
     Ok(match format {
         ReportFormat::Text => crate::term::clean(&crate::report::text::report(doc)).into_owned(),
         ReportFormat::Md => crate::report::markdown::report(doc),
@@ -46,7 +46,7 @@ pub fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
 }
 
 /// Writes a rendered report to `--out` or stdout.
-pub fn emit(ctx: &Context, text: &str, out: Option<&Path>) -> Result<()> {
+pub(crate) fn emit(ctx: &Context, text: &str, out: Option<&Path>) -> Result<()> {
     match out {
         Some(p) => crate::files::write_output(p, text.as_bytes())
             .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display()))),
@@ -55,7 +55,7 @@ pub fn emit(ctx: &Context, text: &str, out: Option<&Path>) -> Result<()> {
 }
 
 /// Origin-rule levers: flags, then settings.
-pub fn levers(settings: &Settings, a: &LeverArgs) -> Result<Levers> {
+pub(crate) fn levers(settings: &Settings, a: &LeverArgs) -> Result<Levers> {
     let l = Levers {
         vr_max: a.vr_max.unwrap_or(settings.vr_max),
         sa_max: a.sa_max.unwrap_or(settings.sa_max),
@@ -68,7 +68,7 @@ pub fn levers(settings: &Settings, a: &LeverArgs) -> Result<Levers> {
 }
 
 /// Judge options: flags, then settings, then defaults.
-pub fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Options> {
+pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Options> {
     let judges: Vec<String> = if a.judges.is_empty() {
         vec![settings.judge.clone()]
     } else {
@@ -110,6 +110,6 @@ pub fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Options> {
 }
 
 /// Opens a session argument: a file, a conversation folder, `REV:path` or `REV^{commit}`.
-pub fn open_session(ctx: &Context, session: &str) -> Result<Input> {
+pub(crate) fn open_session(ctx: &Context, session: &str) -> Result<Input> {
     crate::transcript::discover::open(session, &|| ctx.repo())
 }

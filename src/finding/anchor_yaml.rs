@@ -32,7 +32,7 @@ struct Wrapped {
 }
 
 /// Parses anchors; `shown` names the file in errors (with the line where YAML tells it).
-pub fn parse(text: &str, shown: &str) -> Result<Vec<Anchor>> {
+pub(crate) fn parse(text: &str, shown: &str) -> Result<Vec<Anchor>> {
     // Look at the shape first, then parse typed from the text so errors keep their line.
     let shape: serde_yaml::Value = crate::files::parse_yaml(text, shown)
         .map_err(|e| e.hint("see docs/anchors.md for the anchor fields"))?;

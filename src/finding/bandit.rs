@@ -8,7 +8,7 @@ use crate::error::Result;
 /// One result with Bandit's own fields: finding files keep what an anchor needs,
 /// `git sage screen` reports the rest (test name, confidence).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Issue {
+pub(crate) struct Issue {
     pub file: Option<String>,
     pub test_id: Option<String>,
     pub test_name: Option<String>,
@@ -25,13 +25,13 @@ pub struct Issue {
 
 /// A whole report.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Report {
+pub(crate) struct Report {
     pub issues: Vec<Issue>,
     /// (file, reason) for files Bandit could not scan.
     pub errors: Vec<(String, String)>,
 }
 
-pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
+pub(crate) fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
     Ok(report(text, shown)?
         .issues
         .into_iter()
@@ -49,7 +49,7 @@ pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
         .collect())
 }
 
-pub fn report(text: &str, shown: &str) -> Result<Report> {
+pub(crate) fn report(text: &str, shown: &str) -> Result<Report> {
     let (results, rest) = super::json_results(text, shown, "Bandit report")?;
     let text_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
     let errors = rest
@@ -71,7 +71,7 @@ pub fn report(text: &str, shown: &str) -> Result<Report> {
 }
 
 /// 3 high, 2 medium, 1 low, 0 unknown.
-pub fn severity_rank(severity: &str) -> u8 {
+pub(crate) fn severity_rank(severity: &str) -> u8 {
     match severity.to_ascii_uppercase().as_str() {
         "HIGH" => 3,
         "MEDIUM" => 2,

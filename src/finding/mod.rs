@@ -1,10 +1,10 @@
 //! Findings → failure anchors: anchor YAML, SARIF 2.1.0, Bandit JSON, Semgrep JSON, inline flags.
 
-pub mod anchor_yaml;
-pub mod bandit;
-pub mod paths;
-pub mod sarif;
-pub mod semgrep;
+pub(crate) mod anchor_yaml;
+pub(crate) mod bandit;
+pub(crate) mod paths;
+pub(crate) mod sarif;
+pub(crate) mod semgrep;
 
 use std::path::Path;
 
@@ -14,22 +14,34 @@ use crate::error::{Error, Result};
 /// The finding formats we read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// A hand-written anchor YAML file.
     AnchorYaml,
+    /// SARIF 2.1.0, from any scanner.
     Sarif,
+    /// Bandit's JSON report.
     BanditJson,
+    /// Semgrep's JSON report.
     SemgrepJson,
 }
 
 /// One result of a scanner, before it becomes an anchor.
 #[derive(Debug, Clone, Default)]
 pub struct ScanResult {
+    /// The scanner that reported it.
     pub tool: String,
+    /// Its rule id.
     pub rule: Option<String>,
+    /// The file, as the scanner wrote its path.
     pub file: Option<String>,
+    /// First line, 1-based.
     pub start: Option<u32>,
+    /// Last line, inclusive.
     pub end: Option<u32>,
+    /// The code the scanner quoted.
     pub snippet: Option<String>,
+    /// The CWE the rule names.
     pub cwe: Option<u32>,
+    /// The scanner's message.
     pub message: Option<String>,
     /// 3 high / error, 2 medium / warning, 1 low / note, 0 unknown.
     pub severity: u8,
@@ -38,21 +50,32 @@ pub struct ScanResult {
 /// What the user gave on the command line to name the finding.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
+    /// A findings file (`--finding`).
     pub finding: Option<std::path::PathBuf>,
+    /// Which result of the file (`--select RULE|N|ID`).
     pub select: Option<String>,
+    /// A finding given with `--anchor-*` flags instead.
     pub inline: Option<Inline>,
 }
 
 /// An anchor given inline: `--anchor-file` with a snippet, lines or a pattern.
 #[derive(Debug, Clone, Default)]
 pub struct Inline {
+    /// The anchored file, repository-relative.
     pub file: String,
+    /// Code fragments located in it.
     pub snippets: Vec<String>,
+    /// Or a line range, `N` or `N-M`.
     pub lines: Option<String>,
+    /// Or a regular expression.
     pub pattern: Option<String>,
+    /// The CWE, as `918` or `CWE-918`.
     pub cwe: Option<String>,
+    /// The defect class.
     pub class: Option<String>,
+    /// The located code is a missing defence.
     pub absent: bool,
+    /// A name for the finding.
     pub id: Option<String>,
 }
 

@@ -2,7 +2,7 @@
 
 /// Normalises a path as a scanner wrote it, without looking at the repository:
 /// `file://` URIs and percent escapes decoded, `\` turned into `/`, `./` and `//` removed.
-pub fn normalise(raw: &str) -> String {
+pub(crate) fn normalise(raw: &str) -> String {
     let mut s = raw.trim().to_string();
     if let Some(rest) = s.strip_prefix("file://") {
         // file:///C:/x or file:///home/x: keep the path part.
@@ -38,12 +38,12 @@ pub fn normalise(raw: &str) -> String {
 }
 
 /// Whether a normalised relative path climbs out of the directory it is relative to.
-pub fn escapes(path: &str) -> bool {
+pub(crate) fn escapes(path: &str) -> bool {
     path == ".." || path.starts_with("../")
 }
 
 /// Whether a normalised path is absolute (POSIX root or a Windows drive).
-pub fn is_absolute(path: &str) -> bool {
+pub(crate) fn is_absolute(path: &str) -> bool {
     let b = path.as_bytes();
     path.starts_with('/') || (b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic())
 }
@@ -76,7 +76,7 @@ fn hex(b: u8) -> Option<u8> {
 /// Tries, in order: the path itself; with the work tree's prefix removed; the longest suffix
 /// (on a component boundary) that names a file; a unique file ending in `/path` (a scan run
 /// from a subdirectory). Returns `None` when nothing fits.
-pub fn resolve<'a, I>(path: &str, workdir: Option<&str>, files: I) -> Option<String>
+pub(crate) fn resolve<'a, I>(path: &str, workdir: Option<&str>, files: I) -> Option<String>
 where
     I: IntoIterator<Item = &'a str> + Clone,
 {

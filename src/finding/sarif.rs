@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{ScanResult, parse_cwe};
 use crate::error::{Error, Result};
 
-pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
+pub(crate) fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
     let doc: Value = serde_json::from_str(text)
         .map_err(|e| Error::input(format!("{shown}:{}: not valid JSON: {e}", e.line())))?;
     let runs = doc

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{ScanResult, parse_cwe};
 use crate::error::Result;
 
-pub fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
+pub(crate) fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
     Ok(super::json_results(text, shown, "Semgrep report")?
         .0
         .iter()

@@ -23,7 +23,7 @@ struct Layer {
 
 /// What the graph knows of one commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GraphCommit {
+pub(crate) struct GraphCommit {
     pub id: [u8; HASH_LEN],
     pub tree: [u8; HASH_LEN],
     /// Graph position of the first parent.
@@ -32,7 +32,7 @@ pub struct GraphCommit {
 }
 
 /// All layers of the commit-graph, lowest first.
-pub struct CommitGraph {
+pub(crate) struct CommitGraph {
     layers: Vec<Layer>,
 }
 
@@ -113,7 +113,7 @@ impl Layer {
 
 impl CommitGraph {
     /// Opens the graph of an objects directory; `None` when there is none or it looks wrong.
-    pub fn open(objects: &Path) -> Option<CommitGraph> {
+    pub(crate) fn open(objects: &Path) -> Option<CommitGraph> {
         let info = objects.join("info");
         let chain = info.join("commit-graphs").join("commit-graph-chain");
         let files: Vec<std::path::PathBuf> = match std::fs::read_to_string(&chain) {
@@ -136,7 +136,7 @@ impl CommitGraph {
     }
 
     /// The graph position of a commit, if the graph has it.
-    pub fn find(&self, id: &[u8]) -> Option<u32> {
+    pub(crate) fn find(&self, id: &[u8]) -> Option<u32> {
         if id.len() != HASH_LEN {
             return None;
         }
@@ -144,7 +144,7 @@ impl CommitGraph {
     }
 
     /// The commit at a graph position.
-    pub fn get(&self, pos: u32) -> Option<GraphCommit> {
+    pub(crate) fn get(&self, pos: u32) -> Option<GraphCommit> {
         let layer = self
             .layers
             .iter()

@@ -10,19 +10,28 @@ use crate::error::{Error, Result};
 /// What git2 tells about a commit, as plain owned data.
 #[derive(Debug, Clone)]
 pub struct CommitInfo {
+    /// The commit.
     pub id: Oid,
+    /// Its parents, first parent first.
     pub parents: Vec<Oid>,
+    /// Its root tree.
     pub tree: Oid,
+    /// The author's name.
     pub author_name: String,
+    /// The author's email.
     pub author_email: String,
+    /// The committer's name.
     pub committer_name: String,
+    /// The committer's email.
     pub committer_email: String,
     /// Seconds since the epoch, committer time.
     pub time: i64,
     /// Seconds since the epoch, author time: kept by a rebase, a cherry-pick or an amend, so
     /// closer to when the change was made.
     pub author_time: i64,
+    /// The first paragraph of the message, on one line.
     pub summary: String,
+    /// The whole message.
     pub message: String,
 }
 
@@ -44,9 +53,13 @@ impl CommitInfo {
 /// A commit of a first-parent chain, with what the history walk needs of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChainCommit {
+    /// The commit.
     pub id: Oid,
+    /// Its root tree.
     pub tree: Oid,
+    /// Its first parent, if any.
     pub first_parent: Option<Oid>,
+    /// Whether it has more than one parent.
     pub merge: bool,
     /// For a commit of a merged side branch: the first-parent merge that brought it in.
     pub via_merge: Option<Oid>,
@@ -112,6 +125,7 @@ impl Repo {
         })
     }
 
+    /// The best common ancestor of two commits, if they share history.
     pub fn merge_base(&self, a: Oid, b: Oid) -> Option<Oid> {
         self.inner.merge_base(a.0, b.0).ok().map(Oid)
     }
@@ -308,6 +322,7 @@ impl Repo {
         Ok((out, false))
     }
 
+    /// A commit's metadata and message.
     pub fn commit_info(&self, id: Oid) -> Result<CommitInfo> {
         // Through the pack reader when it has the commit: no libgit2 object, no lock.
         if let Some((Kind::Commit, data)) = self.read_raw(id)?

@@ -6,7 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// Folds the written bytes into a u64 with a multiply-rotate; object ids are SHA-1 output,
 /// so their first bytes are as good as any hash of them.
 #[derive(Default, Clone, Copy)]
-pub struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -30,8 +30,8 @@ impl Hasher for IdHasher {
     }
 }
 
-pub type IdBuildHasher = BuildHasherDefault<IdHasher>;
-pub type IdMap<K, V> = std::collections::HashMap<K, V, IdBuildHasher>;
+pub(crate) type IdBuildHasher = BuildHasherDefault<IdHasher>;
+pub(crate) type IdMap<K, V> = std::collections::HashMap<K, V, IdBuildHasher>;
 
 #[cfg(test)]
 mod tests {

@@ -14,14 +14,14 @@ use std::sync::{Mutex, OnceLock};
 
 /// A loose object that would hang or fail a reader.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Corrupt {
+pub(crate) struct Corrupt {
     pub id: String,
     pub path: PathBuf,
     pub reason: String,
 }
 
 /// Checks every loose object under `objects` (and its alternates) once per process.
-pub fn guard(objects: &Path) -> Result<(), Corrupt> {
+pub(crate) fn guard(objects: &Path) -> Result<(), Corrupt> {
     static CHECKED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     let checked = CHECKED.get_or_init(Default::default);
     let key = objects

@@ -1,11 +1,11 @@
 //! The only module that touches git2: opens the repository and hands out owned values.
 //! The rest of the crate sees this facade; the work is split by subject below it.
 
-pub mod commit_graph;
+pub(crate) mod commit_graph;
 mod commits;
 mod config;
-pub mod idhash;
-pub mod loose;
+pub(crate) mod idhash;
+pub(crate) mod loose;
 mod notes;
 mod objects;
 pub mod pack;
@@ -34,6 +34,7 @@ impl Oid {
         Oid(git2::Oid::from_bytes(bytes).expect("20-byte object id"))
     }
 
+    /// The first seven hex digits, as git abbreviates.
     pub fn short(&self) -> String {
         let mut s = self.hex();
         s.truncate(7);
@@ -152,10 +153,12 @@ impl Repo {
         self.inner.workdir().map(Path::to_path_buf)
     }
 
+    /// The repository's `.git` directory.
     pub fn git_dir(&self) -> PathBuf {
         self.inner.path().to_path_buf()
     }
 
+    /// Whether this clone is shallow (history cut at some depth).
     pub fn is_shallow(&self) -> bool {
         self.inner.is_shallow()
     }

@@ -18,9 +18,13 @@ use super::idhash::IdMap;
 /// Object kinds as packs number them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A commit object.
     Commit,
+    /// A tree object.
     Tree,
+    /// A blob object.
     Blob,
+    /// An annotated tag object.
     Tag,
 }
 
@@ -174,6 +178,7 @@ pub struct PackReader {
 }
 
 impl PackReader {
+    /// A reader with its own inflater and delta-base cache over shared packs.
     pub fn new(packs: Arc<Packs>) -> PackReader {
         PackReader {
             packs,

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 /// The file found at a path in a commit's tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
+    /// The blob at the path.
     pub blob: Oid,
 }
 
@@ -24,6 +25,7 @@ pub struct PathLookup {
 }
 
 impl PathLookup {
+    /// A lookup of `path` (slash-separated), empty until first used.
     pub fn new(path: &str) -> PathLookup {
         let components: Vec<Vec<u8>> = path
             .split('/')

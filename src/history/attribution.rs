@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// How a write was tied to a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum MappedBy {
+pub(crate) enum MappedBy {
     Trailer,
     AiderCommit,
     Replay,
@@ -16,7 +16,7 @@ pub enum MappedBy {
 }
 
 impl MappedBy {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MappedBy::Trailer => "trailer",
             MappedBy::AiderCommit => "aider-commit",
@@ -30,7 +30,7 @@ impl MappedBy {
 
 /// A snapshot of the anchored file inside a commit, rebuilt by replay.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SubWrite {
+pub(crate) struct SubWrite {
     pub turn: u32,
     /// The file after this edit (`None`: deleted).
     pub content: Option<String>,
@@ -38,7 +38,7 @@ pub struct SubWrite {
 
 /// The mapping of one range to one transcript.
 #[derive(Debug, Clone, Default)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     /// Per write: the turn and how it was found.
     pub turns: Vec<Option<(u32, MappedBy)>>,
     /// Per write: the anchored file after each transcript edit inside that commit, when replay

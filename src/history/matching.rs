@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// Decides whether the defect is present in one snapshot of the anchored file.
 #[derive(Debug, Clone)]
-pub struct Matcher {
+pub(crate) struct Matcher {
     kind: AnchorKind,
     how: How,
 }
@@ -41,7 +41,7 @@ fn longest_word(normalised: &[u8]) -> &[u8] {
 
 impl Matcher {
     /// Builds a matcher from fragments; `what` names the anchor for error messages.
-    pub fn fragments(fragments: &[String], kind: AnchorKind, what: &str) -> Result<Matcher> {
+    pub(crate) fn fragments(fragments: &[String], kind: AnchorKind, what: &str) -> Result<Matcher> {
         if fragments.is_empty() {
             return Err(Error::input(format!("{what}: no fragments to look for"))
                 .hint("give at least one fragment, a lines: range or a pattern:"));
@@ -79,7 +79,7 @@ impl Matcher {
     }
 
     /// Builds a matcher from a regular expression over the whole file.
-    pub fn pattern(pattern: &str, kind: AnchorKind, what: &str) -> Result<Matcher> {
+    pub(crate) fn pattern(pattern: &str, kind: AnchorKind, what: &str) -> Result<Matcher> {
         let re = Regex::new(pattern).map_err(|e| {
             let first = e.to_string();
             let first = first.lines().last().unwrap_or("invalid").trim().to_string();
@@ -94,12 +94,13 @@ impl Matcher {
     }
 
     /// Whether the located code is found in `content`, before `kind` is applied.
-    pub fn located(&self, content: &[u8]) -> bool {
+    #[cfg(test)]
+    pub(crate) fn located(&self, content: &[u8]) -> bool {
         self.located_with(content, &mut Vec::new())
     }
 
     /// As `located`, normalising into a buffer the caller reuses across files.
-    pub fn located_with(&self, content: &[u8], scratch: &mut Vec<u8>) -> bool {
+    pub(crate) fn located_with(&self, content: &[u8], scratch: &mut Vec<u8>) -> bool {
         match &self.how {
             How::Fragments(frags) => {
                 let mut normalised = false;
@@ -130,7 +131,7 @@ impl Matcher {
     }
 
     /// How many times the located code occurs in `content` (the fewest over the fragments).
-    pub fn occurrences(&self, content: &[u8]) -> usize {
+    pub(crate) fn occurrences(&self, content: &[u8]) -> usize {
         match &self.how {
             How::Fragments(frags) => {
                 let mut scratch = Vec::new();
@@ -145,17 +146,21 @@ impl Matcher {
         }
     }
 
-    pub fn is_present_kind(&self) -> bool {
+    pub(crate) fn is_present_kind(&self) -> bool {
         self.kind == AnchorKind::Present
     }
 
     /// Whether the defect is present in a snapshot; `None` means the file does not exist there.
-    pub fn defect_present(&self, content: Option<&[u8]>) -> bool {
+    pub(crate) fn defect_present(&self, content: Option<&[u8]>) -> bool {
         self.defect_present_with(content, &mut Vec::new())
     }
 
     /// As `defect_present`, with a reusable normalisation buffer.
-    pub fn defect_present_with(&self, content: Option<&[u8]>, scratch: &mut Vec<u8>) -> bool {
+    pub(crate) fn defect_present_with(
+        &self,
+        content: Option<&[u8]>,
+        scratch: &mut Vec<u8>,
+    ) -> bool {
         match content {
             // An anchor cannot be located in a file that is not there, whatever its kind.
             None => false,
@@ -244,14 +249,14 @@ fn backward(raw: &[u8], mut i: usize, rest: &[u8]) -> bool {
 
 /// Collapses every run of whitespace, and drops it entirely unless it separates two word
 /// characters: `x = f( a )` and `x=f(a)` normalise alike, while `if not` keeps its space.
-pub fn normalize(input: &[u8]) -> Vec<u8> {
+pub(crate) fn normalize(input: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     normalize_into(input, &mut out);
     out
 }
 
 /// `normalize` into a caller's buffer (cleared first).
-pub fn normalize_into(input: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn normalize_into(input: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.reserve(input.len());
     let n = input.len();
@@ -283,7 +288,7 @@ fn is_blank(b: u8) -> bool {
 }
 
 /// Lines `start..=end` (1-based) of a text, or `None` when the range is outside it.
-pub fn lines_of(content: &[u8], start: u32, end: u32) -> Option<String> {
+pub(crate) fn lines_of(content: &[u8], start: u32, end: u32) -> Option<String> {
     if start == 0 || end < start {
         return None;
     }
@@ -296,7 +301,7 @@ pub fn lines_of(content: &[u8], start: u32, end: u32) -> Option<String> {
 }
 
 /// Whether content looks binary (a NUL byte in the first 8,000 bytes, as git decides).
-pub fn is_binary(content: &[u8]) -> bool {
+pub(crate) fn is_binary(content: &[u8]) -> bool {
     content[..content.len().min(8000)].contains(&0)
 }
 

@@ -1,11 +1,11 @@
 //! Artifact history: snapshots of the anchored file along the range, and provenance from them.
 
-pub mod attribution;
-pub mod matching;
-pub mod parallel;
-pub mod provenance;
-pub mod range;
-pub mod rule;
-pub mod status;
+pub(crate) mod attribution;
+pub(crate) mod matching;
+pub(crate) mod parallel;
+pub(crate) mod provenance;
+pub(crate) mod range;
+pub(crate) mod rule;
+pub(crate) mod status;
 
-pub use status::{ProvenanceStatus, Reconstruction};
+pub(crate) use status::{ProvenanceStatus, Reconstruction};

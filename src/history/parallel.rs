@@ -23,7 +23,7 @@ fn threads_for(n: usize) -> usize {
 /// Runs `f` over chunks of `0..n` and returns the results in order. Threads take small
 /// chunks from a shared counter, so one that starts late (or is scheduled away) does not
 /// hold the others up. The calling thread works too, with `repo`; the others open their own.
-pub fn map_chunks<T, F>(repo: &Repo, n: usize, f: F) -> Result<Vec<T>>
+pub(crate) fn map_chunks<T, F>(repo: &Repo, n: usize, f: F) -> Result<Vec<T>>
 where
     T: Send,
     F: Fn(&Repo, Range<usize>) -> Result<Vec<T>> + Sync,

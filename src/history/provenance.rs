@@ -19,7 +19,7 @@ use crate::timing::stage;
 
 /// The anchored file in one snapshot.
 #[derive(Debug, Clone)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub path: String,
     pub blob: Option<Oid>,
     pub present: bool,
@@ -27,7 +27,7 @@ pub struct Snapshot {
 
 /// One write of the range (one commit on the first-parent chain).
 #[derive(Debug, Clone)]
-pub struct WriteRecord {
+pub(crate) struct WriteRecord {
     pub commit: Oid,
     pub agent: bool,
     pub merge: bool,
@@ -53,7 +53,7 @@ pub struct WriteRecord {
 
 /// Provenance of one anchor over one range.
 #[derive(Debug, Clone)]
-pub struct Provenance {
+pub(crate) struct Provenance {
     pub status: ProvenanceStatus,
     /// Index into `writes` of the introducing write.
     pub introducing: Option<usize>,
@@ -142,7 +142,7 @@ fn decide(prov: &mut Provenance) {
 
 /// Ties writes to turns and splits commits into the writes replay rebuilt (SPEC §4), then
 /// applies the rule again on the finer history.
-pub fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> Result<()> {
+pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> Result<()> {
     let matcher = match &prov.pattern {
         Some(p) => Matcher::pattern(p, prov.kind, "anchor")?,
         None => Matcher::fragments(&prov.fragments, prov.kind, "anchor")?,
@@ -217,7 +217,7 @@ fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> 
 /// Computes the provenance of `anchor` over `range`. When the code came in with a first-parent
 /// merge, the merged side is walked too (SPEC §3): its commits join the range before the
 /// merge, so the side's own commit — its author, its session — is the introducing write.
-pub fn analyse(
+pub(crate) fn analyse(
     repo: &Repo,
     range: &mut Range,
     anchor: &Anchor,
@@ -435,7 +435,7 @@ fn analyse_range(
 }
 
 /// Reads author and subject of the given writes (indexes) where not known yet.
-pub fn describe(repo: &Repo, prov: &mut Provenance, which: &[usize]) -> Result<()> {
+pub(crate) fn describe(repo: &Repo, prov: &mut Provenance, which: &[usize]) -> Result<()> {
     for &i in which {
         if let Some(w) = prov.writes.get_mut(i)
             && w.summary.is_none()

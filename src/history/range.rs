@@ -7,7 +7,7 @@ use crate::git::{ChainCommit, CommitInfo, Oid, Repo};
 
 /// Where the base came from, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BaseSource {
+pub(crate) enum BaseSource {
     /// `--base REV`.
     Flag(String),
     /// merge-base of the tip with `git config sage.base`.
@@ -17,7 +17,7 @@ pub enum BaseSource {
 }
 
 impl BaseSource {
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             BaseSource::Flag(rev) => format!("--base {rev}"),
             BaseSource::Config(rev) => format!("merge-base with {rev} (git config sage.base)"),
@@ -28,7 +28,7 @@ impl BaseSource {
 
 /// `base..tip` along first parents, resolved.
 #[derive(Debug, Clone)]
-pub struct Range {
+pub(crate) struct Range {
     pub base: Oid,
     pub tip: Oid,
     pub tip_name: String,
@@ -42,7 +42,7 @@ const DEFAULT_BRANCHES: [&str; 3] = ["origin/HEAD", "main", "master"];
 
 /// Resolves the range from the user's tip (default `HEAD`), `--base`, else `sage.base`
 /// (`base_setting`), else a default branch.
-pub fn resolve(
+pub(crate) fn resolve(
     repo: &Repo,
     tip_rev: Option<&str>,
     base_rev: Option<&str>,
@@ -147,18 +147,18 @@ fn default_base(repo: &Repo, tip: Oid, tip_name: &str) -> Result<(Oid, BaseSourc
 
 /// Tells agent commits from the others (`--agent` / `sage.agentPattern`).
 #[derive(Debug, Clone)]
-pub struct AgentMatcher {
+pub(crate) struct AgentMatcher {
     pattern: Option<Regex>,
 }
 
 impl AgentMatcher {
     /// Every commit is the agent's.
-    pub fn everyone() -> Self {
+    pub(crate) fn everyone() -> Self {
         AgentMatcher { pattern: None }
     }
 
     /// A regex over author, committer and `Co-authored-by:`; `origin` names where it came from.
-    pub fn new(pattern: &str, origin: &str) -> Result<Self> {
+    pub(crate) fn new(pattern: &str, origin: &str) -> Result<Self> {
         let re = Regex::new(pattern).map_err(|e| {
             let msg = e.to_string();
             let last = msg.lines().last().unwrap_or("invalid").trim().to_string();
@@ -170,7 +170,7 @@ impl AgentMatcher {
     }
 
     /// From the flag, else `sage.agentPattern` (`setting`), else everyone.
-    pub fn from_settings(flag: Option<&str>, setting: Option<&str>) -> Result<Self> {
+    pub(crate) fn from_settings(flag: Option<&str>, setting: Option<&str>) -> Result<Self> {
         if let Some(p) = flag {
             return Self::new(p, "--agent");
         }
@@ -180,21 +180,14 @@ impl AgentMatcher {
         }
     }
 
-    pub fn describe(&self) -> String {
-        match &self.pattern {
-            None => "every commit".to_string(),
-            Some(re) => format!("/{}/", re.as_str()),
-        }
-    }
-
     /// Whether telling agent from other commits needs each commit's author and message.
-    pub fn needs_commit_info(&self) -> bool {
+    pub(crate) fn needs_commit_info(&self) -> bool {
         self.pattern.is_some()
     }
 
     /// Whether a commit is an agent write. Merge commits never are: what they bring in was
     /// written on the other side of the merge.
-    pub fn is_agent(&self, c: &CommitInfo) -> bool {
+    pub(crate) fn is_agent(&self, c: &CommitInfo) -> bool {
         if c.parents.len() > 1 {
             return false;
         }

@@ -2,7 +2,7 @@
 
 /// One write of the range, reduced to what the rule needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fact {
+pub(crate) struct Fact {
     /// Whether the write is the agent's (else a human or other commit of the range).
     pub agent: bool,
     /// Whether the defect is present in the snapshot after this write.
@@ -11,7 +11,7 @@ pub struct Fact {
 
 /// Why the anchor could not be located at the final snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotLocated {
+pub(crate) enum NotLocated {
     /// Present in no snapshot at all, baseline included.
     Never,
     /// Present at some point, gone at the end; `last` is the last write index (0-based)
@@ -21,7 +21,7 @@ pub enum NotLocated {
 
 /// The rule's answer; write indexes are 0-based positions in the facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Inherited,
     Introduced { write: usize },
     IntroducedByOther { write: usize },
@@ -32,7 +32,7 @@ pub enum Verdict {
 ///
 /// The introducing write is the earliest write after which the defect is present in every
 /// later snapshot, so a remove-and-restore yields the restoring write.
-pub fn decide(base_present: bool, writes: &[Fact]) -> Verdict {
+pub(crate) fn decide(base_present: bool, writes: &[Fact]) -> Verdict {
     let final_present = writes.last().map_or(base_present, |w| w.present);
     if !final_present {
         let last = writes.iter().rposition(|w| w.present);

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Provenance status (SPEC §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ProvenanceStatus {
+pub(crate) enum ProvenanceStatus {
     Inherited,
     Introduced,
     IntroducedByOther,
@@ -14,7 +14,7 @@ pub enum ProvenanceStatus {
 }
 
 impl ProvenanceStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Inherited => "inherited",
             Self::Introduced => "introduced",
@@ -26,7 +26,7 @@ impl ProvenanceStatus {
 
 /// How much intermediate state was available (SPEC §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Reconstruction {
+pub(crate) enum Reconstruction {
     #[serde(rename = "single-write")]
     SingleWrite,
     #[serde(rename = "per-write")]
@@ -36,7 +36,7 @@ pub enum Reconstruction {
 }
 
 impl Reconstruction {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::SingleWrite => "single-write",
             Self::PerWrite => "per-write",

@@ -8,7 +8,7 @@ use crate::transcript::TurnKind;
 
 /// A valid answer for one turn.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub turn: u32,
     pub applicable: bool,
     pub opportunity: bool,
@@ -18,7 +18,7 @@ pub struct Answer {
 }
 
 /// The JSON schema of one answer (also in templates/judge/schema.json for prompts).
-pub fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     let score = serde_json::json!({"type": "integer", "minimum": 0, "maximum": 3});
     let quote = serde_json::json!({"type": ["string", "null"]});
     serde_json::json!({
@@ -39,7 +39,7 @@ pub fn schema() -> Value {
 }
 
 /// The first balanced JSON object or array in `text` (after code fences and prose).
-pub fn extract_json(text: &str) -> Option<Value> {
+pub(crate) fn extract_json(text: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str::<Value>(text.trim()) {
         return Some(v);
     }
@@ -80,7 +80,7 @@ pub fn extract_json(text: &str) -> Option<Value> {
 }
 
 /// Validates one answer object; `expect_turn` is the turn asked about.
-pub fn validate(v: &Value, expect_turn: Option<u32>) -> Result<Answer, String> {
+pub(crate) fn validate(v: &Value, expect_turn: Option<u32>) -> Result<Answer, String> {
     let o = v.as_object().ok_or("the answer is not a JSON object")?;
     let turn = o
         .get("turn")
@@ -145,7 +145,7 @@ pub fn validate(v: &Value, expect_turn: Option<u32>) -> Result<Answer, String> {
 }
 
 /// Parses a free-text answer for one turn.
-pub fn parse_one(text: &str, expect_turn: u32) -> Result<Answer, String> {
+pub(crate) fn parse_one(text: &str, expect_turn: u32) -> Result<Answer, String> {
     let v = extract_json(text).ok_or("no JSON object found in the answer")?;
     // Some models wrap the object: {"answer": {...}} or [ {...} ].
     let v = match v {
@@ -163,7 +163,7 @@ pub fn parse_one(text: &str, expect_turn: u32) -> Result<Answer, String> {
 }
 
 /// Parses a single-protocol answer: an array (or `{"turns": [...]}`) of per-turn objects.
-pub fn parse_many(text: &str) -> Result<Vec<Answer>, String> {
+pub(crate) fn parse_many(text: &str) -> Result<Vec<Answer>, String> {
     let v = extract_json(text).ok_or("no JSON found in the answer")?;
     let items = match v {
         Value::Array(a) => a,

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 
 /// Which judge, as `--judge` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Spec {
+pub(crate) enum Spec {
     Offline,
     OpenAi { model: String },
     Anthropic { model: String },
@@ -24,7 +24,7 @@ pub enum Spec {
 }
 
 impl Spec {
-    pub fn parse(s: &str) -> Result<Spec> {
+    pub(crate) fn parse(s: &str) -> Result<Spec> {
         let bad = || {
             Error::input(format!("--judge {s}: unknown judge"))
                 .hint("use offline, openai:MODEL, anthropic:MODEL, command:CMD or replay:FILE")
@@ -53,7 +53,7 @@ impl Spec {
         })
     }
 
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Spec::Offline => "offline".into(),
             Spec::OpenAi { model } => format!("openai:{model}"),
@@ -64,7 +64,7 @@ impl Spec {
     }
 
     /// The model the judge runs, for the same-family warning.
-    pub fn model(&self) -> Option<&str> {
+    pub(crate) fn model(&self) -> Option<&str> {
         match self {
             Spec::OpenAi { model } | Spec::Anthropic { model } => Some(model),
             Spec::Command { cmd } => Some(cmd),
@@ -74,7 +74,7 @@ impl Spec {
 }
 
 /// The model family of a model name, for "the judge is the agent's own family" warnings.
-pub fn family(model: &str) -> Option<&'static str> {
+pub(crate) fn family(model: &str) -> Option<&'static str> {
     let m = model.to_lowercase();
     let families: &[(&str, &[&str])] = &[
         (
@@ -99,7 +99,7 @@ pub fn family(model: &str) -> Option<&'static str> {
 }
 
 /// The base URL and API key of an HTTP judge, from the environment (keys only from there).
-pub fn endpoint(spec: &Spec) -> Result<(String, Option<String>)> {
+pub(crate) fn endpoint(spec: &Spec) -> Result<(String, Option<String>)> {
     Ok(match spec {
         Spec::OpenAi { .. } => (
             std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into()),
@@ -130,7 +130,7 @@ pub fn endpoint(spec: &Spec) -> Result<(String, Option<String>)> {
 
 /// A failed call, and whether trying again may help.
 #[derive(Debug, Clone)]
-pub enum CallError {
+pub(crate) enum CallError {
     Retry {
         message: String,
         after: Option<Duration>,
@@ -139,7 +139,7 @@ pub enum CallError {
 }
 
 /// One request to a backend.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub prompt: &'a Prompt,
     /// Earlier invalid answers and why, for the repair turn of the conversation.
     pub repairs: &'a [(String, String)],
@@ -149,13 +149,13 @@ pub struct Request<'a> {
     pub key: &'a str,
 }
 
-pub struct Reply {
+pub(crate) struct Reply {
     pub text: String,
     pub usage: Usage,
 }
 
 /// A live backend with its HTTP client and settings.
-pub struct Backend {
+pub(crate) struct Backend {
     pub spec: Spec,
     client: reqwest::Client,
     base_url: String,
@@ -188,7 +188,7 @@ fn transport(e: reqwest::Error) -> CallError {
 }
 
 impl Backend {
-    pub fn new(spec: Spec, timeout: Duration) -> Result<Backend> {
+    pub(crate) fn new(spec: Spec, timeout: Duration) -> Result<Backend> {
         let (base_url, api_key) = endpoint(&spec)?;
         let replay = match &spec {
             Spec::Replay { file } => load_replay(file)?,
@@ -211,11 +211,11 @@ impl Backend {
     }
 
     /// What identifies this backend's answers in the cache.
-    pub fn identity(&self) -> String {
+    pub(crate) fn identity(&self) -> String {
         format!("{}|{}", self.spec.name(), self.base_url)
     }
 
-    pub async fn call(&self, req: &Request<'_>) -> Result<Reply, CallError> {
+    pub(crate) async fn call(&self, req: &Request<'_>) -> Result<Reply, CallError> {
         match &self.spec {
             Spec::Offline => Err(CallError::Fatal(
                 "the offline judge takes no requests".into(),
@@ -239,7 +239,7 @@ impl Backend {
 
     /// The body of a request as the provider's batch interface takes it; `None` for judges
     /// that have none (commands, replays).
-    pub fn batch_body(&self, req: &Request<'_>) -> Option<Value> {
+    pub(crate) fn batch_body(&self, req: &Request<'_>) -> Option<Value> {
         match &self.spec {
             Spec::OpenAi { model } => Some(self.openai_body(model, req)),
             Spec::Anthropic { model } => Some(self.anthropic_body(model, req)),
@@ -248,7 +248,7 @@ impl Backend {
     }
 
     /// The chat-completions body of a request (also a line of an OpenAI batch).
-    pub fn openai_body(&self, model: &str, req: &Request<'_>) -> Value {
+    pub(crate) fn openai_body(&self, model: &str, req: &Request<'_>) -> Value {
         let mut messages = vec![
             json!({"role": "system", "content": req.prompt.system}),
             json!({"role": "user", "content": req.prompt.user()}),
@@ -303,7 +303,7 @@ impl Backend {
     }
 
     /// The Messages body of a request (also the params of an Anthropic batch request).
-    pub fn anthropic_body(&self, model: &str, req: &Request<'_>) -> Value {
+    pub(crate) fn anthropic_body(&self, model: &str, req: &Request<'_>) -> Value {
         // One block per turn, the cache breakpoint on the last: the next turn's request finds
         // this prefix in the provider's cache.
         let mut blocks: Vec<Value> = req
@@ -469,7 +469,7 @@ fn load_replay(file: &std::path::Path) -> Result<HashMap<String, (String, Usage)
 }
 
 /// The answer and usage of a chat-completions response.
-pub fn openai_reply(v: &Value) -> Result<Reply, CallError> {
+pub(crate) fn openai_reply(v: &Value) -> Result<Reply, CallError> {
     let content = v
         .pointer("/choices/0/message/content")
         .and_then(Value::as_str)
@@ -494,7 +494,7 @@ pub fn openai_reply(v: &Value) -> Result<Reply, CallError> {
 }
 
 /// The answer (the tool input, else the text) and usage of a Messages response.
-pub fn anthropic_reply(v: &Value) -> Reply {
+pub(crate) fn anthropic_reply(v: &Value) -> Reply {
     let mut answer = String::new();
     for block in v["content"].as_array().into_iter().flatten() {
         match block["type"].as_str() {

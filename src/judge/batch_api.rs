@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// Where a batch stands at the provider.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Status {
+pub(crate) enum Status {
     Running {
         detail: String,
     },
@@ -28,7 +28,7 @@ pub enum Status {
 }
 
 /// One provider endpoint able to run batches.
-pub struct Provider {
+pub(crate) struct Provider {
     spec: Spec,
     base_url: String,
     api_key: Option<String>,
@@ -40,7 +40,7 @@ fn env_err(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 impl Provider {
-    pub fn new(spec: &Spec) -> Result<Provider> {
+    pub(crate) fn new(spec: &Spec) -> Result<Provider> {
         if !matches!(spec, Spec::OpenAi { .. } | Spec::Anthropic { .. }) {
             return Err(Error::input(format!(
                 "--batch-api works with openai:MODEL and anthropic:MODEL judges, not {}",
@@ -61,7 +61,7 @@ impl Provider {
         })
     }
 
-    pub fn base_url(&self) -> &str {
+    pub(crate) fn base_url(&self) -> &str {
         &self.base_url
     }
 
@@ -117,7 +117,7 @@ impl Provider {
     }
 
     /// Submits `(custom_id, body)` requests; returns the batch id.
-    pub async fn submit(&self, requests: &[(String, Value)]) -> Result<String> {
+    pub(crate) async fn submit(&self, requests: &[(String, Value)]) -> Result<String> {
         match self.spec {
             Spec::Anthropic { .. } => {
                 let body = json!({"requests": requests.iter().map(|(id, b)| json!({"custom_id": id, "params": b})).collect::<Vec<_>>()});
@@ -164,7 +164,7 @@ impl Provider {
         }
     }
 
-    pub async fn status(&self, id: &str) -> Result<Status> {
+    pub(crate) async fn status(&self, id: &str) -> Result<Status> {
         match self.spec {
             Spec::Anthropic { .. } => {
                 let url = format!("{}/v1/messages/batches/{id}", self.base_url);
@@ -235,7 +235,7 @@ impl Provider {
     }
 
     /// The answers of an ended batch, by custom id; a request that failed gives its reason.
-    pub async fn results(
+    pub(crate) async fn results(
         &self,
         output: Option<&str>,
         errors: Option<&str>,

@@ -12,7 +12,7 @@ use super::prompt::hex;
 
 /// Tokens and cost a provider reported for one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
+pub(crate) struct Usage {
     #[serde(default)]
     pub input_tokens: u64,
     #[serde(default)]
@@ -24,7 +24,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn add(&mut self, o: &Usage) {
+    pub(crate) fn add(&mut self, o: &Usage) {
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
         self.cached_input_tokens += o.cached_input_tokens;
@@ -36,14 +36,14 @@ impl Usage {
 
 /// A stored answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub answer: String,
     #[serde(default)]
     pub usage: Usage,
 }
 
 /// The key of a request: a hash of everything that decides the answer.
-pub fn key(parts: &[&str]) -> String {
+pub(crate) fn key(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_le_bytes());
@@ -53,7 +53,7 @@ pub fn key(parts: &[&str]) -> String {
 }
 
 /// The cache directory: `sage.cacheDir`, else `$XDG_CACHE_HOME/git-sage`, else `~/.cache/git-sage`.
-pub fn default_dir(configured: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn default_dir(configured: Option<&str>) -> Option<PathBuf> {
     if let Some(c) = configured {
         return Some(PathBuf::from(c));
     }
@@ -64,18 +64,18 @@ pub fn default_dir(configured: Option<&str>) -> Option<PathBuf> {
 }
 
 #[derive(Debug, Clone)]
-pub struct Cache {
+pub(crate) struct Cache {
     dir: Option<PathBuf>,
 }
 
 impl Cache {
-    pub fn new(dir: Option<PathBuf>) -> Cache {
+    pub(crate) fn new(dir: Option<PathBuf>) -> Cache {
         Cache {
             dir: dir.map(|d| d.join("judge")),
         }
     }
 
-    pub fn disabled() -> Cache {
+    pub(crate) fn disabled() -> Cache {
         Cache { dir: None }
     }
 
@@ -85,18 +85,18 @@ impl Cache {
             .map(|d| d.join(&key[..2]).join(format!("{key}.json")))
     }
 
-    pub fn get(&self, key: &str) -> Option<Entry> {
+    pub(crate) fn get(&self, key: &str) -> Option<Entry> {
         let p = self.path(key)?;
         let text = std::fs::read_to_string(p).ok()?;
         serde_json::from_str(&text).ok()
     }
 
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.dir.is_some()
     }
 
     /// Stores an answer, saying when it could not.
-    pub fn try_put(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
+    pub(crate) fn try_put(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
         let Some(p) = self.path(key) else {
             return Err(std::io::Error::other("the cache is disabled"));
         };
@@ -107,7 +107,7 @@ impl Cache {
     }
 
     /// Stores an answer; a cache that cannot be written only costs a repeat call later.
-    pub fn put(&self, key: &str, entry: &Entry) {
+    pub(crate) fn put(&self, key: &str, entry: &Entry) {
         let Some(p) = self.path(key) else { return };
         let _ = crate::files::write_atomic(&p, &serde_json::to_vec(entry).unwrap_or_default());
     }

@@ -74,7 +74,7 @@ pub(super) enum JobError {
 impl JobError {
     /// Whether the turn counts towards exit 3. A deferred request does: its answer is not in
     /// yet, exactly as if the judge had been out of reach.
-    pub fn unreachable(&self) -> bool {
+    pub(super) fn unreachable(&self) -> bool {
         matches!(self, JobError::Unreachable { .. } | JobError::Deferred)
     }
 }
@@ -412,7 +412,7 @@ pub(super) struct Recorder {
 
 impl Recorder {
     /// A file that cannot be opened records nothing: the run matters more than its record.
-    pub fn open(p: &Path) -> Recorder {
+    pub(super) fn open(p: &Path) -> Recorder {
         Recorder {
             file: std::fs::OpenOptions::new()
                 .create(true)

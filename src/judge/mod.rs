@@ -1,14 +1,12 @@
 //! The judge: scores each turn on TR/DI/VR/SA from the prefix only, with verified quotes.
 
-pub mod answer;
-pub mod backends;
-pub mod batch_api;
-pub mod cache;
+pub(crate) mod answer;
+pub(crate) mod backends;
+pub(crate) mod batch_api;
+pub(crate) mod cache;
 mod jobs;
-pub mod offline;
-pub mod prompt;
-pub mod run;
-pub mod scores;
-pub mod verify;
-
-pub use scores::*;
+pub(crate) mod offline;
+pub(crate) mod prompt;
+pub(crate) mod run;
+pub(crate) mod scores;
+pub(crate) mod verify;

@@ -116,7 +116,7 @@ impl Phrases {
 }
 
 /// The phrase lists in force for one judging run.
-pub struct Offline {
+pub(crate) struct Offline {
     generic: [Phrases; 4],
     specific: [Phrases; 4],
     completeness: Phrases,
@@ -146,7 +146,7 @@ fn load_yaml<T: for<'de> Deserialize<'de>>(
 impl Offline {
     /// Lists for `criterion` (a built-in name; custom criteria use the security lists), with
     /// the CWE lists the task text names, else the CWE hint.
-    pub fn new(
+    pub(crate) fn new(
         criterion: &str,
         task: &str,
         cwe_hint: Option<u32>,
@@ -201,7 +201,7 @@ impl Offline {
     }
 
     /// Scores one turn from its own content (the prefix adds nothing to phrase matching).
-    pub fn score(&self, v: &TurnView, kind: TurnKind) -> Answer {
+    pub(crate) fn score(&self, v: &TurnView, kind: TurnKind) -> Answer {
         let applicable = kind != TurnKind::Administrative;
         let mut scores = Scores::default();
         let mut quotes = Quotes::default();

@@ -42,7 +42,7 @@ const EMBEDDED: &[(&str, &str)] = &[
 /// What is judged: the criterion's name, its intent, and what each dimension means for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Criterion {
+pub(crate) struct Criterion {
     pub name: String,
     pub description: String,
     pub tr: String,
@@ -52,14 +52,14 @@ pub struct Criterion {
 }
 
 /// The judge's templates, embedded or overridden, and a version hash of their text.
-pub struct Templates {
+pub(crate) struct Templates {
     sources: BTreeMap<String, String>,
     pub version: String,
 }
 
 impl Templates {
     /// The embedded templates, with any file of `dir` (same relative name) taking precedence.
-    pub fn load(dir: Option<&Path>) -> Result<Templates> {
+    pub(crate) fn load(dir: Option<&Path>) -> Result<Templates> {
         let mut sources: BTreeMap<String, String> = EMBEDDED
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -85,7 +85,7 @@ impl Templates {
     }
 
     /// A criterion: `security`, `privacy`, `compliance`, or a YAML file of the same fields.
-    pub fn criterion(&self, spec: &str) -> Result<Criterion> {
+    pub(crate) fn criterion(&self, spec: &str) -> Result<Criterion> {
         let (text, what) = match self.sources.get(&format!("criteria/{spec}.yaml")) {
             Some(t) => (t.clone(), format!("criterion {spec}")),
             None => {
@@ -122,13 +122,13 @@ impl Templates {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One tool call as rendered.
 #[derive(Debug, Clone, Serialize)]
-pub struct CallView {
+pub(crate) struct CallView {
     pub name: String,
     pub args: String,
     pub result: Option<String>,
@@ -137,14 +137,14 @@ pub struct CallView {
 
 /// One file change as rendered.
 #[derive(Debug, Clone, Serialize)]
-pub struct ChangeView {
+pub(crate) struct ChangeView {
     pub path: String,
     pub diff: String,
 }
 
 /// One turn as the judge sees it (redacted).
 #[derive(Debug, Clone, Serialize)]
-pub struct TurnView {
+pub(crate) struct TurnView {
     pub n: u32,
     pub agent: String,
     pub kind: String,
@@ -157,7 +157,7 @@ pub struct TurnView {
 
 impl TurnView {
     /// What a quote may come from: message, reasoning, tool arguments, file changes.
-    pub fn quotable(&self) -> String {
+    pub(crate) fn quotable(&self) -> String {
         let mut s = self.text.clone();
         if let Some(r) = &self.reasoning {
             s.push('\n');
@@ -216,7 +216,7 @@ fn change_text(c: &FileChange) -> String {
 }
 
 /// Redacted views of turns; returns them and the number of secrets taken out.
-pub fn views(turns: &[Turn]) -> (Vec<TurnView>, usize) {
+pub(crate) fn views(turns: &[Turn]) -> (Vec<TurnView>, usize) {
     let mut count = 0;
     let mut r = |s: &str| {
         let (out, n) = redact(s);
@@ -261,7 +261,7 @@ pub fn views(turns: &[Turn]) -> (Vec<TurnView>, usize) {
 /// A fence the transcript cannot close: derived from the task and the whole (redacted) log,
 /// which would have to contain their own hash to forge it; lengthened in the unlikely case it
 /// appears in either.
-pub fn fence_for(task: &str, views: &[TurnView]) -> String {
+pub(crate) fn fence_for(task: &str, views: &[TurnView]) -> String {
     let mut h = Sha256::new();
     h.update(task.as_bytes());
     for v in views {
@@ -290,7 +290,7 @@ pub fn fence_for(task: &str, views: &[TurnView]) -> String {
 
 /// A rendered request: the constant system part, the growing log, and the per-turn tail.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     pub system: String,
     /// The task block, then one block per turn of the prefix.
     pub blocks: Vec<String>,
@@ -299,7 +299,7 @@ pub struct Prompt {
 
 impl Prompt {
     /// The whole prompt as one text (for command judges, caches and the prefix test).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut s = self.system.clone();
         s.push_str("\n\n");
         for b in &self.blocks {
@@ -310,7 +310,7 @@ impl Prompt {
     }
 
     /// The user part: log blocks and instruction.
-    pub fn user(&self) -> String {
+    pub(crate) fn user(&self) -> String {
         let mut s = String::new();
         for b in &self.blocks {
             s.push_str(b);
@@ -321,7 +321,7 @@ impl Prompt {
 }
 
 /// Everything constant for a session's prompts.
-pub struct Renderer<'t> {
+pub(crate) struct Renderer<'t> {
     templates: &'t Templates,
     pub criterion: Criterion,
     pub task: String,
@@ -335,7 +335,7 @@ const ELIDED_OUTPUT: &str = "[… tool output elided to fit the context budget �
 const ELIDED_ARGS: &str = "[… tool arguments elided to fit the context budget …]";
 
 impl<'t> Renderer<'t> {
-    pub fn new(
+    pub(crate) fn new(
         templates: &'t Templates,
         criterion: Criterion,
         task: String,
@@ -407,7 +407,7 @@ impl<'t> Renderer<'t> {
     }
 
     /// The prompt for turn `turn`, from the views of the scope's turns up to it.
-    pub fn prefix(&self, views: &[TurnView], turn: u32) -> Result<(Prompt, bool)> {
+    pub(crate) fn prefix(&self, views: &[TurnView], turn: u32) -> Result<(Prompt, bool)> {
         let env = self.templates.env()?;
         let upto: Vec<TurnView> = views.iter().filter(|v| v.n <= turn).cloned().collect();
         let first = upto.first().map_or(turn, |v| v.n);
@@ -433,7 +433,7 @@ impl<'t> Renderer<'t> {
     }
 
     /// The single-call prompt: all turns, one instruction to score each.
-    pub fn single(&self, views: &[TurnView]) -> Result<Prompt> {
+    pub(crate) fn single(&self, views: &[TurnView]) -> Result<Prompt> {
         let env = self.templates.env()?;
         let first = views.first().map_or(1, |v| v.n);
         let system = self.system(&env)?;

@@ -24,7 +24,7 @@ use crate::transcript::{Transcript, TurnKind};
 
 /// How turns are put to the judge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Protocol {
+pub(crate) enum Protocol {
     /// One call per turn, turns 1..t only (the default).
     Prefix,
     /// One call for all turns (cheaper; the judge sees later turns).
@@ -33,7 +33,7 @@ pub enum Protocol {
 
 /// Everything `git sage judge` and `blame-origin` let the user set.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub judges: Vec<Spec>,
     pub protocol: Protocol,
     pub repeat: u32,
@@ -60,7 +60,7 @@ pub struct Options {
 
 /// A request set aside for a provider's batch interface.
 #[derive(Debug, Clone)]
-pub struct Deferred {
+pub(crate) struct Deferred {
     pub judge: Spec,
     /// Where the answer goes in the cache.
     pub cache_key: String,
@@ -95,7 +95,7 @@ impl Default for Options {
 }
 
 /// What one judging run produced, beyond the scores.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub doc: ScoresDoc,
     /// Turns whose scoring failed because the judge could not be reached (exit 3).
     pub unreachable: usize,
@@ -183,7 +183,7 @@ impl Shared {
 }
 
 /// Judges the in-scope turns of a transcript.
-pub fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
+pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
     let templates = Templates::load(opts.templates_dir.as_deref())?;
     let input = Input::prepare(t, scope, opts, &templates)?;
     let mut shared = Shared {
@@ -459,7 +459,7 @@ fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore {
 }
 
 /// Reads a scores file (`git sage judge --out`) back.
-pub fn read_scores(path: &std::path::Path) -> Result<ScoresDoc> {
+pub(crate) fn read_scores(path: &std::path::Path) -> Result<ScoresDoc> {
     let text = crate::files::read_text(path, "scores", crate::files::DOC_CAP)?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(format!("{}:{}: not JSON: {e}", path.display(), e.line())))?;

@@ -7,7 +7,7 @@ use crate::transcript::TurnKind;
 /// The four rubric dimensions, in their fixed order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
-pub enum Dim {
+pub(crate) enum Dim {
     Tr,
     Di,
     Vr,
@@ -15,9 +15,9 @@ pub enum Dim {
 }
 
 impl Dim {
-    pub const ALL: [Dim; 4] = [Dim::Tr, Dim::Di, Dim::Vr, Dim::Sa];
+    pub(crate) const ALL: [Dim; 4] = [Dim::Tr, Dim::Di, Dim::Vr, Dim::Sa];
 
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Dim::Tr => "tr",
             Dim::Di => "di",
@@ -26,7 +26,7 @@ impl Dim {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Dim::Tr => "Threat Recognition",
             Dim::Di => "Defensive Intent",
@@ -38,7 +38,7 @@ impl Dim {
 
 /// TR/DI/VR/SA on the 0–3 scale.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scores {
+pub(crate) struct Scores {
     pub tr: u8,
     pub di: u8,
     pub vr: u8,
@@ -46,7 +46,7 @@ pub struct Scores {
 }
 
 impl Scores {
-    pub fn get(&self, d: Dim) -> u8 {
+    pub(crate) fn get(&self, d: Dim) -> u8 {
         match d {
             Dim::Tr => self.tr,
             Dim::Di => self.di,
@@ -55,7 +55,7 @@ impl Scores {
         }
     }
 
-    pub fn set(&mut self, d: Dim, v: u8) {
+    pub(crate) fn set(&mut self, d: Dim, v: u8) {
         match d {
             Dim::Tr => self.tr = v,
             Dim::Di => self.di = v,
@@ -67,7 +67,7 @@ impl Scores {
 
 /// The verbatim quote anchoring each non-zero score.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Quotes {
+pub(crate) struct Quotes {
     pub tr: Option<String>,
     pub di: Option<String>,
     pub vr: Option<String>,
@@ -75,7 +75,7 @@ pub struct Quotes {
 }
 
 impl Quotes {
-    pub fn get(&self, d: Dim) -> Option<&str> {
+    pub(crate) fn get(&self, d: Dim) -> Option<&str> {
         match d {
             Dim::Tr => self.tr.as_deref(),
             Dim::Di => self.di.as_deref(),
@@ -84,7 +84,7 @@ impl Quotes {
         }
     }
 
-    pub fn set(&mut self, d: Dim, v: Option<String>) {
+    pub(crate) fn set(&mut self, d: Dim, v: Option<String>) {
         match d {
             Dim::Tr => self.tr = v,
             Dim::Di => self.di = v,
@@ -96,7 +96,7 @@ impl Quotes {
 
 /// A score the judge gave that its quote did not support.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rejected {
+pub(crate) struct Rejected {
     pub dim: Dim,
     pub score: u8,
     pub quote: Option<String>,
@@ -105,7 +105,7 @@ pub struct Rejected {
 
 /// One turn as judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TurnScore {
+pub(crate) struct TurnScore {
     pub turn: u32,
     pub kind: TurnKind,
     pub applicable: bool,
@@ -122,7 +122,7 @@ pub struct TurnScore {
 
 /// Who judged, how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeInfo {
+pub(crate) struct JudgeInfo {
     pub name: String,
     pub protocol: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,14 +147,14 @@ pub struct JudgeInfo {
 
 /// One judge's scores for one run over a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScoreSet {
+pub(crate) struct ScoreSet {
     pub judge: JudgeInfo,
     pub turns: Vec<TurnScore>,
 }
 
 /// `sage.scores/1`: the first set at the top (CONTRACT.md); repeats and other judges in `sets`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScoresDoc {
+pub(crate) struct ScoresDoc {
     pub schema: String,
     pub judge: JudgeInfo,
     pub turns: Vec<TurnScore>,
@@ -165,4 +165,4 @@ pub struct ScoresDoc {
     pub scope: Option<crate::transcript::mapping::Scope>,
 }
 
-pub const SCORES_SCHEMA: &str = "sage.scores/1";
+pub(crate) const SCORES_SCHEMA: &str = "sage.scores/1";

@@ -4,12 +4,12 @@
 use super::scores::{Dim, Quotes, Rejected, Scores};
 
 /// Collapses runs of whitespace to one space and trims.
-pub fn squash(s: &str) -> String {
+pub(crate) fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Sets unsupported scores to 0 and says why; returns the kept quotes.
-pub fn verify(
+pub(crate) fn verify(
     scores: &mut Scores,
     quotes: &Quotes,
     corpus: &str,

@@ -6,11 +6,11 @@ use super::json::{FindingJson, ProvenanceJson, RangeJson, SessionJson};
 use crate::judge::scores::{JudgeInfo, TurnScore};
 use crate::origin::{Missed, Origin};
 
-pub const REPORT_SCHEMA: &str = "sage.report/1";
+pub(crate) const REPORT_SCHEMA: &str = "sage.report/1";
 
 /// One judged turn in a report: the scores plus a short, redacted excerpt of what was said.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportTurn {
+pub(crate) struct ReportTurn {
     #[serde(flatten)]
     pub score: TurnScore,
     #[serde(default)]
@@ -21,7 +21,7 @@ pub struct ReportTurn {
 
 /// The origin another judge or repeat found, for consistency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AltOrigin {
+pub(crate) struct AltOrigin {
     pub judge: String,
     #[serde(default)]
     pub repeat: Option<u32>,
@@ -29,7 +29,7 @@ pub struct AltOrigin {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportDoc {
+pub(crate) struct ReportDoc {
     pub schema: String,
     pub finding: FindingJson,
     /// The finding came from `--find-anchor` and no person confirmed it.

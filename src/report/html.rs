@@ -8,7 +8,7 @@ use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 
 /// HTML text and attribute escaping.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -85,7 +85,7 @@ fn chart(doc: &ReportDoc) -> String {
     svg
 }
 
-pub fn report(doc: &ReportDoc) -> String {
+pub(crate) fn report(doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let o = &doc.origin;
     let origin = match o.status {

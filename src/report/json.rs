@@ -9,7 +9,7 @@ use crate::history::range::Range;
 use crate::history::{ProvenanceStatus, Reconstruction};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct FindingJson {
+pub(crate) struct FindingJson {
     pub id: String,
     pub file: String,
     pub cwe: Option<u32>,
@@ -30,7 +30,7 @@ pub struct FindingJson {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SourceJson {
+pub(crate) struct SourceJson {
     pub format: String,
     #[serde(default)]
     pub tool: Option<String>,
@@ -43,7 +43,7 @@ pub struct SourceJson {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RangeJson {
+pub(crate) struct RangeJson {
     pub base: String,
     pub tip: String,
     #[serde(default)]
@@ -55,7 +55,7 @@ pub struct RangeJson {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct IntroducingWrite {
+pub(crate) struct IntroducingWrite {
     /// 1-based position among the writes.
     pub write: usize,
     pub commit: String,
@@ -73,7 +73,7 @@ pub struct IntroducingWrite {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct BaselineJson {
+pub(crate) struct BaselineJson {
     pub commit: String,
     pub path: String,
     pub blob: Option<String>,
@@ -81,7 +81,7 @@ pub struct BaselineJson {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct WriteJson {
+pub(crate) struct WriteJson {
     pub write: usize,
     pub commit: String,
     pub turn: Option<u32>,
@@ -112,7 +112,7 @@ pub struct WriteJson {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ProvenanceJson {
+pub(crate) struct ProvenanceJson {
     pub status: ProvenanceStatus,
     pub introducing_write: Option<IntroducingWrite>,
     #[serde(default)]
@@ -129,7 +129,7 @@ pub struct ProvenanceJson {
 
 /// The session a range was mapped to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SessionJson {
+pub(crate) struct SessionJson {
     pub source: String,
     pub found_by: String,
     pub format: String,
@@ -149,7 +149,7 @@ pub struct SessionJson {
 
 /// `git sage provenance --format json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ProvenanceDoc {
+pub(crate) struct ProvenanceDoc {
     pub schema: String,
     pub finding: FindingJson,
     pub range: RangeJson,
@@ -158,7 +158,7 @@ pub struct ProvenanceDoc {
     pub session: Option<SessionJson>,
 }
 
-pub const PROVENANCE_SCHEMA: &str = "sage.provenance/1";
+pub(crate) const PROVENANCE_SCHEMA: &str = "sage.provenance/1";
 
 fn source_json(s: &AnchorSource) -> SourceJson {
     SourceJson {
@@ -170,7 +170,7 @@ fn source_json(s: &AnchorSource) -> SourceJson {
     }
 }
 
-pub fn finding(anchor: &Anchor, prov: &Provenance) -> FindingJson {
+pub(crate) fn finding(anchor: &Anchor, prov: &Provenance) -> FindingJson {
     FindingJson {
         id: anchor.id.clone(),
         file: prov.file.clone(),
@@ -185,7 +185,7 @@ pub fn finding(anchor: &Anchor, prov: &Provenance) -> FindingJson {
     }
 }
 
-pub fn range(r: &Range) -> RangeJson {
+pub(crate) fn range(r: &Range) -> RangeJson {
     RangeJson {
         base: r.base.to_string(),
         tip: r.tip.to_string(),
@@ -199,7 +199,7 @@ fn snapshot_blob(s: &Snapshot) -> Option<String> {
     s.blob.map(|b| b.hex())
 }
 
-pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
+pub(crate) fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
     ProvenanceJson {
         status: p.status,
         introducing_write: p.introducing.map(|i| {
@@ -250,7 +250,7 @@ pub fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
     }
 }
 
-pub fn provenance_doc(
+pub(crate) fn provenance_doc(
     anchor: &Anchor,
     r: &Range,
     p: &Provenance,

@@ -7,14 +7,14 @@ use serde::Serialize;
 use serde_json::ser::Formatter;
 
 /// Pretty for containers down to `max_depth`, compact inside them.
-pub struct LinesFormatter {
+pub(crate) struct LinesFormatter {
     depth: usize,
     max_depth: usize,
     has_value: bool,
 }
 
 impl LinesFormatter {
-    pub fn new(max_depth: usize) -> Self {
+    pub(crate) fn new(max_depth: usize) -> Self {
         LinesFormatter {
             depth: 0,
             max_depth,
@@ -105,14 +105,14 @@ impl Formatter for LinesFormatter {
 }
 
 /// Serialises `value` with the report layout (three levels indented), ending in a newline.
-pub fn to_string<T: Serialize>(value: &T) -> serde_json::Result<String> {
+pub(crate) fn to_string<T: Serialize>(value: &T) -> serde_json::Result<String> {
     let mut buf = Vec::with_capacity(4096);
     to_writer(&mut buf, value)?;
     Ok(String::from_utf8(buf).expect("serde_json writes UTF-8"))
 }
 
 /// As `to_string`, streamed into a writer.
-pub fn to_writer<W: Write, T: Serialize>(w: W, value: &T) -> serde_json::Result<()> {
+pub(crate) fn to_writer<W: Write, T: Serialize>(w: W, value: &T) -> serde_json::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(w, LinesFormatter::new(3));
     value.serialize(&mut ser)?;
     ser.into_inner()

@@ -7,7 +7,7 @@ use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 
 /// Text safe inside a Markdown table cell or paragraph.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::with_capacity(one.len());
     for c in one.chars() {
@@ -29,7 +29,7 @@ pub fn escape(s: &str) -> String {
 /// Turn tables longer than this fold into `<details>`.
 const FOLD_AFTER: usize = 12;
 
-pub fn report(doc: &ReportDoc) -> String {
+pub(crate) fn report(doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let mut out = String::new();
     out.push_str(&format!(

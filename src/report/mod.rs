@@ -1,16 +1,16 @@
 //! Reports: the same results rendered as JSON (the contract) or text for people.
 
-pub mod doc;
-pub mod html;
-pub mod json;
-pub mod jsonfmt;
-pub mod markdown;
-pub mod recommend;
-pub mod sarif;
-pub mod text;
+pub(crate) mod doc;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod jsonfmt;
+pub(crate) mod markdown;
+pub(crate) mod recommend;
+pub(crate) mod sarif;
+pub(crate) mod text;
 
 /// `s` on one line (white space folded), cut to `max` characters with an ellipsis.
-pub fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.chars().count() <= max {
         one
@@ -22,7 +22,10 @@ pub fn clip(s: &str, max: usize) -> String {
 }
 
 /// The provenance in words, the commit shown through `commit` (plain, or as code).
-pub fn provenance_words(p: &json::ProvenanceJson, commit: impl Fn(&str) -> String) -> String {
+pub(crate) fn provenance_words(
+    p: &json::ProvenanceJson,
+    commit: impl Fn(&str) -> String,
+) -> String {
     let status = p.status.as_str().replace('_', " ");
     match &p.introducing_write {
         Some(w) => format!(

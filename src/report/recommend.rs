@@ -43,7 +43,7 @@ fn read_override(dir: Option<&Path>, rel: &str) -> Result<Option<String>> {
 }
 
 /// The defence checklist of a CWE, if there is one.
-pub fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
+pub(crate) fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
     let Some(cwe) = cwe else {
         return Ok(Vec::new());
     };
@@ -54,7 +54,7 @@ pub fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
 }
 
 /// The security-plan block (for AGENTS.md / CLAUDE.md), with the CWE's checklist when known.
-pub fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
+pub(crate) fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
     let mut block = read_override(dir, "checkpoint.md")?.unwrap_or_else(|| CHECKPOINT.to_string());
     let list = checklist(cwe, dir)?;
     if !list.is_empty() {
@@ -70,7 +70,7 @@ pub fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
 }
 
 /// The recommendation that ends a report.
-pub fn recommendation(
+pub(crate) fn recommendation(
     origin: &Origin,
     missed: &[Missed],
     cwe: Option<u32>,

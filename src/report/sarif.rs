@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 
-pub fn report(doc: &ReportDoc) -> Value {
+pub(crate) fn report(doc: &ReportDoc) -> Value {
     let f = &doc.finding;
     let o = &doc.origin;
     let origin = match o.status {
@@ -85,7 +85,7 @@ pub fn report(doc: &ReportDoc) -> Value {
 }
 
 /// A SARIF 2.1.0 log of one git-sage run with one rule.
-pub fn log(rule: Value, results: Vec<Value>) -> Value {
+pub(crate) fn log(rule: Value, results: Vec<Value>) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

@@ -43,7 +43,7 @@ fn short(sha: &str) -> &str {
 const MAX_ROWS: usize = 40;
 
 /// `git sage provenance` as text.
-pub fn provenance(doc: &ProvenanceDoc) -> String {
+pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
     let f = &doc.finding;
     let p = &doc.provenance;
     let mut out = String::new();
@@ -258,7 +258,7 @@ pub fn provenance(doc: &ProvenanceDoc) -> String {
 /// Which writes (0-based) a text report lists: all of a short range; of a long one, the
 /// first and last writes that changed the file, those around the introducing write, and the
 /// tip. The rest are counted, not listed.
-pub fn listed_writes(changed: &[bool], intro: Option<usize>) -> Vec<usize> {
+pub(crate) fn listed_writes(changed: &[bool], intro: Option<usize>) -> Vec<usize> {
     let n = changed.len();
     if n <= MAX_ROWS {
         return (0..n).collect();
@@ -347,7 +347,7 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
 
 /// `blame-origin` as text, in the seeds' order: turns → provenance → origin → missed
 /// opportunities → recommendation.
-pub fn report(doc: &crate::report::doc::ReportDoc) -> String {
+pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     use crate::origin::Status;
     let f = &doc.finding;
     let mut out = String::new();

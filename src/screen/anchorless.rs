@@ -11,7 +11,7 @@ use crate::history::range::Range;
 use crate::scanners::{self, Kind, Scratch};
 use crate::settings::Scanner;
 
-pub fn find_anchor(repo: &Repo, range: &Range, scanner: Scanner) -> Result<Anchor> {
+pub(crate) fn find_anchor(repo: &Repo, range: &Range, scanner: Scanner) -> Result<Anchor> {
     let kind = match scanner {
         Scanner::Screen => return top_candidate(repo, range),
         Scanner::Bandit => Kind::Bandit,

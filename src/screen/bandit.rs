@@ -9,7 +9,7 @@ use crate::scanners::{self, Running, Scratch};
 
 /// One Bandit result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// Repository-relative.
     pub file: String,
     pub test_id: String,
@@ -25,7 +25,7 @@ pub struct Finding {
 
 impl Finding {
     /// 3 high, 2 medium, 1 low.
-    pub fn severity_rank(&self) -> u8 {
+    pub(crate) fn severity_rank(&self) -> u8 {
         severity_rank(&self.severity)
     }
 
@@ -44,7 +44,7 @@ impl Finding {
     }
 }
 
-pub struct Report {
+pub(crate) struct Report {
     pub version: String,
     pub findings: Vec<Finding>,
     /// (file, reason) for files Bandit could not scan.
@@ -54,7 +54,7 @@ pub struct Report {
 /// Why L2 has no report. Not being installed is its own case: the report calls it `missing`,
 /// not `failed`, and the user's remedy differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// Neither `bandit` nor `python3 -m bandit` runs here.
     NotInstalled,
     /// Bandit would not start, did not finish, or left no readable report; in words.
@@ -73,10 +73,10 @@ impl std::fmt::Display for RunError {
 }
 
 /// Bandit under way, with its version; or why it is not.
-pub type Started = std::result::Result<(Running, String), RunError>;
+pub(crate) type Started = std::result::Result<(Running, String), RunError>;
 
 /// Starts Bandit on the scratch tree.
-pub fn start(tree: &Scratch) -> Started {
+pub(crate) fn start(tree: &Scratch) -> Started {
     let bandit = scanners::probe(scanners::Kind::Bandit).ok_or(RunError::NotInstalled)?;
     let run = bandit
         .start(tree)
@@ -85,7 +85,7 @@ pub fn start(tree: &Scratch) -> Started {
 }
 
 /// Waits for Bandit and reads its report.
-pub fn finish(started: Started, tree: &Scratch) -> std::result::Result<Report, RunError> {
+pub(crate) fn finish(started: Started, tree: &Scratch) -> std::result::Result<Report, RunError> {
     let (run, version) = started?;
     let output = run
         .finish()

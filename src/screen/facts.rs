@@ -7,14 +7,14 @@ use serde::Serialize;
 
 /// Why a file could not be parsed (L0).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ParseError {
+pub(crate) struct ParseError {
     pub line: u32,
     pub message: String,
 }
 
 /// An import statement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Import {
+pub(crate) struct Import {
     /// The module as written, with leading dots for relative imports.
     pub module: String,
     /// Names imported from it (`from m import a, b`), empty for `import m`.
@@ -29,7 +29,7 @@ pub struct Import {
 /// How an argument's value is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ArgKind {
+pub(crate) enum ArgKind {
     /// A constant: a plain string, a number, True/False/None.
     Literal,
     /// A string built at run time: f-string, `%`, `+` or `.format`.
@@ -39,7 +39,7 @@ pub enum ArgKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Arg {
+pub(crate) struct Arg {
     /// The keyword, for keyword arguments.
     pub name: Option<String>,
     pub text: String,
@@ -52,7 +52,7 @@ pub struct Arg {
 
 /// A call, its callee qualified through the imports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Call {
+pub(crate) struct Call {
     pub name: String,
     pub line: u32,
     pub end_line: u32,
@@ -61,14 +61,14 @@ pub struct Call {
 
 /// A referenced name (identifier or attribute chain), qualified.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Ref {
+pub(crate) struct Ref {
     pub name: String,
     pub line: u32,
 }
 
 /// Everything L1 and L3 need from a file.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// Module-level functions, classes and methods (`Class.method`).
     pub defs: Vec<String>,
     pub imports: Vec<Import>,

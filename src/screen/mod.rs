@@ -8,13 +8,13 @@
 //! Language-independent here; `python.rs` (with `python_run.rs`) and templates/screen/python/
 //! are the Python part (another language is one module like it plus its tables).
 
-pub mod anchorless;
-pub mod bandit;
-pub mod facts;
-pub mod python;
-pub mod python_run;
-pub mod report;
-pub mod rules;
+pub(crate) mod anchorless;
+pub(crate) mod bandit;
+pub(crate) mod facts;
+pub(crate) mod python;
+pub(crate) mod python_run;
+pub(crate) mod report;
+pub(crate) mod rules;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -29,7 +29,7 @@ use facts::{Facts, ParseError};
 use python::{ImportEnv, Unresolved};
 use rules::{Score, Tables};
 
-pub const SCREEN_SCHEMA: &str = "sage.screen/1";
+pub(crate) const SCREEN_SCHEMA: &str = "sage.screen/1";
 
 /// The embedded Python tables; a templates directory may override each (screen/python/NAME).
 const PY_TABLES: [(&str, &str); 6] = [
@@ -60,7 +60,7 @@ const PY_TABLES: [(&str, &str); 6] = [
 ];
 
 /// A Python table, from `dir/screen/python/NAME` when present, else embedded.
-pub fn py_table(dir: Option<&Path>, name: &str) -> Result<(String, String)> {
+pub(crate) fn py_table(dir: Option<&Path>, name: &str) -> Result<(String, String)> {
     if let Some(d) = dir {
         let p = d.join("screen/python").join(name);
         if p.exists() {
@@ -75,7 +75,7 @@ pub fn py_table(dir: Option<&Path>, name: &str) -> Result<(String, String)> {
     Ok((format!("templates/screen/python/{name}"), t.to_string()))
 }
 
-pub fn python_tables(dir: Option<&Path>) -> Result<Tables> {
+pub(crate) fn python_tables(dir: Option<&Path>) -> Result<Tables> {
     let s = py_table(dir, "sources.yaml")?;
     let k = py_table(dir, "sinks.yaml")?;
     let g = py_table(dir, "guards.yaml")?;
@@ -85,7 +85,7 @@ pub fn python_tables(dir: Option<&Path>) -> Result<Tables> {
 
 /// What the user asked for.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub task_cwe: Option<u32>,
     pub threshold: f64,
     /// Bandit findings at or above this severity flag a file (3 high, 2 medium, 1 low).
@@ -100,7 +100,7 @@ pub struct Options {
 }
 
 /// `*` and `?` globs over whole paths, or a directory prefix.
-pub fn pathspec_matches(spec: &str, path: &str) -> bool {
+pub(crate) fn pathspec_matches(spec: &str, path: &str) -> bool {
     let spec = spec.trim_start_matches("./").trim_end_matches('/');
     if !spec.contains(['*', '?']) {
         return path == spec || path.starts_with(&format!("{spec}/"));
@@ -118,14 +118,14 @@ pub fn pathspec_matches(spec: &str, path: &str) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Layer0 {
+pub(crate) struct Layer0 {
     pub ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ParseError>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Layer1 {
+pub(crate) struct Layer1 {
     pub ok: bool,
     /// Functions, classes and methods of the base version missing at the tip.
     pub missing_defs: Vec<String>,
@@ -136,7 +136,7 @@ pub struct Layer1 {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Layer2 {
+pub(crate) struct Layer2 {
     pub flagged: bool,
     pub findings: Vec<bandit::Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,7 +145,7 @@ pub struct Layer2 {
 
 /// What became of a changed file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum FileStatus {
+pub(crate) enum FileStatus {
     /// Through the layers.
     #[serde(rename = "ok")]
     Ok,
@@ -162,7 +162,7 @@ pub enum FileStatus {
 
 impl FileStatus {
     /// As the JSON report spells it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FileStatus::Ok => "ok",
             FileStatus::Deleted => "deleted",
@@ -180,7 +180,7 @@ impl std::fmt::Display for FileStatus {
 
 /// How an outside tool (Bandit for L2, the tests for L1) fared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum ToolState {
+pub(crate) enum ToolState {
     /// Bandit ran and its report was read.
     #[serde(rename = "ran")]
     Ran,
@@ -203,7 +203,7 @@ pub enum ToolState {
 
 impl ToolState {
     /// As the JSON report spells it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ToolState::Ran => "ran",
             ToolState::Passed => "passed",
@@ -223,7 +223,7 @@ impl std::fmt::Display for ToolState {
 
 /// One changed file through the layers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FileResult {
+pub(crate) struct FileResult {
     pub path: String,
     pub language: String,
     pub status: FileStatus,
@@ -240,7 +240,7 @@ pub struct FileResult {
 
 /// A file worth a security look, with where to look.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub path: String,
     pub start: u32,
     pub end: u32,
@@ -254,14 +254,14 @@ pub struct Candidate {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolStatus {
+pub(crate) struct ToolStatus {
     pub status: ToolState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub files: usize,
     pub l0_failed: usize,
     pub l1_failed: usize,
@@ -271,7 +271,7 @@ pub struct Counts {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScreenDoc {
+pub(crate) struct ScreenDoc {
     pub schema: String,
     pub base: String,
     pub tip: String,
@@ -322,7 +322,7 @@ fn is_text(bytes: &[u8]) -> Option<&str> {
 ///
 /// Bandit is started right after reading and collected in scan, so that the slowest layer
 /// runs while L0, L1 and L3 do.
-pub fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
+pub(crate) fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<ScreenDoc> {
     let tables = python_tables(opts.templates_dir.as_deref())?;
     let input = read(repo, range, opts)?;
     let bandit_run = start_bandit(opts, &input.scratch);

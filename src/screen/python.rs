@@ -13,13 +13,13 @@ use tree_sitter::{Node, Parser};
 use super::facts::{Arg, ArgKind, Call, Facts, Import, ParseError, Ref};
 
 /// Parses a file; the first syntax error ends it (L0).
-pub fn parse(src: &str, is_source: &dyn Fn(&str) -> bool) -> Result<Facts, ParseError> {
+pub(crate) fn parse(src: &str, is_source: &dyn Fn(&str) -> bool) -> Result<Facts, ParseError> {
     parse_with(src, is_source, &|_| false)
 }
 
 /// As `parse`, with calls that clean a value (escaping, confinement): what they return is not
 /// tainted.
-pub fn parse_with(
+pub(crate) fn parse_with(
     src: &str,
     is_source: &dyn Fn(&str) -> bool,
     is_sanitizer: &dyn Fn(&str) -> bool,
@@ -573,7 +573,7 @@ fn optional(mut n: Node, src: &[u8]) -> bool {
 }
 
 /// Where imports can come from, built once per run.
-pub struct ImportEnv {
+pub(crate) struct ImportEnv {
     /// Dotted module paths the repository provides, from every plausible root.
     repo_modules: HashSet<String>,
     /// Directories (as `/` paths) of the repository, for relative imports.
@@ -588,7 +588,7 @@ pub struct ImportEnv {
 
 /// Why an import does not resolve.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Unresolved {
+pub(crate) struct Unresolved {
     pub module: String,
     pub line: u32,
 }
@@ -596,7 +596,7 @@ pub struct Unresolved {
 impl ImportEnv {
     /// `paths`: every file of the tip tree; `read`: a file's content at the tip (for the
     /// dependency declarations); tables from templates/screen/python/.
-    pub fn new(
+    pub(crate) fn new(
         paths: &[String],
         read: &dyn Fn(&str) -> Option<String>,
         stdlib_txt: &str,
@@ -667,7 +667,8 @@ impl ImportEnv {
 
     /// Lists installed packages with `list` instead of asking `python3` (tests, or a caller
     /// that knows better).
-    pub fn with_installed(mut self, list: fn() -> Option<HashSet<String>>) -> ImportEnv {
+    #[cfg(test)]
+    pub(crate) fn with_installed(mut self, list: fn() -> Option<HashSet<String>>) -> ImportEnv {
         self.list_installed = list;
         self
     }
@@ -686,7 +687,7 @@ impl ImportEnv {
     }
 
     /// The imports of a file (at `path`) that resolve nowhere.
-    pub fn unresolved(&mut self, path: &str, imports: &[Import]) -> Vec<Unresolved> {
+    pub(crate) fn unresolved(&mut self, path: &str, imports: &[Import]) -> Vec<Unresolved> {
         let mut out = Vec::new();
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         for i in imports.iter().filter(|i| !i.optional) {
@@ -769,7 +770,7 @@ impl ImportEnv {
 }
 
 /// Distribution names a dependency file declares (lower-case), read by line patterns.
-pub fn declared_distributions(file: &str, text: &str) -> BTreeSet<String> {
+pub(crate) fn declared_distributions(file: &str, text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let name_of = |s: &str| -> Option<String> {
         let s = s.trim().trim_matches(|c| c == '"' || c == '\'' || c == ',');

@@ -10,7 +10,7 @@ use std::process::Command;
 ///
 /// `-I` keeps the repository off the path and ignores the user's environment variables, and
 /// only `sys.path` is printed: nothing of the repository, nor any package, is imported.
-pub fn installed_modules() -> Option<HashSet<String>> {
+pub(crate) fn installed_modules() -> Option<HashSet<String>> {
     let out = Command::new("python3")
         .args(["-I", "-c", "import sys, json; print(json.dumps(sys.path))"])
         .output()

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::{Candidate, FileResult, FileStatus, ScreenDoc, ToolState};
 
 /// The candidate of a file: where to look (the strongest sink or Bandit finding) and why.
-pub fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
+pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
     let mut reasons = Vec::new();
     let mut lines: Vec<(u32, u32)> = Vec::new();
     let mut cwe = None;
@@ -108,7 +108,7 @@ fn layers(f: &FileResult) -> String {
     )
 }
 
-pub fn text(d: &ScreenDoc) -> String {
+pub(crate) fn text(d: &ScreenDoc) -> String {
     let c = &d.counts;
     let mut out = format!(
         "git sage screen · {}..{} ({} commit(s)) · {} Python file(s)\nL0 failed {} · L1 failed {} · L2 flagged {} · L3 flagged {} (R ≥ {}) · candidates {} · range R {:.1}\nBandit: {}{} · tests: {}\n",
@@ -198,7 +198,7 @@ pub fn text(d: &ScreenDoc) -> String {
     out
 }
 
-pub fn sarif(d: &ScreenDoc) -> Value {
+pub(crate) fn sarif(d: &ScreenDoc) -> Value {
     let results: Vec<Value> = d
         .candidates
         .iter()
@@ -240,7 +240,7 @@ fn slug(s: &str) -> String {
 }
 
 /// Anchor YAMLs (file name, content) for the candidates, marked unconfirmed.
-pub fn anchors(d: &ScreenDoc) -> Vec<(String, String)> {
+pub(crate) fn anchors(d: &ScreenDoc) -> Vec<(String, String)> {
     d.candidates
         .iter()
         .map(|k| {

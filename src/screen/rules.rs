@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// A condition on a call's arguments; every given part must hold.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct When {
+pub(crate) struct When {
     /// Keyword arguments that must be given with one of these values (`*`: any value).
     #[serde(default)]
     pub kwarg: BTreeMap<String, Vec<String>>,
@@ -45,7 +45,7 @@ pub struct When {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ArgIs {
+pub(crate) enum ArgIs {
     /// Built at run time from pieces (f-string, `%`, `+`, `.format`).
     Formatted,
     /// Not a constant.
@@ -59,7 +59,7 @@ pub enum ArgIs {
 /// One table entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub id: String,
     /// Qualified names of calls or attribute chains: `a.b` exactly (or anything under it for
     /// attribute chains), `*.b` any object's member b, `a.*` anything under a.
@@ -94,7 +94,7 @@ pub struct Entry {
 /// The weakness patterns of a CWE: when the task names it and one matches, +10.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Weakness {
+pub(crate) struct Weakness {
     pub cwe: u32,
     pub pattern: Vec<String>,
     pub why: String,
@@ -102,7 +102,7 @@ pub struct Weakness {
 
 /// The tables of one language, compiled.
 #[derive(Debug)]
-pub struct Tables {
+pub(crate) struct Tables {
     pub sources: Vec<Entry>,
     pub sinks: Vec<Entry>,
     pub guards: Vec<Entry>,
@@ -116,7 +116,7 @@ fn load<T: for<'de> Deserialize<'de>>(name: &str, text: &str) -> Result<Vec<T>> 
 
 impl Tables {
     /// `texts`: (file name for messages, content) of sources, sinks, guards, weaknesses.
-    pub fn parse(
+    pub(crate) fn parse(
         sources: (&str, &str),
         sinks: (&str, &str),
         guards: (&str, &str),
@@ -165,14 +165,14 @@ impl Tables {
     }
 
     /// Whether a call cleans its value (a guard marked `sanitizes`).
-    pub fn is_sanitizer(&self, name: &str) -> bool {
+    pub(crate) fn is_sanitizer(&self, name: &str) -> bool {
         self.guards
             .iter()
             .any(|e| e.sanitizes && e.names.iter().any(|p| call_matches(p, name)))
     }
 
     /// Whether a qualified name is an input source (for the taint of the facts).
-    pub fn is_source(&self, name: &str) -> bool {
+    pub(crate) fn is_source(&self, name: &str) -> bool {
         self.sources.iter().any(|e| {
             e.names.iter().any(|p| ref_matches(p, name))
                 && !e.except.iter().any(|x| ref_matches(x, name))
@@ -185,7 +185,7 @@ fn guards_name() -> &'static str {
 }
 
 /// `a.b` matches `a.b` and, for chains, `a.b.c`; `*.b` matches any `x.b`; `a.*` anything under a.
-pub fn ref_matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn ref_matches(pattern: &str, name: &str) -> bool {
     if let Some(member) = pattern.strip_prefix("*.") {
         return name == member
             || name.ends_with(&format!(".{member}"))
@@ -198,7 +198,7 @@ pub fn ref_matches(pattern: &str, name: &str) -> bool {
 }
 
 /// Calls match exactly (`a.b`), by member (`*.b`) or under a prefix (`a.*`).
-pub fn call_matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn call_matches(pattern: &str, name: &str) -> bool {
     if let Some(member) = pattern.strip_prefix("*.") {
         return name == member || name.ends_with(&format!(".{member}"));
     }
@@ -310,7 +310,7 @@ fn find(
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub id: String,
     pub weight: f64,
     pub lines: Vec<u32>,
@@ -325,14 +325,14 @@ pub struct Hit {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GuardHit {
+pub(crate) struct GuardHit {
     pub category: String,
     pub ids: Vec<String>,
     pub lines: Vec<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WeaknessHit {
+pub(crate) struct WeaknessHit {
     pub cwe: u32,
     pub line: u32,
     pub why: String,
@@ -340,7 +340,7 @@ pub struct WeaknessHit {
 
 /// R and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Score {
+pub(crate) struct Score {
     pub score: f64,
     pub flagged: bool,
     pub sources: Vec<Hit>,
@@ -352,7 +352,7 @@ pub struct Score {
 }
 
 /// Scores one file.
-pub fn score(
+pub(crate) fn score(
     t: &Tables,
     facts: &Facts,
     text: &str,

@@ -79,7 +79,7 @@ struct State {
     user_command: bool,
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let text = String::from_utf8_lossy(bytes);
     if !text.contains("# aider chat started at")
         && let Some(at) = text.find("# Aider chat conversation:")

@@ -10,7 +10,7 @@ use crate::error::Result;
 const MAX_SKIPPED_LISTED: usize = 200;
 
 /// Accumulates turns as a parser reads records in order.
-pub struct Builder {
+pub(crate) struct Builder {
     agent: String,
     turns: Vec<Turn>,
     explicit: Vec<Option<TurnKind>>,
@@ -28,7 +28,7 @@ pub struct Builder {
 }
 
 impl Builder {
-    pub fn new(agent: impl Into<String>) -> Builder {
+    pub(crate) fn new(agent: impl Into<String>) -> Builder {
         Builder {
             agent: agent.into(),
             turns: Vec::new(),
@@ -48,7 +48,7 @@ impl Builder {
     }
 
     /// A user or system message: context, and the end of the open turn.
-    pub fn message(
+    pub(crate) fn message(
         &mut self,
         role: &str,
         text: String,
@@ -69,7 +69,7 @@ impl Builder {
     }
 
     /// The open turn, or a new one.
-    pub fn turn(&mut self, timestamp: Option<String>, source: SourceRef) -> &mut Turn {
+    pub(crate) fn turn(&mut self, timestamp: Option<String>, source: SourceRef) -> &mut Turn {
         if !self.open {
             return self.new_turn(timestamp, source);
         }
@@ -77,7 +77,7 @@ impl Builder {
     }
 
     /// Always a new turn.
-    pub fn new_turn(&mut self, timestamp: Option<String>, source: SourceRef) -> &mut Turn {
+    pub(crate) fn new_turn(&mut self, timestamp: Option<String>, source: SourceRef) -> &mut Turn {
         self.close();
         self.turns.push(Turn {
             turn: 0,
@@ -98,12 +98,12 @@ impl Builder {
     }
 
     /// The turn at an index (for logs whose messages interleave, like Claude Code's).
-    pub fn turn_at(&mut self, index: usize) -> &mut Turn {
+    pub(crate) fn turn_at(&mut self, index: usize) -> &mut Turn {
         &mut self.turns[index]
     }
 
     /// Adds a tool call to the turn at an index.
-    pub fn call_at(&mut self, index: usize, call: ToolCall) -> usize {
+    pub(crate) fn call_at(&mut self, index: usize, call: ToolCall) -> usize {
         let id = call.id.clone();
         let t = &mut self.turns[index];
         t.tool_calls.push(call);
@@ -115,7 +115,7 @@ impl Builder {
     }
 
     /// Whether the open turn already holds text or tool calls.
-    pub fn open_turn_has_content(&self) -> bool {
+    pub(crate) fn open_turn_has_content(&self) -> bool {
         self.open
             && self
                 .turns
@@ -124,7 +124,7 @@ impl Builder {
     }
 
     /// A context message placed before the turn at `before` (0-based), found after the fact.
-    pub fn insert_message(
+    pub(crate) fn insert_message(
         &mut self,
         before: usize,
         role: &str,
@@ -149,7 +149,7 @@ impl Builder {
     }
 
     /// Links a call id to a call of the last turn, for parsers that build turns directly.
-    pub fn register_call(&mut self, id: String, call: usize) {
+    pub(crate) fn register_call(&mut self, id: String, call: usize) {
         if let Some(ti) = self.turns.len().checked_sub(1) {
             self.calls.insert(id, (ti, call));
         }
@@ -157,7 +157,7 @@ impl Builder {
 
     /// Rewrites the path of every file change (making them relative to a project root found
     /// after the fact).
-    pub fn map_paths(&mut self, f: impl Fn(&str) -> String) {
+    pub(crate) fn map_paths(&mut self, f: impl Fn(&str) -> String) {
         for t in &mut self.turns {
             for c in &mut t.file_changes {
                 c.path = f(&c.path);
@@ -166,12 +166,12 @@ impl Builder {
     }
 
     /// The last turn, open or not.
-    pub fn last_turn_mut(&mut self) -> Option<&mut Turn> {
+    pub(crate) fn last_turn_mut(&mut self) -> Option<&mut Turn> {
         self.turns.last_mut()
     }
 
     /// A commit the log says the last turn made (Aider's `> Commit <sha>` lines).
-    pub fn commit(&mut self, sha: &str, message: &str) {
+    pub(crate) fn commit(&mut self, sha: &str, message: &str) {
         if let Some(ti) = self.turns.len().checked_sub(1) {
             self.commits.push(LoggedCommit {
                 turn: ti as u32,
@@ -182,12 +182,12 @@ impl Builder {
     }
 
     /// Whether a turn is open to more content.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.open
     }
 
     /// Ends the open turn; the next content starts a new one.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.open = false;
     }
 
@@ -245,7 +245,7 @@ impl Builder {
     }
 
     /// Labels the open turn's kind as the log gives it.
-    pub fn set_kind(&mut self, kind: TurnKind) {
+    pub(crate) fn set_kind(&mut self, kind: TurnKind) {
         if self.open
             && let Some(k) = self.explicit.last_mut()
         {
@@ -254,12 +254,12 @@ impl Builder {
     }
 
     /// Appends text to the open turn (paragraphs separated by a blank line).
-    pub fn push_text(t: &mut Turn, text: &str) {
+    pub(crate) fn push_text(t: &mut Turn, text: &str) {
         push_para(&mut t.text, text);
     }
 
     /// Appends reasoning to a turn; `available: false` marks it redacted or encrypted.
-    pub fn push_reasoning(t: &mut Turn, text: Option<&str>) {
+    pub(crate) fn push_reasoning(t: &mut Turn, text: Option<&str>) {
         match text
             .map(str::trim)
             .filter(|s| !s.is_empty() && *s != "[REDACTED]")
@@ -274,7 +274,12 @@ impl Builder {
     }
 
     /// Adds a tool call to the open turn; its id (if any) links a later result.
-    pub fn call(&mut self, call: ToolCall, timestamp: Option<String>, source: SourceRef) -> usize {
+    pub(crate) fn call(
+        &mut self,
+        call: ToolCall,
+        timestamp: Option<String>,
+        source: SourceRef,
+    ) -> usize {
         let id = call.id.clone();
         let t = self.turn(timestamp, source);
         t.tool_calls.push(call);
@@ -286,7 +291,7 @@ impl Builder {
     }
 
     /// Attaches a result to the call with this id; false when no such call was seen.
-    pub fn result(&mut self, id: &str, text: String, is_error: bool) -> bool {
+    pub(crate) fn result(&mut self, id: &str, text: String, is_error: bool) -> bool {
         match self.calls.get(id) {
             Some(&(ti, ci)) => {
                 self.turns[ti].tool_calls[ci].result = Some(ToolResult { text, is_error });
@@ -297,7 +302,7 @@ impl Builder {
     }
 
     /// Records a file change on the turn that made the call with this id (else the open turn).
-    pub fn change_for_call(
+    pub(crate) fn change_for_call(
         &mut self,
         id: Option<&str>,
         mut change: FileChange,
@@ -313,7 +318,7 @@ impl Builder {
     }
 
     /// A line that could not be used.
-    pub fn skip(&mut self, line: u64, reason: impl Into<String>) {
+    pub(crate) fn skip(&mut self, line: u64, reason: impl Into<String>) {
         if self.skipped.len() < MAX_SKIPPED_LISTED {
             self.skipped.push(Skipped {
                 line,
@@ -325,12 +330,12 @@ impl Builder {
     }
 
     /// A record left out on purpose.
-    pub fn count(&mut self, kind: &str) {
+    pub(crate) fn count(&mut self, kind: &str) {
         *self.skipped_records.entry(kind.to_string()).or_default() += 1;
     }
 
     /// The agent's context was compacted after the turns so far.
-    pub fn compaction(&mut self) {
+    pub(crate) fn compaction(&mut self) {
         self.close();
         let n = self.turns.len() as u32;
         if self.compactions.last() != Some(&n) {
@@ -338,16 +343,16 @@ impl Builder {
         }
     }
 
-    pub fn warn(&mut self, w: impl Into<String>) {
+    pub(crate) fn warn(&mut self, w: impl Into<String>) {
         self.warnings.push(w.into());
     }
 
-    pub fn turn_count(&self) -> usize {
+    pub(crate) fn turn_count(&self) -> usize {
         self.turns.len()
     }
 
     /// Numbers the turns, labels their kinds, and checks something usable is left.
-    pub fn finish(mut self, format: Format, source: &str) -> Result<Transcript> {
+    pub(crate) fn finish(mut self, format: Format, source: &str) -> Result<Transcript> {
         self.close();
         self.drop_empty_turns();
         if self.turns.is_empty() {

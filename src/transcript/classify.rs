@@ -160,7 +160,7 @@ fn norm(name: &str) -> String {
 }
 
 /// The shell command of a tool call, if it is one.
-pub fn shell_command(name: &str, args: &serde_json::Value) -> Option<String> {
+pub(crate) fn shell_command(name: &str, args: &serde_json::Value) -> Option<String> {
     if !SHELL_TOOLS.contains(&norm(name).as_str()) {
         return None;
     }
@@ -186,7 +186,7 @@ pub fn shell_command(name: &str, args: &serde_json::Value) -> Option<String> {
 }
 
 /// Whether a tool call changes files (by its name; `str_replace_editor` by its command).
-pub fn is_edit_call(name: &str, args: &serde_json::Value) -> bool {
+pub(crate) fn is_edit_call(name: &str, args: &serde_json::Value) -> bool {
     let n = norm(name);
     if n == "str_replace_editor" || n == "edit_file_tool" {
         return args
@@ -197,7 +197,7 @@ pub fn is_edit_call(name: &str, args: &serde_json::Value) -> bool {
     EDIT_TOOLS.contains(&n.as_str())
 }
 
-pub fn is_test_command(cmd: &str) -> bool {
+pub(crate) fn is_test_command(cmd: &str) -> bool {
     tests_re().is_match(cmd)
 }
 
@@ -228,7 +228,7 @@ fn strip_shell(c: &str) -> String {
 
 /// The files a shell command writes by redirection or `tee` (`echo x >> docs/a.md`,
 /// `pwd > out.txt`), for a file change the log shows only as a command.
-pub fn shell_written_paths(cmd: &str) -> Vec<String> {
+pub(crate) fn shell_written_paths(cmd: &str) -> Vec<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(r#"(?:^|[^0-9&><])>>?\s*["']?([A-Za-z0-9_./~-]+)|\btee\s+(?:-a\s+)?["']?([A-Za-z0-9_./~-]+)"#)
@@ -303,7 +303,7 @@ pub fn shell_written_paths(cmd: &str) -> Vec<String> {
 
 /// Files a command writes whole from a heredoc (`cat > app.py <<'EOF' … EOF`, or
 /// `cat <<EOF > app.py`): their content is known, so the write can be replayed.
-pub fn heredoc_writes(cmd: &str) -> Vec<(String, String)> {
+pub(crate) fn heredoc_writes(cmd: &str) -> Vec<(String, String)> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(r#"^(?:.*(?:&&|;)\s*)?cat\s+(?:>\s*["']?([A-Za-z0-9_./~-]+)["']?\s*<<-?\s*["']?(\w+)["']?|<<-?\s*["']?(\w+)["']?\s*>\s*["']?([A-Za-z0-9_./~-]+)["']?)\s*$"#)
@@ -346,7 +346,7 @@ pub fn heredoc_writes(cmd: &str) -> Vec<(String, String)> {
 }
 
 /// Whether a shell command writes a file (so its turn is an edit).
-pub fn shell_writes(cmd: &str) -> bool {
+pub(crate) fn shell_writes(cmd: &str) -> bool {
     cmd.split(['&', ';', '|', '\n'])
         .map(str::trim)
         .any(|c| !c.contains("/dev/null") && shell_write_re().is_match(c))
@@ -359,7 +359,7 @@ fn is_read_call(name: &str, args: &serde_json::Value) -> bool {
 }
 
 /// Guesses the kind of one turn; `edited_before` says whether an earlier turn changed files.
-pub fn guess(t: &Turn, edited_before: bool) -> TurnKind {
+pub(crate) fn guess(t: &Turn, edited_before: bool) -> TurnKind {
     let commands: Vec<String> = t
         .tool_calls
         .iter()
@@ -424,7 +424,7 @@ pub fn guess(t: &Turn, edited_before: bool) -> TurnKind {
 }
 
 /// Fills in the kinds of turns the log did not label (`explicit[i]` is the log's label).
-pub fn classify(turns: &mut [Turn], explicit: &[Option<TurnKind>]) {
+pub(crate) fn classify(turns: &mut [Turn], explicit: &[Option<TurnKind>]) {
     let mut edited = false;
     for (i, t) in turns.iter_mut().enumerate() {
         t.kind = explicit

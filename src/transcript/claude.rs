@@ -153,7 +153,7 @@ struct State {
     cwd: Option<String>,
 }
 
-pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
+pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
     let mut st = State {
         b: Builder::new("claude-code"),
         by_message: HashMap::new(),

@@ -50,7 +50,7 @@ struct State {
     fallback_prompts: Vec<(String, Option<String>, u64, usize)>,
 }
 
-pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
+pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
     let mut st = State {
         b: Builder::new("codex"),
         cwd: None,
@@ -363,7 +363,7 @@ fn patch_text(name: &str, args: &Value) -> Option<String> {
 }
 
 /// File changes of a Codex `*** Begin Patch` text, one per file.
-pub fn apply_patch_changes(patch: &str, cwd: Option<&str>) -> Vec<FileChange> {
+pub(super) fn apply_patch_changes(patch: &str, cwd: Option<&str>) -> Vec<FileChange> {
     let mut out = Vec::new();
     let mut current: Option<(String, &str, String)> = None; // (path, op, body)
     let flush = |cur: Option<(String, &str, String)>, out: &mut Vec<FileChange>| {

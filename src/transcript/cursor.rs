@@ -9,7 +9,7 @@ use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult};
 use super::{Builder, Format, Transcript, relative_path, value_text};
 use crate::error::Result;
 
-pub fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
+pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
     let mut b = Builder::new("cursor");
     let mut cwd: Option<String> = None;
     let mut reasoning = String::new();

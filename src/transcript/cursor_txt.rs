@@ -19,7 +19,7 @@ fn arg_re() -> &'static Regex {
 }
 
 /// Whether a text is such a transcript: a `user:` or `assistant:` line first, and markers.
-pub fn looks_like(text: &str) -> bool {
+pub(super) fn looks_like(text: &str) -> bool {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     matches!(first.trim(), "user:" | "assistant:")
         && (text.contains("\n[Tool call] ")
@@ -36,7 +36,7 @@ enum In {
     Arg(String),
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let text = String::from_utf8_lossy(bytes);
     let mut b = Builder::new("cursor");
     let mut user = String::new();

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::Format;
 
-pub const NAMES: [&str; 11] = [
+pub(crate) const NAMES: [&str; 11] = [
     "claude-code",
     "codex",
     "gemini-cli",
@@ -19,7 +19,7 @@ pub const NAMES: [&str; 11] = [
 ];
 
 /// RFC 3339 UTC text for milliseconds since the epoch.
-pub fn iso_from_millis(ms: i64) -> String {
+pub(crate) fn iso_from_millis(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let millis = ms.rem_euclid(1000);
     let days = secs.div_euclid(86_400);
@@ -123,7 +123,7 @@ fn jsonl_format(v: &Value) -> Option<Format> {
 }
 
 /// Guesses the format from the first bytes of a file.
-pub fn detect(head: &[u8], name: &str) -> Option<Format> {
+pub(crate) fn detect(head: &[u8], name: &str) -> Option<Format> {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('{') {

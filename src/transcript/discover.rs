@@ -10,7 +10,7 @@ use crate::git::{CommitInfo, Oid, Repo};
 use super::lines::Input;
 
 /// A transcript found for a range, and how.
-pub struct Found {
+pub(crate) struct Found {
     pub name: String,
     pub found_by: String,
     pub bytes: Vec<u8>,
@@ -21,13 +21,13 @@ pub struct Found {
 }
 
 impl Found {
-    pub fn input(&self) -> Input {
+    pub(crate) fn input(&self) -> Input {
         Input::from_bytes(self.name.clone(), self.bytes.clone())
     }
 }
 
 /// The value of a trailer (`Key: value`) in a commit message, case-insensitive key.
-pub fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
+pub(crate) fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
     message
         .lines()
         .filter_map(|l| {
@@ -43,7 +43,7 @@ const KNOWN_FILES: &[&str] = &[".aider.chat.history.md"];
 const KNOWN_DIRS: &[&str] = &[".specstory/history/", ".sage/sessions/"];
 
 /// Reads an explicit `--session` argument: a path (relative to where git sage runs) or `REV:path`.
-pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
+pub(crate) fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
     let path = std::path::Path::new(session);
     if path.is_dir() {
         return match super::lines::folder_events(path) {
@@ -100,7 +100,7 @@ pub fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
 
 /// Opens a session named on the command line for streaming: a file, a conversation folder
 /// (`events/*.json`), `REV:path` or `REV^{commit}` read from git (`repo` opens it when needed).
-pub fn open(session: &str, repo: &dyn Fn() -> Result<Repo>) -> Result<Input> {
+pub(crate) fn open(session: &str, repo: &dyn Fn() -> Result<Repo>) -> Result<Input> {
     let path = std::path::Path::new(session);
     if path.is_dir() {
         return match crate::transcript::lines::folder_events(path) {
@@ -344,7 +344,7 @@ impl Collector<'_> {
 
 /// Every session the range points at, in discovery order, with notes on what could not be
 /// used. `infos` are the range's commits, in order, and `changed` the paths each changed.
-pub fn discover(
+pub(crate) fn discover(
     repo: &Repo,
     infos: &[CommitInfo],
     changed_by: &[Vec<String>],
@@ -368,7 +368,7 @@ pub fn discover(
 /// Checkpoints of commits just before the range (`earlier`, newest first): an agent's session
 /// runs across commits, and the one that wrote the code may have been checkpointed with an
 /// earlier commit than the one that committed it.
-pub fn earlier_checkpoints(
+pub(crate) fn earlier_checkpoints(
     repo: &Repo,
     earlier: &[CommitInfo],
 ) -> Result<(Vec<Found>, Vec<String>)> {

@@ -7,7 +7,7 @@
 use super::turn::Edit;
 
 /// A path as a reply writes it on its own line: `**a/b.py**`, `` `a\b.py`: ``, `# a/b.py`.
-pub fn clean_path(line: &str) -> String {
+pub(crate) fn clean_path(line: &str) -> String {
     line.trim()
         .trim_end_matches(':')
         .trim_start_matches('#')
@@ -34,7 +34,7 @@ fn looks_like_path(l: &str) -> bool {
 }
 
 /// Two spellings of one path (separators, `./`, decoration).
-pub fn same_path(a: &str, b: &str) -> bool {
+pub(crate) fn same_path(a: &str, b: &str) -> bool {
     clean_path(a) == clean_path(b)
 }
 
@@ -56,7 +56,7 @@ fn is_replace(l: &str) -> bool {
 }
 
 /// A fence opener: three or more backticks or tildes, or a `<source…>` tag.
-pub fn opens_fence(l: &str) -> Option<String> {
+pub(crate) fn opens_fence(l: &str) -> Option<String> {
     let t = l.trim_start();
     // `<source>`, `<source>markdown`, `<source lang="py">`
     if t.starts_with("<source") && t.contains('>') && !t.contains("</source>") {
@@ -70,7 +70,7 @@ pub fn opens_fence(l: &str) -> Option<String> {
     (tildes.len() >= 3).then_some(tildes)
 }
 
-pub fn closes_fence(l: &str, closer: &str) -> bool {
+pub(crate) fn closes_fence(l: &str, closer: &str) -> bool {
     let t = l.trim();
     if closer == "</source>" {
         return t == "</source>";
@@ -80,7 +80,7 @@ pub fn closes_fence(l: &str, closer: &str) -> bool {
 
 /// (file, search, replace) of every SEARCH/REPLACE block, in order. The file is the nearest
 /// path line before the block (skipping fence lines), else the previous block's file.
-pub fn search_replace(text: &str) -> Vec<(String, String, String)> {
+pub(crate) fn search_replace(text: &str) -> Vec<(String, String, String)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut last_file = String::new();
@@ -132,7 +132,7 @@ pub fn search_replace(text: &str) -> Vec<(String, String, String)> {
 /// (file, patch) of every file in the reply's unified diffs: `--- a/x` / `+++ b/x` headers
 /// followed by `@@` hunks, in a ```diff fence or bare. A new file (`--- /dev/null`) is a
 /// patch too; a deleted one (`+++ /dev/null`) is named by its `---` line.
-pub fn unified(text: &str) -> Vec<(String, String)> {
+pub(crate) fn unified(text: &str) -> Vec<(String, String)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<(String, String)> = Vec::new();
     let mut i = 0;
@@ -181,7 +181,7 @@ pub fn unified(text: &str) -> Vec<(String, String)> {
 /// (file, content) of every fenced block right after a line naming a file — Aider's `whole`
 /// format. With `wanted`, only those files (the ones the log says were written); a block that
 /// holds SEARCH/REPLACE markers or a unified diff is not a whole file.
-pub fn whole_files(text: &str, wanted: Option<&[String]>) -> Vec<(String, String)> {
+pub(crate) fn whole_files(text: &str, wanted: Option<&[String]>) -> Vec<(String, String)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -226,7 +226,7 @@ pub fn whole_files(text: &str, wanted: Option<&[String]>) -> Vec<(String, String
 }
 
 /// Every edit a reply's text carries for `path`, in the order written.
-pub fn edits_for(text: &str, path: &str) -> Vec<Edit> {
+pub(crate) fn edits_for(text: &str, path: &str) -> Vec<Edit> {
     let mut out: Vec<Edit> = search_replace(text)
         .into_iter()
         .filter(|(f, _, _)| same_path(f, path))
@@ -254,7 +254,7 @@ pub fn edits_for(text: &str, path: &str) -> Vec<Edit> {
 }
 
 /// Every (file, edit) a reply's text carries, for logs that do not say which were applied.
-pub fn all_edits(text: &str) -> Vec<(String, Edit)> {
+pub(crate) fn all_edits(text: &str) -> Vec<(String, Edit)> {
     let mut out: Vec<(String, Edit)> = search_replace(text)
         .into_iter()
         .map(|(f, old, new)| {

@@ -16,7 +16,7 @@ struct Rec {
     source: SourceRef,
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let text = String::from_utf8_lossy(bytes);
     let mut b = Builder::new("gemini-cli");
     let messages = match serde_json::from_str::<Value>(&text) {

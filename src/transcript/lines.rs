@@ -37,7 +37,7 @@ fn io_error(e: ReadError) -> std::io::Error {
 
 /// A transcript's bytes, from a file or from memory (a git blob), with its first bytes
 /// peeked for format detection.
-pub struct Input {
+pub(crate) struct Input {
     /// How the user named it (path or `REV:path`), for messages.
     pub name: String,
     head: Vec<u8>,
@@ -45,10 +45,13 @@ pub struct Input {
 }
 
 /// How much of the start of a file format detection looks at.
-pub const PEEK: usize = 64 << 10;
+pub(crate) const PEEK: usize = 64 << 10;
 
 impl Input {
-    pub fn from_reader(name: impl Into<String>, mut r: Box<dyn BufRead>) -> std::io::Result<Input> {
+    pub(crate) fn from_reader(
+        name: impl Into<String>,
+        mut r: Box<dyn BufRead>,
+    ) -> std::io::Result<Input> {
         let mut head = Vec::with_capacity(PEEK);
         (&mut r).take(PEEK as u64).read_to_end(&mut head)?;
         Ok(Input {
@@ -58,7 +61,10 @@ impl Input {
         })
     }
 
-    pub fn from_file(name: impl Into<String>, path: &std::path::Path) -> std::io::Result<Input> {
+    pub(crate) fn from_file(
+        name: impl Into<String>,
+        path: &std::path::Path,
+    ) -> std::io::Result<Input> {
         let f = std::fs::File::open(path)?;
         let capped = Capped {
             inner: f,
@@ -68,18 +74,18 @@ impl Input {
         Input::from_reader(name, Box::new(BufReader::with_capacity(256 << 10, capped)))
     }
 
-    pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Input {
+    pub(crate) fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Input {
         Input::from_reader(name, Box::new(std::io::Cursor::new(bytes)))
             .expect("reading from memory cannot fail")
     }
 
     /// The first bytes (up to `PEEK`).
-    pub fn head(&self) -> &[u8] {
+    pub(crate) fn head(&self) -> &[u8] {
         &self.head
     }
 
     /// Everything, for formats that are one JSON document or small Markdown.
-    pub fn read_all(self) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read_all(self) -> std::io::Result<Vec<u8>> {
         let mut all = self.head;
         let mut rest = self.rest;
         read_to_end_capped(&mut rest, SESSION_CAP, &mut all).map_err(io_error)?;
@@ -87,7 +93,7 @@ impl Input {
     }
 
     /// Line by line.
-    pub fn lines(self) -> Lines {
+    pub(crate) fn lines(self) -> Lines {
         Lines {
             reader: Box::new(std::io::Cursor::new(self.head).chain(self.rest)),
             buf: Vec::new(),
@@ -97,7 +103,7 @@ impl Input {
 }
 
 /// A lending iterator over lines (without the newline), numbered from 1.
-pub struct Lines {
+pub(crate) struct Lines {
     reader: Box<dyn BufRead>,
     buf: Vec<u8>,
     line: u64,
@@ -107,7 +113,7 @@ impl Lines {
     /// The next non-blank line read as a JSON record (invalid UTF-8 replaced first), or
     /// `None` at the end; the parse error is the caller's to report as a skipped line.
     /// (Claude Code logs are parsed zero-copy by their own loop instead.)
-    pub fn next_json<T: serde::de::DeserializeOwned>(
+    pub(crate) fn next_json<T: serde::de::DeserializeOwned>(
         &mut self,
         name: &str,
     ) -> crate::error::Result<Option<(u64, serde_json::Result<T>)>> {
@@ -138,7 +144,7 @@ impl Lines {
 
     /// The next line, or `None` at the end. Read errors end the input (and are returned).
     /// A line longer than `LINE_CAP`, or one whose memory cannot be had, is an error naming it.
-    pub fn next_line(&mut self) -> std::io::Result<Option<(u64, &[u8])>> {
+    pub(crate) fn next_line(&mut self) -> std::io::Result<Option<(u64, &[u8])>> {
         self.buf.clear();
         let mut done = false;
         while !done {
@@ -187,7 +193,7 @@ impl Lines {
 
 /// A conversation folder of one JSON event per file (OpenHands V1: `events/event-NNNNN-*.json`),
 /// as one JSONL text in file-name order; `None` when `dir` is no such folder.
-pub fn folder_events(dir: &std::path::Path) -> Option<crate::error::Result<Vec<u8>>> {
+pub(crate) fn folder_events(dir: &std::path::Path) -> Option<crate::error::Result<Vec<u8>>> {
     let events = dir.join("events");
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&events)
         .ok()?
@@ -218,7 +224,7 @@ pub fn folder_events(dir: &std::path::Path) -> Option<crate::error::Result<Vec<u
 
 /// A JSON line with raw control characters inside its strings (a NUL or an escape byte a
 /// tool printed) escaped as `\u00XX`, as JSON requires; `None` when there are none.
-pub fn escape_controls(raw: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn escape_controls(raw: &[u8]) -> Option<Vec<u8>> {
     if !raw.iter().any(|&b| b < 0x20) {
         return None;
     }
@@ -245,11 +251,6 @@ pub fn escape_controls(raw: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Text of possibly invalid UTF-8, replacing what is not.
-pub fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +269,7 @@ mod tests {
         );
         let (n, s) = l.next_line().unwrap().unwrap();
         assert_eq!(
-            (n, text(s).into_owned()),
+            (n, String::from_utf8_lossy(s).into_owned()),
             (3, "\u{fffd}\u{fffd} c".to_string())
         );
         assert!(l.next_line().unwrap().is_none());

@@ -18,10 +18,10 @@ use super::turn::Edit;
 use crate::error::Result;
 use crate::git::{CommitInfo, Oid, Repo};
 
-pub use crate::history::attribution::{MappedBy, Mapping, SubWrite};
+pub(crate) use crate::history::attribution::{MappedBy, Mapping, SubWrite};
 
 /// One write as mapping needs it.
-pub struct WriteView<'a> {
+pub(crate) struct WriteView<'a> {
     pub info: &'a CommitInfo,
     pub parent_tree: Oid,
     /// The anchored file's path in this write's snapshot.
@@ -31,7 +31,7 @@ pub struct WriteView<'a> {
 }
 
 /// What the finding says about the anchored code, for edit-level attribution.
-pub struct Anchored<'a> {
+pub(crate) struct Anchored<'a> {
     /// Whether the defect is present in a file's content (`None`: the file is absent).
     pub present: &'a dyn Fn(Option<&str>) -> bool,
     /// Whether a text holds the anchored fragment (for the fallback; `None` for a defence
@@ -39,7 +39,7 @@ pub struct Anchored<'a> {
     pub holds: Option<&'a dyn Fn(&str) -> bool>,
 }
 
-pub fn same_file(transcript_path: &str, repo_path: &str) -> bool {
+pub(crate) fn same_file(transcript_path: &str, repo_path: &str) -> bool {
     // Called for every edit of every write: no allocation unless the log uses backslashes.
     let t: std::borrow::Cow<str> = if transcript_path.contains('\\') {
         transcript_path.replace('\\', "/").into()
@@ -55,7 +55,7 @@ pub fn same_file(transcript_path: &str, repo_path: &str) -> bool {
 }
 
 /// The text an edit leaves in the file: what an edit-level fallback can look for.
-pub fn new_text(e: &Edit) -> String {
+pub(crate) fn new_text(e: &Edit) -> String {
     match e {
         Edit::Replace { new, .. } => new.clone(),
         Edit::Write { content } => content.clone(),
@@ -72,7 +72,7 @@ pub fn new_text(e: &Edit) -> String {
 }
 
 /// Seconds since the epoch of an RFC 3339 / ISO 8601 timestamp (naive ones taken as UTC).
-pub fn parse_time(s: &str) -> Option<f64> {
+pub(crate) fn parse_time(s: &str) -> Option<f64> {
     let s = s.trim();
     let (date, rest) = s.split_at(s.find(['T', ' '])?);
     let mut d = date.split('-');
@@ -117,7 +117,7 @@ pub fn parse_time(s: &str) -> Option<f64> {
 const TIME_SLACK: f64 = 15.0 * 60.0;
 
 /// Maps every write of a range to the turn that made it.
-pub fn map(
+pub(crate) fn map(
     repo: &Repo,
     writes: &[WriteView],
     t: &Transcript,
@@ -552,7 +552,7 @@ fn unmapped_reason(
 /// The turns that count for the range (SPEC §3): from the user message that opened the task
 /// of the first mapped write to the last turn before the next user message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scope {
+pub(crate) struct Scope {
     pub first: u32,
     pub last: u32,
     /// The user message that opened the task (the default task text), secrets redacted.
@@ -562,7 +562,7 @@ pub struct Scope {
 
 /// `focus` is the turn that wrote the code (the introducing write's, else the delivered
 /// repair's): the task is the one that holds it; without it, the first mapped write's.
-pub fn scope(t: &Transcript, mapping: &Mapping, focus: Option<u32>) -> Scope {
+pub(crate) fn scope(t: &Transcript, mapping: &Mapping, focus: Option<u32>) -> Scope {
     let last_turn = t.turns.len() as u32;
     let users: Vec<&super::ContextMessage> =
         t.context.iter().filter(|m| m.role == "user").collect();

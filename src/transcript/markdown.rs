@@ -29,7 +29,7 @@ fn user_re() -> &'static Regex {
 }
 
 /// Whether a text looks like this format (a turn heading numbered 1 near the top).
-pub fn looks_like(text: &str) -> bool {
+pub(super) fn looks_like(text: &str) -> bool {
     text.lines()
         .take(400)
         .filter_map(|l| heading_re().captures(l))
@@ -74,7 +74,7 @@ fn agent_of(rest: &str) -> Option<String> {
     (!a.is_empty() && a.chars().count() <= 40).then(|| a.to_string())
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let text = String::from_utf8_lossy(bytes);
     let mut b = Builder::new("agent");
     let mut preamble = String::new();
@@ -141,7 +141,7 @@ fn finish_turn(b: &mut Builder, body: &str, line: u64) {
 }
 
 /// File changes from ```diff fences holding unified diffs.
-pub fn diff_blocks(body: &str) -> Vec<FileChange> {
+pub(super) fn diff_blocks(body: &str) -> Vec<FileChange> {
     let mut out = Vec::new();
     let mut cur: Option<String> = None;
     for line in body.lines() {
@@ -165,7 +165,7 @@ pub fn diff_blocks(body: &str) -> Vec<FileChange> {
 }
 
 /// Splits a unified diff by file; each file's part becomes a `Patch` change.
-pub fn unified_diff_changes(diff: &str) -> Vec<FileChange> {
+pub(super) fn unified_diff_changes(diff: &str) -> Vec<FileChange> {
     let mut out: Vec<FileChange> = Vec::new();
     let mut path: Option<String> = None;
     let mut part = String::new();

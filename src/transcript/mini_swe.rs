@@ -35,7 +35,7 @@ fn sed_inplace() -> &'static Regex {
 }
 
 /// File changes a shell command makes that we can see: heredoc writes and in-place seds.
-pub fn shell_changes(cmd: &str, cwd: Option<&str>) -> Vec<FileChange> {
+pub(super) fn shell_changes(cmd: &str, cwd: Option<&str>) -> Vec<FileChange> {
     let mut out = Vec::new();
     let lines: Vec<&str> = cmd.lines().collect();
     let mut i = 0;
@@ -77,7 +77,7 @@ pub fn shell_changes(cmd: &str, cwd: Option<&str>) -> Vec<FileChange> {
     out
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let doc: Value = serde_json::from_slice(bytes)
         .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(bytes)))
         .map_err(|e| Error::input(format!("{name}:{}: not valid JSON: {e}", e.line())))?;

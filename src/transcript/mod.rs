@@ -1,14 +1,14 @@
 //! Session transcripts → canonical turns: one parser per agent's log format, auto-detected.
 
 mod builder;
-pub mod classify;
-pub mod detect;
-pub mod discover;
-pub mod edits;
-pub mod lines;
-pub mod mapping;
-pub mod replay;
-pub mod turn;
+pub(crate) mod classify;
+pub(crate) mod detect;
+pub(crate) mod discover;
+pub(crate) mod edits;
+pub(crate) mod lines;
+pub(crate) mod mapping;
+pub(crate) mod replay;
+pub(crate) mod turn;
 
 mod aider;
 mod claude;
@@ -19,7 +19,7 @@ mod gemini;
 mod markdown;
 mod mini_swe;
 mod openhands;
-pub mod openhands_v1;
+pub(crate) mod openhands_v1;
 mod sage_format;
 mod specstory;
 mod swe_agent;
@@ -29,16 +29,16 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-pub use builder::Builder;
+pub(crate) use builder::Builder;
 use builder::push_para;
-pub use lines::Input;
-pub use turn::*;
+pub(crate) use lines::Input;
+pub(crate) use turn::*;
 
 /// The transcript formats we read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
-pub enum Format {
+pub(crate) enum Format {
     ClaudeCode,
     Codex,
     GeminiCli,
@@ -55,7 +55,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
@@ -74,7 +74,7 @@ impl Format {
 
 /// A parsed session: its turns, the messages around them, and what was left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     pub schema: String,
     pub format: Format,
     /// The file as the user named it.
@@ -104,16 +104,16 @@ pub struct Transcript {
 
 /// A commit a log names (`> Commit 1a2b3c4 fix: ...`), made by a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoggedCommit {
+pub(crate) struct LoggedCommit {
     pub turn: u32,
     pub sha: String,
     pub message: String,
 }
 
-pub const TURNS_SCHEMA: &str = "sage.turns/1";
+pub(crate) const TURNS_SCHEMA: &str = "sage.turns/1";
 
 /// Parses a transcript, detecting its format unless `forced`.
-pub fn parse(input: Input, forced: Option<Format>) -> Result<Transcript> {
+pub(crate) fn parse(input: Input, forced: Option<Format>) -> Result<Transcript> {
     let name = input.name.clone();
     let format = match forced {
         Some(f) => f,
@@ -146,7 +146,7 @@ pub fn parse(input: Input, forced: Option<Format>) -> Result<Transcript> {
 
 /// Text of a JSON value that may be a string, a list of `{type:"text", text}` blocks, or
 /// something else (then its compact JSON).
-pub fn value_text(v: &serde_json::Value) -> String {
+pub(crate) fn value_text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
@@ -177,7 +177,7 @@ pub fn value_text(v: &serde_json::Value) -> String {
 }
 
 /// A path as the agent wrote it, made relative to its working directory when inside it.
-pub fn relative_path(path: &str, cwd: Option<&str>) -> String {
+pub(crate) fn relative_path(path: &str, cwd: Option<&str>) -> String {
     let p = path.replace('\\', "/");
     if let Some(cwd) = cwd {
         let cwd = cwd.replace('\\', "/");

@@ -58,7 +58,7 @@ fn v1_events(bytes: &[u8]) -> Option<Vec<(u64, Value)>> {
 
 const FINISH_PLACEHOLDER: &str = "All done! What's next on the agenda?";
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     // OpenHands V1 (software-agent-sdk) writes an event stream with `kind`s instead.
     if let Some(events) = v1_events(bytes) {
         return super::openhands_v1::parse(&events, name);

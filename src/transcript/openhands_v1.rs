@@ -12,7 +12,7 @@ use super::{Builder, Format, Transcript};
 use crate::error::Result;
 
 /// Whether a JSON record is a V1 event.
-pub fn is_event(v: &Value) -> bool {
+pub(crate) fn is_event(v: &Value) -> bool {
     v.get("kind")
         .and_then(Value::as_str)
         .is_some_and(|k| k.ends_with("Event") || k.ends_with("Observation"))
@@ -32,7 +32,7 @@ fn content_text(v: Option<&Value>) -> String {
     }
 }
 
-pub fn parse(events: &[(u64, Value)], name: &str) -> Result<Transcript> {
+pub(crate) fn parse(events: &[(u64, Value)], name: &str) -> Result<Transcript> {
     let mut b = Builder::new("openhands");
     let mut response: Option<String> = None;
     // tool_call_id → (turn index, call index)

@@ -5,7 +5,7 @@ use super::turn::Edit;
 
 /// Why an edit could not be replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     NotFound(&'static str),
     Opaque,
     BadPatch(String),
@@ -22,7 +22,7 @@ impl std::fmt::Display for ReplayError {
 }
 
 /// Applies one edit to a file's content (`None`: the file does not exist).
-pub fn apply(content: Option<&str>, edit: &Edit) -> Result<Option<String>, ReplayError> {
+pub(crate) fn apply(content: Option<&str>, edit: &Edit) -> Result<Option<String>, ReplayError> {
     match edit {
         Edit::Write { content } => Ok(Some(content.clone())),
         Edit::Delete => Ok(None),
@@ -174,7 +174,7 @@ fn find_block(lines: &[String], block: &[String], from: usize, loose: bool) -> O
 }
 
 /// Applies unified-diff or Codex-style hunks by matching their old side in order.
-pub fn apply_patch(content: &str, patch: &str) -> Result<String, ReplayError> {
+pub(crate) fn apply_patch(content: &str, patch: &str) -> Result<String, ReplayError> {
     let hunks = parse_hunks(patch)?;
     if hunks.is_empty() {
         return Err(ReplayError::BadPatch("no hunks".into()));

@@ -8,7 +8,7 @@ use super::turn::{Edit, FileChange, SourceRef, ToolCall, ToolResult, TurnKind};
 use super::{Builder, Format, Transcript};
 use crate::error::{Error, Result};
 
-pub const SCHEMA: &str = "sage.session/1";
+pub(super) const SCHEMA: &str = "sage.session/1";
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -160,7 +160,7 @@ fn add(b: &mut Builder, r: Record, source: SourceRef) -> std::result::Result<(),
     Ok(())
 }
 
-pub fn parse(input: Input, name: &str) -> Result<Transcript> {
+pub(super) fn parse(input: Input, name: &str) -> Result<Transcript> {
     let head = String::from_utf8_lossy(input.head())
         .trim_start()
         .to_string();

@@ -185,7 +185,7 @@ fn is_tool_part(body: &str) -> bool {
     .any(|p| first.starts_with(p))
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let text = String::from_utf8_lossy(bytes);
     let parts = pieces(&text);
     if !parts.iter().any(|p| matches!(p, Piece::Header { .. })) {

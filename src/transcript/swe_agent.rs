@@ -31,7 +31,7 @@ const EDIT_FAILED: &[&str] = &[
 ];
 
 /// Splits shell-quoted words ('…', "…" with escapes, bare words).
-pub fn shell_words(s: &str) -> Vec<String> {
+pub(super) fn shell_words(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -85,7 +85,7 @@ pub fn shell_words(s: &str) -> Vec<String> {
     out
 }
 
-pub fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
+pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let doc: Value = serde_json::from_slice(bytes)
         .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(bytes)))
         .map_err(|e| Error::input(format!("{name}:{}: not valid JSON: {e}", e.line())))?;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// What a turn does, for the judge's rubric and the missed-opportunity rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
-pub enum TurnKind {
+pub(crate) enum TurnKind {
     Planning,
     Implementation,
     Review,
@@ -14,7 +14,7 @@ pub enum TurnKind {
 }
 
 impl TurnKind {
-    pub const ALL: [&'static str; 5] = [
+    pub(crate) const ALL: [&'static str; 5] = [
         "planning",
         "implementation",
         "review",
@@ -22,7 +22,7 @@ impl TurnKind {
         "administrative",
     ];
 
-    pub fn parse(s: &str) -> Option<TurnKind> {
+    pub(crate) fn parse(s: &str) -> Option<TurnKind> {
         match s.trim().to_ascii_lowercase().as_str() {
             "planning" | "plan" => Some(TurnKind::Planning),
             "implementation" | "implement" => Some(TurnKind::Implementation),
@@ -33,7 +33,7 @@ impl TurnKind {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TurnKind::Planning => "planning",
             TurnKind::Implementation => "implementation",
@@ -46,7 +46,7 @@ impl TurnKind {
 
 /// Where a turn or message came from in the raw file: a 1-based line, or an event id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SourceRef {
+pub(crate) struct SourceRef {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub line: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -54,14 +54,14 @@ pub struct SourceRef {
 }
 
 impl SourceRef {
-    pub fn line(n: u64) -> Self {
+    pub(crate) fn line(n: u64) -> Self {
         SourceRef {
             line: Some(n),
             event: None,
         }
     }
 
-    pub fn event(id: impl Into<String>) -> Self {
+    pub(crate) fn event(id: impl Into<String>) -> Self {
         SourceRef {
             line: None,
             event: Some(id.into()),
@@ -71,7 +71,7 @@ impl SourceRef {
 
 /// A tool's answer to a call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     pub text: String,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
@@ -79,7 +79,7 @@ pub struct ToolResult {
 
 /// One tool call of a turn, with its arguments as the log gave them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub id: Option<String>,
     pub name: String,
@@ -92,7 +92,7 @@ pub struct ToolCall {
 /// How a file change can be replayed onto the previous content of the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
-pub enum Edit {
+pub(crate) enum Edit {
     /// Replace `old` by `new` (the first occurrence, or all with `all`); `old` empty
     /// means "insert into an empty or new file".
     Replace {
@@ -123,7 +123,7 @@ pub enum Edit {
 
 /// One change of one file made by a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileChange {
+pub(crate) struct FileChange {
     pub path: String,
     #[serde(flatten)]
     pub edit: Edit,
@@ -140,7 +140,7 @@ pub struct FileChange {
 
 impl FileChange {
     /// A change as most logs give it: the file and the edit, nothing more.
-    pub fn new(path: impl Into<String>, edit: Edit) -> FileChange {
+    pub(crate) fn new(path: impl Into<String>, edit: Edit) -> FileChange {
         FileChange {
             path: path.into(),
             edit,
@@ -153,7 +153,7 @@ impl FileChange {
 
 /// One agent turn: a message, its tool calls and results, and the file changes they made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Turn {
+pub(crate) struct Turn {
     pub turn: u32,
     pub agent: String,
     pub kind: TurnKind,
@@ -177,7 +177,7 @@ pub struct Turn {
 
 /// A user or system message: context for the judge, not a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ContextMessage {
+pub(crate) struct ContextMessage {
     /// The number of the first turn after this message (turns.len() + 1 at the end).
     pub before_turn: u32,
     pub role: String,
@@ -189,7 +189,7 @@ pub struct ContextMessage {
 
 /// A line or record the parser could not use, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub line: u64,
     pub reason: String,
 }

@@ -1,5 +1,10 @@
 //! Integration tests: the real `git-sage` binary against temporary repositories built with git.
 
+// A test that cannot unwrap should fail loudly: that is what unwrap does.
+#![allow(clippy::unwrap_used)]
+// The test crate is its own program: its helpers are shared between files, not published.
+#![allow(unreachable_pub)]
+
 mod batch;
 mod blame;
 mod common;
