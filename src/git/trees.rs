@@ -161,17 +161,17 @@ impl Repo {
         Ok(out)
     }
 
-    /// The blob at `path` in a tree, if the path names a file there.
-    pub fn entry_at(&self, tree: Oid, path: &str) -> Result<Option<Entry>> {
-        let tree = self
+    /// What a path names in a tree: its id and whether it is a blob; `None` when absent.
+    fn lookup(&self, tree: Oid, path: &str) -> Result<Option<(Oid, bool)>> {
+        let t = self
             .inner
             .find_tree(tree.0)
             .map_err(|e| git_err(format_args!("cannot read tree {}", tree.short()), e))?;
-        match tree.get_path(Path::new(path)) {
-            Ok(entry) if entry.kind() == Some(git2::ObjectType::Blob) => Ok(Some(Entry {
-                blob: Oid(entry.id()),
-            })),
-            Ok(_) => Ok(None),
+        match t.get_path(Path::new(path)) {
+            Ok(e) => Ok(Some((
+                Oid(e.id()),
+                e.kind() == Some(git2::ObjectType::Blob),
+            ))),
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
             Err(_) if in_repo_path(path).is_err() => Err(Error::input(format!(
                 "{path}: the path {}",
@@ -181,6 +181,14 @@ impl Repo {
             ))),
             Err(e) => Err(git_err(format_args!("cannot look up {path}"), e)),
         }
+    }
+
+    /// The blob at `path` in a tree, if the path names a file there.
+    pub fn entry_at(&self, tree: Oid, path: &str) -> Result<Option<Entry>> {
+        Ok(self
+            .lookup(tree, path)?
+            .filter(|(_, blob)| *blob)
+            .map(|(id, _)| Entry { blob: id }))
     }
 
     /// The content of `path` at revision `rev` (`REV:path` arguments); `None` when absent.
@@ -226,21 +234,7 @@ impl Repo {
 
     /// The id of whatever a path names in a tree (file or directory).
     pub fn path_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>> {
-        let t = self
-            .inner
-            .find_tree(tree.0)
-            .map_err(|e| git_err(format_args!("cannot read tree {}", tree.short()), e))?;
-        match t.get_path(Path::new(path)) {
-            Ok(e) => Ok(Some(Oid(e.id()))),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-            Err(_) if in_repo_path(path).is_err() => Err(Error::input(format!(
-                "{path}: the path {}",
-                in_repo_path(path)
-                    .err()
-                    .unwrap_or("is not a path in the repository")
-            ))),
-            Err(e) => Err(git_err(format_args!("cannot look up {path}"), e)),
-        }
+        Ok(self.lookup(tree, path)?.map(|(id, _)| id))
     }
 
     /// The content of a file of a tree, if the path names a file there.
