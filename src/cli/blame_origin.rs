@@ -82,7 +82,12 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     )?;
     let (anchor, unconfirmed) = match args.find_anchor {
         Some(scanner) => (
-            crate::screen::anchorless::find_anchor(&repo, &range, scanner)?,
+            crate::screen::anchorless::find_anchor(
+                &repo,
+                &range,
+                scanner,
+                settings.templates.clone(),
+            )?,
             true,
         ),
         None => {

@@ -99,7 +99,12 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     if anchors.is_empty() {
         if let Some(scanner) = settings.scanner {
             anchors.push((
-                crate::screen::anchorless::find_anchor(repo, &range, scanner)?,
+                crate::screen::anchorless::find_anchor(
+                    repo,
+                    &range,
+                    scanner,
+                    settings.templates.clone(),
+                )?,
                 true,
             ));
         } else {

@@ -45,7 +45,7 @@ pub(crate) struct ScreenArgs {
     pub cwe: Option<String>,
 
     /// Flag a file when R reaches this
-    #[arg(long, value_name = "R", default_value_t = 15.0, help_heading = "Rules")]
+    #[arg(long, value_name = "R", default_value_t = crate::screen::DEFAULT_THRESHOLD, help_heading = "Rules")]
     pub threshold: f64,
 
     /// Bandit findings at or above this severity flag a file (L2)
@@ -65,7 +65,7 @@ pub(crate) struct ScreenArgs {
     #[arg(
         long,
         value_name = "SECS",
-        default_value_t = 600,
+        default_value_t = crate::screen::DEFAULT_TESTS_TIMEOUT,
         requires = "run_tests",
         help_heading = "Rules"
     )]

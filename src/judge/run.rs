@@ -74,7 +74,7 @@ impl Default for Options {
             judges: vec![Spec::Offline],
             protocol: Protocol::Prefix,
             repeat: 1,
-            jobs: 8,
+            jobs: crate::settings::DEFAULT_JOBS,
             rpm: None,
             context_tokens: None,
             quotes_required: true,

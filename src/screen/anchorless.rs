@@ -3,6 +3,8 @@
 //! anchor, marked unconfirmed. It lives above screening because `screen` is one of its
 //! sources; the external scanners come from `crate::scanners`.
 
+use std::path::PathBuf;
+
 use super::{Options, screen};
 use crate::anchor::{Anchor, AnchorKind, AnchorSource, Locator};
 use crate::error::{Error, Result};
@@ -11,9 +13,14 @@ use crate::history::range::Range;
 use crate::scanners::{self, Kind, Scratch};
 use crate::settings::Scanner;
 
-pub(crate) fn find_anchor(repo: &Repo, range: &Range, scanner: Scanner) -> Result<Anchor> {
+pub(crate) fn find_anchor(
+    repo: &Repo,
+    range: &Range,
+    scanner: Scanner,
+    templates_dir: Option<PathBuf>,
+) -> Result<Anchor> {
     let kind = match scanner {
-        Scanner::Screen => return top_candidate(repo, range),
+        Scanner::Screen => return top_candidate(repo, range, templates_dir),
         Scanner::Bandit => Kind::Bandit,
         Scanner::Semgrep => Kind::Semgrep,
     };
@@ -64,17 +71,10 @@ pub(crate) fn find_anchor(repo: &Repo, range: &Range, scanner: Scanner) -> Resul
 }
 
 /// `screen`: the strongest candidate of the range, as an unconfirmed anchor on its lines.
-fn top_candidate(repo: &Repo, range: &Range) -> Result<Anchor> {
-    let templates_dir = repo.config_string("sage.templates")?.map(Into::into);
+fn top_candidate(repo: &Repo, range: &Range, templates_dir: Option<PathBuf>) -> Result<Anchor> {
     let opts = Options {
-        task_cwe: None,
-        threshold: 15.0,
-        l2_severity: 3,
-        bandit: true,
-        run_tests: None,
-        tests_timeout: std::time::Duration::from_secs(600),
-        paths: Vec::new(),
         templates_dir,
+        ..Options::default()
     };
     let doc = screen(repo, range, &opts)?;
     let Some(c) = doc.candidates.first() else {

@@ -83,6 +83,12 @@ pub(crate) fn python_tables(dir: Option<&Path>) -> Result<Tables> {
     Tables::parse((&s.0, &s.1), (&k.0, &k.1), (&g.0, &g.1), (&w.0, &w.1))
 }
 
+/// The candidate threshold (the rule score, 0–100) unless `--threshold` says.
+pub(crate) const DEFAULT_THRESHOLD: f64 = 15.0;
+
+/// How long `--run-tests` may take, in seconds, unless `--tests-timeout` says.
+pub(crate) const DEFAULT_TESTS_TIMEOUT: u64 = 600;
+
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
@@ -97,6 +103,22 @@ pub(crate) struct Options {
     /// Pathspecs limiting the files screened (empty: all).
     pub paths: Vec<String>,
     pub templates_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    /// `git sage screen` with no flags: Bandit on, high-severity results flag a file, no tests.
+    fn default() -> Options {
+        Options {
+            task_cwe: None,
+            threshold: DEFAULT_THRESHOLD,
+            l2_severity: 3,
+            bandit: true,
+            run_tests: None,
+            tests_timeout: std::time::Duration::from_secs(DEFAULT_TESTS_TIMEOUT),
+            paths: Vec::new(),
+            templates_dir: None,
+        }
+    }
 }
 
 /// `*` and `?` globs over whole paths, or a directory prefix.
