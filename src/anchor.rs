@@ -92,6 +92,27 @@ pub struct AnchorSource {
     /// 1-based position of the result in the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
+    /// What the finding file said where the user's `--cwe`, `--class`, `--id` or
+    /// `--description` replaced it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub said: Option<Said>,
+}
+
+/// The finding's own values that the user's word replaced (only those that differed).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Said {
+    /// The finding's CWE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwe: Option<u32>,
+    /// The finding's defect class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<DefectClass>,
+    /// The finding's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The finding's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// A confirmed defect: the failure anchor of SPEC §2.

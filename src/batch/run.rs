@@ -40,6 +40,7 @@ pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
         finding: Some(case.finding.clone()),
         select: case.select.clone(),
         inline: None,
+        given: Default::default(),
     })?;
     let mut judge = opts.judge.clone();
     judge.progress = false;

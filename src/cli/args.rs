@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::finding::{Inline, Request};
+use crate::finding::{Given, Inline, Request};
 
 /// How the finding (the confirmed defect) is given.
 #[derive(Debug, Clone, Args)]
@@ -38,17 +38,21 @@ pub(crate) struct FindingArgs {
     #[arg(long, requires = "anchor_file")]
     pub absent: bool,
 
-    /// Inline anchor: CWE number (e.g. 918 or CWE-918)
-    #[arg(long, value_name = "N", requires = "anchor_file")]
+    /// The CWE (918 or CWE-918); replaces the finding's own
+    #[arg(long, value_name = "N")]
     pub cwe: Option<String>,
 
-    /// Inline anchor: missing_defence, insufficient_defence or introduced_vulnerability
-    #[arg(long = "class", value_name = "CLASS", requires = "anchor_file")]
+    /// missing_defence, insufficient_defence or introduced_vulnerability; replaces the finding's
+    #[arg(long = "class", value_name = "CLASS")]
     pub class: Option<String>,
 
-    /// Inline anchor: a stable id for notes and reports
-    #[arg(long = "id", value_name = "ID", requires = "anchor_file")]
+    /// A stable id for notes and reports; replaces the finding's
+    #[arg(long = "id", value_name = "ID")]
     pub id: Option<String>,
+
+    /// What is wrong, in words; replaces the finding's
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
 }
 
 impl FindingArgs {
@@ -61,11 +65,19 @@ impl FindingArgs {
                 snippets: self.anchor_snippet.clone(),
                 lines: self.anchor_lines.clone(),
                 pattern: self.anchor_pattern.clone(),
-                cwe: self.cwe.clone(),
-                class: self.class.clone(),
                 absent: self.absent,
-                id: self.id.clone(),
             }),
+            given: self.given(),
+        }
+    }
+
+    /// The user's word on the finding, whatever its source.
+    pub(crate) fn given(&self) -> Given {
+        Given {
+            cwe: self.cwe.clone(),
+            class: self.class.clone(),
+            id: self.id.clone(),
+            description: self.description.clone(),
         }
     }
 }

@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
-use super::util::{ReportFormat, emit, judge_options, levers, render};
+use super::util::{ReportFormat, emit, finding_request, judge_options, levers, render};
 use crate::error::{Error, Result};
 use crate::finding;
 use crate::history::range;
@@ -81,17 +81,18 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         settings.agent_pattern.as_deref(),
     )?;
     let (anchor, unconfirmed) = match args.find_anchor {
-        Some(scanner) => (
-            crate::screen::anchorless::find_anchor(
+        Some(scanner) => {
+            let mut a = crate::screen::anchorless::find_anchor(
                 &repo,
                 &range,
                 scanner,
                 settings.templates.clone(),
-            )?,
-            true,
-        ),
+            )?;
+            finding::apply_given(&mut a, &args.finding.given())?;
+            (a, true)
+        }
         None => {
-            let a = finding::load(&args.finding.request())?;
+            let a = finding::load(&finding_request(ctx, settings, &args.finding)?)?;
             let unconfirmed = a.unconfirmed;
             (a, unconfirmed)
         }

@@ -125,6 +125,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         finding: Some(dir.join(".sage/findings/ssrf-preview.yaml")),
         select: None,
         inline: None,
+        given: Default::default(),
     })?;
     // As a user in the repository would name it (and the same bytes wherever the demo runs).
     anchor.source.path = Some(".sage/findings/ssrf-preview.yaml".into());

@@ -2,8 +2,6 @@
 //! `sage.findings` (default `.sage/findings/*.{sarif,json,yaml,yml}`) or a `sage.scanner` run,
 //! print a short summary, write notes, and refuse only with `sage.block=true`.
 
-use std::path::{Path, PathBuf};
-
 use super::Context;
 use crate::anchor::Anchor;
 use crate::error::Result;
@@ -14,56 +12,6 @@ use crate::judge::cache::{self, Cache};
 use crate::judge::run::Options;
 use crate::pipeline::{self, BlameRequest};
 use crate::settings::Settings;
-
-/// `*` and `{a,b}` in the last path component, relative to `root`.
-pub(crate) fn glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
-    let (dir, file) = match pattern.rsplit_once('/') {
-        Some((d, f)) => (root.join(d), f.to_string()),
-        None => (root.to_path_buf(), pattern.to_string()),
-    };
-    let alternatives: Vec<String> = match (file.find('{'), file.find('}')) {
-        (Some(a), Some(z)) if a < z => file[a + 1..z]
-            .split(',')
-            .map(|alt| format!("{}{alt}{}", &file[..a], &file[z + 1..]))
-            .collect(),
-        _ => vec![file.clone()],
-    };
-    let matches = |name: &str, pat: &str| -> bool {
-        let parts: Vec<&str> = pat.split('*').collect();
-        if parts.len() == 1 {
-            return name == pat;
-        }
-        let mut rest = name;
-        if !rest.starts_with(parts[0]) {
-            return false;
-        }
-        rest = &rest[parts[0].len()..];
-        for (i, p) in parts[1..].iter().enumerate() {
-            if i == parts.len() - 2 {
-                return rest.ends_with(p);
-            }
-            match rest.find(p) {
-                Some(at) => rest = &rest[at + p.len()..],
-                None => return false,
-            }
-        }
-        true
-    };
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| alternatives.iter().any(|a| matches(n, a)))
-        })
-        .collect();
-    out.sort();
-    out
-}
 
 /// The hooks' judge: the settings, no flags, no progress bar.
 fn hook_options(settings: &Settings) -> Result<Options> {
@@ -85,7 +33,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
     let mut anchors: Vec<(Anchor, bool)> = Vec::new();
     for pat in &settings.findings {
-        for file in glob(&root, pat) {
+        for file in crate::finding::discover::glob(&root, pat) {
             match crate::finding::load_all(&file) {
                 Ok(all) => anchors.extend(all.into_iter().map(|a| {
                     let u = a.unconfirmed;

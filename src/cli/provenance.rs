@@ -38,7 +38,11 @@ pub(crate) struct ProvenanceArgs {
 
 pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     let t = crate::timing::stage("finding");
-    let anchor = finding::load(&args.finding.request())?;
+    let anchor = finding::load(&super::util::finding_request(
+        ctx,
+        ctx.settings()?,
+        &args.finding,
+    )?)?;
     drop(t);
     let t = crate::timing::stage("open repository");
     let repo = ctx.repo()?;

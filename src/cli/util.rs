@@ -8,8 +8,9 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use super::Context;
-use super::args::{JudgeArgs, LeverArgs};
+use super::args::{FindingArgs, JudgeArgs, LeverArgs};
 use crate::error::{Error, Result};
+use crate::finding::Request;
 use crate::judge::backends::Spec;
 use crate::judge::cache::{self, Cache};
 use crate::judge::run::Options;
@@ -112,4 +113,49 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
 /// Opens a session argument: a file, a conversation folder, `REV:path` or `REV^{commit}`.
 pub(crate) fn open_session(ctx: &Context, session: &str) -> Result<Input> {
     crate::transcript::discover::open(session, &|| ctx.repo())
+}
+
+/// The finding a command analyses: the flags' when they name one, else the only finding file
+/// the repository keeps under `sage.findings` (as the hooks do). Several: the user picks one.
+pub(crate) fn finding_request(
+    ctx: &Context,
+    settings: &Settings,
+    args: &FindingArgs,
+) -> Result<Request> {
+    let mut req = args.request();
+    if req.finding.is_some() || req.inline.is_some() {
+        return Ok(req);
+    }
+    let root = ctx.repo()?.workdir().unwrap_or_else(|| ctx.cwd.clone());
+    let files = crate::finding::discover::all(&root, &settings.findings);
+    let shown = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
+    match files.as_slice() {
+        [] => Err(
+            Error::input("no finding given, and none kept in the repository").hint(format!(
+                "pass --finding FILE (SARIF, Bandit JSON, Semgrep JSON, anchor YAML), an inline \
+                 anchor (--anchor-file PATH --anchor-snippet TEXT), or keep one at {}",
+                settings.findings.join(", ")
+            )),
+        ),
+        [one] => {
+            crate::say!("git-sage: finding: {} (the only one kept)", shown(one));
+            req.finding = Some(one.clone());
+            Ok(req)
+        }
+        several => Err(Error::input(format!(
+            "no finding given, and the repository keeps {}: {}",
+            several.len(),
+            several
+                .iter()
+                .map(|p| shown(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .hint("pick one with --finding FILE")),
+    }
 }

@@ -168,6 +168,7 @@ fn convert(raw: Raw, shown: &str, index: usize, default_id: String) -> Result<An
             rule: None,
             path: Some(shown.to_string()),
             index: Some(index + 1),
+            said: None,
         },
         unconfirmed: raw.unconfirmed.unwrap_or(false),
     })

@@ -2,13 +2,14 @@
 
 pub(crate) mod anchor_yaml;
 pub(crate) mod bandit;
+pub(crate) mod discover;
 pub(crate) mod paths;
 pub(crate) mod sarif;
 pub(crate) mod semgrep;
 
 use std::path::Path;
 
-use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator};
+use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass, Locator, Said};
 use crate::error::{Error, Result};
 
 /// The finding formats we read.
@@ -56,6 +57,22 @@ pub struct Request {
     pub select: Option<String>,
     /// A finding given with `--anchor-*` flags instead.
     pub inline: Option<Inline>,
+    /// What the user says of the finding (`--cwe`, `--class`, `--id`, `--description`); it
+    /// wins over what the file says.
+    pub given: Given,
+}
+
+/// The user's word on a finding: each value, when given, replaces the finding file's.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// The CWE, as `918` or `CWE-918`.
+    pub cwe: Option<String>,
+    /// The defect class.
+    pub class: Option<String>,
+    /// A name for the finding.
+    pub id: Option<String>,
+    /// What is wrong, in words.
+    pub description: Option<String>,
 }
 
 /// An anchor given inline: `--anchor-file` with a snippet, lines or a pattern.
@@ -69,14 +86,8 @@ pub struct Inline {
     pub lines: Option<String>,
     /// Or a regular expression.
     pub pattern: Option<String>,
-    /// The CWE, as `918` or `CWE-918`.
-    pub cwe: Option<String>,
-    /// The defect class.
-    pub class: Option<String>,
     /// The located code is a missing defence.
     pub absent: bool,
-    /// A name for the finding.
-    pub id: Option<String>,
 }
 
 /// Loads the one anchor the request names.
@@ -88,12 +99,59 @@ pub fn load(req: &Request) -> Result<Anchor> {
         .hint("use one: a finding file, or an inline anchor")),
         (None, None) => Err(Error::input("no finding given")
             .hint("pass --finding FILE (SARIF, Bandit JSON, Semgrep JSON, anchor YAML) or --anchor-file PATH --anchor-snippet TEXT")),
-        (None, Some(inline)) => from_inline(inline),
+        (None, Some(inline)) => {
+            let mut a = from_inline(inline, &req.given)?;
+            apply_given(&mut a, &req.given)?;
+            a.source.said = None;
+            Ok(a)
+        }
         (Some(path), None) => {
             let all = load_all(path)?;
-            select(path, all, req.select.as_deref())
+            let mut a = select(path, all, req.select.as_deref())?;
+            apply_given(&mut a, &req.given)?;
+            Ok(a)
         }
     }
+}
+
+/// Puts the user's values over the finding's, keeping what the finding said where they differ
+/// (`source.said`), so that reports can show both.
+pub fn apply_given(a: &mut Anchor, given: &Given) -> Result<()> {
+    let mut said = a.source.said.take().unwrap_or_default();
+    if let Some(c) = &given.cwe {
+        let cwe = parse_cwe(c).ok_or_else(|| {
+            Error::input(format!(
+                "--cwe {c}: expected a CWE number such as 918 or CWE-918"
+            ))
+        })?;
+        if a.cwe.is_some_and(|old| old != cwe) {
+            said.cwe = a.cwe;
+        }
+        a.cwe = Some(cwe);
+    }
+    if let Some(c) = &given.class {
+        let class = DefectClass::parse(c).ok_or_else(|| {
+            Error::input(format!(
+                "--class {c}: expected one of {}",
+                DefectClass::ALL.join(", ")
+            ))
+        })?;
+        if a.class.is_some_and(|old| old != class) {
+            said.class = a.class;
+        }
+        a.class = Some(class);
+    }
+    if let Some(id) = given.id.as_ref().filter(|id| **id != a.id) {
+        said.id = Some(std::mem::replace(&mut a.id, id.clone()));
+    }
+    if let Some(d) = &given.description {
+        if a.description.as_ref().is_some_and(|old| old != d) {
+            said.description = a.description.take();
+        }
+        a.description = Some(d.clone());
+    }
+    a.source.said = (said != Said::default()).then_some(said);
+    Ok(())
 }
 
 /// Every anchor a finding file holds, in order.
@@ -107,10 +165,11 @@ pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
             bytes
         }
         Err(e) => {
-            return Err(Error::input(format!(
-                "cannot read finding {shown}: {}",
-                io_reason(&e)
-            )));
+            let err = Error::input(format!("cannot read finding {shown}: {}", io_reason(&e)));
+            return Err(match e.kind() {
+                std::io::ErrorKind::NotFound => err.hint(what_is_there(path)),
+                _ => err,
+            });
         }
     };
     let text = String::from_utf8(bytes)
@@ -165,6 +224,42 @@ fn undetected(text: &str, shown: &str) -> Error {
         return e.hint(FORMATS);
     }
     Error::input(format!("{shown}: unknown finding format")).hint(FORMATS)
+}
+
+/// For a finding file that is not there: the finding files beside it, or that its folder is
+/// missing too.
+fn what_is_there(path: &Path) -> String {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return format!("there is no folder {}", dir.display());
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            let lower = n.to_ascii_lowercase();
+            [".sarif", ".json", ".yaml", ".yml"]
+                .iter()
+                .any(|ext| lower.ends_with(ext))
+        })
+        .collect();
+    names.sort();
+    match names.len() {
+        0 => format!("{} holds no .sarif, .json or .yaml file", dir.display()),
+        n => {
+            let more = if n > 8 {
+                format!(" and {} more", n - 8)
+            } else {
+                String::new()
+            };
+            names.truncate(8);
+            format!("{} holds: {}{more}", dir.display(), names.join(", "))
+        }
+    }
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -286,6 +381,7 @@ pub(crate) fn to_anchors(
                     rule: r.rule.clone(),
                     path: Some(shown.to_string()),
                     index: Some(i + 1),
+                    said: None,
                 },
                 unconfirmed: false,
             }
@@ -384,8 +480,8 @@ fn check_selected(path: &Path, a: Anchor) -> Result<Anchor> {
     Ok(a)
 }
 
-fn from_inline(i: &Inline) -> Result<Anchor> {
-    let given = [
+fn from_inline(i: &Inline, given: &Given) -> Result<Anchor> {
+    let how_many = [
         !i.snippets.is_empty(),
         i.lines.is_some(),
         i.pattern.is_some(),
@@ -393,7 +489,7 @@ fn from_inline(i: &Inline) -> Result<Anchor> {
     .iter()
     .filter(|b| **b)
     .count();
-    if given != 1 {
+    if how_many != 1 {
         return Err(Error::input(format!(
             "--anchor-file {} needs exactly one of --anchor-snippet, --anchor-lines, --anchor-pattern",
             i.file
@@ -412,31 +508,16 @@ fn from_inline(i: &Inline) -> Result<Anchor> {
     } else {
         Locator::Fragments(i.snippets.clone())
     };
-    let cwe = match &i.cwe {
-        None => None,
-        Some(c) => Some(parse_cwe(c).ok_or_else(|| {
-            Error::input(format!(
-                "--cwe {c}: expected a CWE number such as 918 or CWE-918"
-            ))
-        })?),
-    };
-    let class = match &i.class {
-        None => None,
-        Some(c) => Some(DefectClass::parse(c).ok_or_else(|| {
-            Error::input(format!(
-                "--class {c}: expected one of {}",
-                DefectClass::ALL.join(", ")
-            ))
-        })?),
-    };
     let file = paths::normalise(&i.file);
+    // The id is named after the CWE when one is given and no id is.
+    let cwe = given.cwe.as_deref().and_then(parse_cwe);
     Ok(Anchor {
-        id: i.id.clone().unwrap_or_else(|| match cwe {
+        id: given.id.clone().unwrap_or_else(|| match cwe {
             Some(n) => format!("cwe-{n}:{file}"),
             None => format!("inline:{file}"),
         }),
-        cwe,
-        class,
+        cwe: None,
+        class: None,
         file,
         locator,
         kind: if i.absent {
@@ -451,6 +532,7 @@ fn from_inline(i: &Inline) -> Result<Anchor> {
             rule: None,
             path: None,
             index: None,
+            said: None,
         },
         unconfirmed: false,
     })

@@ -162,7 +162,10 @@ tr.origin{{background:#fdecea}}tr.missed{{background:#fef5e7}}.box{{background:#
 <h2>Turns</h2><table><tr><th>turn</th><th>agent</th><th>kind</th><th>TR</th><th>DI</th><th>VR</th><th>SA</th><th>what was said</th></tr>\n{rows}</table>\n\
 <ul class=\"warn\">{warnings}</ul>\n</body></html>\n",
         id = esc(&f.id),
-        cwe = f.cwe.map(|c| format!(" (CWE-{c})")).unwrap_or_default(),
+        cwe = f
+            .cwe_label()
+            .map(|c| format!(" ({})", esc(&c)))
+            .unwrap_or_default(),
         file = esc(&f.file),
         unconfirmed = if doc.unconfirmed {
             " — <b>unconfirmed</b> (from --find-anchor)"

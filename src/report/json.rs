@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass};
+use crate::anchor::{Anchor, AnchorKind, AnchorSource, DefectClass, Said};
 use crate::history::attribution::MappedBy;
 use crate::history::provenance::{Provenance, Snapshot};
 use crate::history::range::Range;
@@ -29,6 +29,20 @@ pub(crate) struct FindingJson {
     pub line: Option<u32>,
 }
 
+impl FindingJson {
+    /// `CWE-918`, or `CWE-918 (given; bandit said CWE-22)` when the user's `--cwe` replaced
+    /// the finding's.
+    pub(crate) fn cwe_label(&self) -> Option<String> {
+        let cwe = self.cwe?;
+        let said = self.source.as_ref().and_then(|s| {
+            let old = s.said.as_ref()?.cwe?;
+            let who = s.tool.clone().unwrap_or_else(|| "the finding".into());
+            Some(format!(" (given; {who} said CWE-{old})"))
+        });
+        Some(format!("CWE-{cwe}{}", said.unwrap_or_default()))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct SourceJson {
     pub format: String,
@@ -40,6 +54,9 @@ pub(crate) struct SourceJson {
     pub path: Option<String>,
     #[serde(default)]
     pub index: Option<usize>,
+    /// What the finding said where the user's flags replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Said>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -167,6 +184,7 @@ fn source_json(s: &AnchorSource) -> SourceJson {
         rule: s.rule.clone(),
         path: s.path.clone(),
         index: s.index,
+        said: s.said.clone(),
     }
 }
 

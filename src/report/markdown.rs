@@ -35,7 +35,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
     out.push_str(&format!(
         "### git sage: where the repair first went wrong — `{}`{} in `{}`\n\n",
         f.id.replace('`', "'"),
-        f.cwe.map(|c| format!(" (CWE-{c})")).unwrap_or_default(),
+        f.cwe_label().map(|c| format!(" ({c})")).unwrap_or_default(),
         f.file.replace('`', "'")
     ));
     if doc.unconfirmed {

@@ -48,8 +48,8 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
     let p = &doc.provenance;
     let mut out = String::new();
     let mut head = vec![f.id.clone()];
-    if let Some(c) = f.cwe {
-        head.push(format!("CWE-{c}"));
+    if let Some(c) = f.cwe_label() {
+        head.push(c);
     }
     if let Some(c) = f.class {
         head.push(c.as_str().to_string());
@@ -352,8 +352,8 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     let f = &doc.finding;
     let mut out = String::new();
     let mut head = vec![f.id.clone()];
-    if let Some(c) = f.cwe {
-        head.push(format!("CWE-{c}"));
+    if let Some(c) = f.cwe_label() {
+        head.push(c);
     }
     head.push(f.file.clone());
     if doc.unconfirmed {

@@ -106,6 +106,7 @@ fn top_candidate(repo: &Repo, range: &Range, templates_dir: Option<PathBuf>) -> 
             rule: None,
             path: None,
             index: None,
+            said: None,
         },
         unconfirmed: true,
     })

@@ -11,6 +11,7 @@ mod common;
 mod conformance;
 mod faults;
 mod findings;
+mod firsthour;
 mod gitfmt;
 mod gitint;
 mod help;

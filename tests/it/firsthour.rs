@@ -1,0 +1,148 @@
+//! A new user's first hour: the finding the repository keeps is used, a missing one says what
+//! is there, and the user's word on a finding wins over the scanner's.
+
+use crate::common::{DEMO_FINDING, Repo};
+
+/// A SARIF result on the demo's `startswith` line, whose rule says CWE-22 (as Bandit's B310
+/// does for urlopen).
+fn b310_sarif() -> String {
+    r#"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"Bandit","rules":[{"id":"B310","properties":{"tags":["external/cwe/cwe-22"]}}]}},
+      "results":[{"ruleId":"B310","message":{"text":"Audit url open for permitted schemes."},
+      "locations":[{"physicalLocation":{"artifactLocation":{"uri":"media/fetcher.py"},"region":{"startLine":9}}}]}]}]}"#
+        .to_string()
+}
+
+#[test]
+fn blame_origin_takes_the_only_finding_the_repository_keeps() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    let run = r.sage(&["-C", d, "blame-origin", "--format", "json"]).ok();
+    assert_eq!(run.json()["finding"]["id"], "ssrf-preview");
+    assert!(
+        run.stderr.contains(DEMO_FINDING),
+        "says which finding it took: {}",
+        run.stderr
+    );
+    // provenance follows the same rule.
+    let p = r.sage(&["-C", d, "provenance", "--format", "json"]).ok();
+    assert_eq!(p.json()["finding"]["id"], "ssrf-preview");
+
+    // Two kept findings: the user picks, and is told which there are.
+    std::fs::write(dir.join(".sage/findings/b310.sarif"), b310_sarif()).unwrap();
+    let run = r.sage(&["-C", d, "blame-origin"]).bad_input("keeps 2");
+    assert!(run.stderr.contains("b310.sarif") && run.stderr.contains("ssrf-preview.yaml"));
+    assert!(run.stderr.contains("--finding"), "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_finding_file_says_what_is_there() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    let run = r
+        .sage(&[
+            "-C",
+            d,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf.yaml",
+        ])
+        .bad_input("cannot read finding .sage/findings/ssrf.yaml: no such file");
+    assert!(
+        run.stderr
+            .contains(".sage/findings holds: ssrf-preview.yaml"),
+        "{}",
+        run.stderr
+    );
+    r.sage(&["-C", d, "blame-origin", "--finding", "nowhere/f.yaml"])
+        .bad_input("there is no folder nowhere");
+    let none = Repo::new();
+    none.write("a.py", "x = 1\n");
+    none.commit("a");
+    none.sage(&["provenance"])
+        .bad_input("no finding given, and none kept in the repository");
+}
+
+#[test]
+fn the_users_cwe_wins_over_the_scanners_and_both_are_shown() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    let sarif = dir.join("b310.sarif");
+    std::fs::write(&sarif, b310_sarif()).unwrap();
+    let f = sarif.to_str().unwrap();
+
+    // The scanner alone: its CWE.
+    let v = r
+        .sage(&["-C", d, "blame-origin", "--finding", f, "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(v["finding"]["cwe"], 22);
+    assert!(v["finding"]["source"].get("said").is_none());
+
+    // The user's word: CWE-918 everywhere, the scanner's kept beside it.
+    let base = [
+        "-C",
+        d,
+        "blame-origin",
+        "--finding",
+        f,
+        "--cwe",
+        "918",
+        "--class",
+        "insufficient_defence",
+        "--id",
+        "ssrf-b310",
+        "--description",
+        "reaches internal hosts",
+    ];
+    let json = r
+        .sage(&[&base[..], &["--format", "json"]].concat())
+        .ok()
+        .json();
+    assert_eq!(json["finding"]["cwe"], 918);
+    assert_eq!(json["finding"]["id"], "ssrf-b310");
+    assert_eq!(json["finding"]["class"], "insufficient_defence");
+    assert_eq!(json["finding"]["description"], "reaches internal hosts");
+    assert_eq!(json["finding"]["source"]["said"]["cwe"], 22);
+    assert_eq!(
+        json["finding"]["source"]["said"]["id"],
+        "B310:media/fetcher.py:9"
+    );
+    assert_eq!(
+        json["finding"]["source"]["said"]["description"],
+        "Audit url open for permitted schemes."
+    );
+    let text = r.sage(&base).ok().stdout;
+    assert!(
+        text.contains("CWE-918 (given; Bandit said CWE-22)"),
+        "{text}"
+    );
+    assert!(text.contains("Defence checklist for CWE-918"), "{text}");
+    let md = r
+        .sage(&[&base[..], &["--format", "md"]].concat())
+        .ok()
+        .stdout;
+    assert!(md.contains("CWE-918 (given; Bandit said CWE-22)"), "{md}");
+
+    // The same word with the same value as the scanner's records nothing.
+    let v = r
+        .sage(&[
+            "-C",
+            d,
+            "blame-origin",
+            "--finding",
+            f,
+            "--cwe",
+            "22",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert!(v["finding"]["source"].get("said").is_none(), "{v}");
+    // A bad word is bad input, named.
+    r.sage(&["-C", d, "blame-origin", "--finding", f, "--cwe", "ssrf"])
+        .bad_input("--cwe ssrf");
+}
