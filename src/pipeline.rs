@@ -450,7 +450,12 @@ pub(crate) fn blame(
     let range = &mut range;
     let mut prov = provenance::analyse(repo, range, req.anchor, agents)?;
     let range = &*range;
-    let session = attach_session(repo, range, &mut prov, req.session, Discovery::Full)?;
+    let mut session = attach_session(repo, range, &mut prov, req.session, Discovery::Full)?;
+    // The report shows the task the judge was given: `--task` / `sage.task` over the message
+    // that opened the session's task (redacted, as in the prompts).
+    if let (Some(s), Some(task)) = (session.as_mut(), req.judge.task.as_deref()) {
+        s.scope.task = Some(crate::redact::redact(task).0);
+    }
     let mut warnings = Vec::new();
     let mut judge_opts = req.judge;
     judge_opts.cwe_hint = req.anchor.cwe;

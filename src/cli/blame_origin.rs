@@ -80,6 +80,9 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         args.range.agent.as_deref(),
         settings.agent_pattern.as_deref(),
     )?;
+    // Every flag and setting is checked before the finding is read or a scanner runs.
+    let judge = judge_options(settings, &args.judge)?;
+    let levers = levers(settings, &args.levers)?;
     let (anchor, unconfirmed) = match args.find_anchor {
         Some(scanner) => {
             let mut a = crate::screen::anchorless::find_anchor(
@@ -97,14 +100,12 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             (a, unconfirmed)
         }
     };
-    let mut judge = judge_options(settings, &args.judge)?;
-    judge.task = judge.task.clone();
     let templates_dir = judge.templates_dir.clone();
     let req = BlameRequest {
         anchor: &anchor,
         session: args.session.as_deref(),
         judge,
-        levers: levers(settings, &args.levers)?,
+        levers,
         judge_sees_anchor: args.judge_sees_anchor,
         unconfirmed,
         templates_dir,

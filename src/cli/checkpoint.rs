@@ -9,6 +9,9 @@ use super::Context;
 use crate::error::{Error, Result};
 
 const START: &str = "<!-- git-sage checkpoint: start (managed by `git sage checkpoint`; edits inside are replaced) -->";
+/// The start marker in a file that `git sage checkpoint` created: taking the block out of such
+/// a file leaves nothing of the user's, so the file goes too.
+const START_CREATED: &str = "<!-- git-sage checkpoint: start (managed by `git sage checkpoint`, which created this file; edits inside are replaced) -->";
 const END: &str = "<!-- git-sage checkpoint: end -->";
 
 /// Print the security-plan checkpoint, or insert it into AGENTS.md / CLAUDE.md
@@ -34,10 +37,16 @@ pub(crate) struct CheckpointArgs {
     pub templates: Option<PathBuf>,
 }
 
-/// `text` with the managed block replaced by `block` (or removed when `None`).
+/// `text` with the managed block replaced by `block` (or removed when `None`); the block keeps
+/// the start marker it has (a new one gets `START`).
 pub(crate) fn splice(text: &str, block: Option<&str>) -> String {
-    let managed = block.map(|b| format!("{START}\n{}\n{END}\n", b.trim_end()));
-    if let Some(out) = super::markers::replace_between(text, START, END, managed.as_deref()) {
+    let start = if text.contains(START_CREATED) {
+        START_CREATED
+    } else {
+        START
+    };
+    let managed = block.map(|b| format!("{start}\n{}\n{END}\n", b.trim_end()));
+    if let Some(out) = super::markers::replace_between(text, start, END, managed.as_deref()) {
         return out;
     }
     match managed {
@@ -62,11 +71,28 @@ pub(crate) fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
         ctx.print(&block)?;
         return Ok(0);
     };
-    let old = crate::files::read_text_if_exists(path, "agent file", crate::files::DOC_CAP)?
-        .unwrap_or_default();
+    let existing = crate::files::read_text_if_exists(path, "agent file", crate::files::DOC_CAP)?;
+    let created = existing.is_none();
+    let old = existing.unwrap_or_else(|| {
+        // Marked as ours, so that `--remove` knows the file held nothing of the user's.
+        format!("{START_CREATED}\n{END}\n")
+    });
     let new = splice(&old, (!args.remove).then_some(block.as_str()));
-    if new == old {
+    if created && args.remove {
+        crate::say!("{}: no such file; nothing to remove", path.display());
+        return Ok(0);
+    }
+    if new == old && !created {
         crate::say!("{}: already up to date", path.display());
+        return Ok(0);
+    }
+    if args.remove && old.contains(START_CREATED) && new.trim().is_empty() {
+        std::fs::remove_file(path)
+            .map_err(|e| Error::env(format!("cannot remove {}: {e}", path.display())))?;
+        crate::say!(
+            "{}: security-plan checkpoint removed, and the file it had created",
+            path.display()
+        );
         return Ok(0);
     }
     crate::files::write_output(path, new.as_bytes())
@@ -98,5 +124,20 @@ mod tests {
         assert_eq!(twice.matches(START).count(), 1);
         assert_eq!(splice(&twice, None), doc);
         assert_eq!(splice("", Some("P")), format!("{START}\nP\n{END}\n"));
+    }
+
+    #[test]
+    fn a_created_file_keeps_its_marker() {
+        let made = splice(&format!("{START_CREATED}\n{END}\n"), Some("PLAN"));
+        assert_eq!(made, format!("{START_CREATED}\nPLAN\n{END}\n"));
+        let edited = format!("# Mine\n\n{made}");
+        assert_eq!(
+            splice(&edited, Some("PLAN 2"))
+                .matches(START_CREATED)
+                .count(),
+            1
+        );
+        assert_eq!(splice(&made, None), "");
+        assert_eq!(splice(&edited, None), "# Mine\n");
     }
 }

@@ -16,7 +16,7 @@ use crate::settings::Settings;
 /// The hooks' judge: the settings, no flags, no progress bar.
 fn hook_options(settings: &Settings) -> Result<Options> {
     Ok(Options {
-        judges: vec![Spec::parse(&settings.judge)?],
+        judges: vec![Spec::parse_setting(&settings.judge)?],
         jobs: settings.jobs,
         rpm: settings.rpm,
         task: settings.task.clone(),

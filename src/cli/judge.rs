@@ -57,6 +57,9 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
         scope.reason = format!("turns {a}-{} (--turns)", scope.last);
     }
     let mut opts = super::util::judge_options(ctx.settings()?, &args.judge)?;
+    if let Some(task) = opts.task.as_deref() {
+        scope.task = Some(crate::redact::redact(task).0);
+    }
     opts.cwe_hint = args.cwe;
     let outcome = run::judge(&t, &scope, &opts)?;
     for w in &outcome.doc.judge.warnings {

@@ -70,15 +70,14 @@ pub(crate) fn levers(settings: &Settings, a: &LeverArgs) -> Result<Levers> {
 
 /// Judge options: flags, then settings, then defaults.
 pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Options> {
-    let judges: Vec<String> = if a.judges.is_empty() {
-        vec![settings.judge.clone()]
+    let judges = if a.judges.is_empty() {
+        vec![Spec::parse_setting(&settings.judge)?]
     } else {
-        a.judges.clone()
+        a.judges
+            .iter()
+            .map(|j| Spec::parse(j))
+            .collect::<Result<Vec<_>>>()?
     };
-    let judges = judges
-        .iter()
-        .map(|j| Spec::parse(j))
-        .collect::<Result<Vec<_>>>()?;
     if a.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }

@@ -24,9 +24,20 @@ pub(crate) enum Spec {
 }
 
 impl Spec {
+    /// A judge named on the command line (`--judge`).
     pub(crate) fn parse(s: &str) -> Result<Spec> {
+        Spec::parse_shown(s, &format!("--judge {s}"))
+    }
+
+    /// A judge named by `git config sage.judge`: errors name the setting, not a flag the user
+    /// never typed.
+    pub(crate) fn parse_setting(s: &str) -> Result<Spec> {
+        Spec::parse_shown(s, &format!("git config sage.judge = {s}"))
+    }
+
+    fn parse_shown(s: &str, shown: &str) -> Result<Spec> {
         let bad = || {
-            Error::input(format!("--judge {s}: unknown judge"))
+            Error::input(format!("{shown}: unknown judge"))
                 .hint("use offline, openai:MODEL, anthropic:MODEL, command:CMD or replay:FILE")
         };
         if s == "offline" {

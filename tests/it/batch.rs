@@ -156,6 +156,34 @@ fn batch_records_failures_resumes_and_summarises() {
 }
 
 #[test]
+fn a_case_whose_finding_is_missing_fails_alone() {
+    let r = Repo::new();
+    corpus(
+        &r,
+        1,
+        "  - {id: lost, repo: r1, finding: .sage/findings/gone.yaml}\n",
+    );
+    let run = r.sage(&["batch", "corpus.yaml", "--jobs", "1"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stdout.contains("2 case(s): 1 analysed, 1 failed"),
+        "{}",
+        run.stdout
+    );
+    let v = lines(&r.path().join("corpus.results.jsonl"));
+    assert_eq!(v[1]["case"], "lost");
+    assert_eq!(v[1]["status"], "failed");
+    assert!(
+        v[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("gone.yaml: no such file"),
+        "{}",
+        v[1]
+    );
+}
+
+#[test]
 fn shards_add_up_to_the_whole() {
     let r = Repo::new();
     corpus(&r, 3, "");
@@ -207,8 +235,10 @@ fn bad_manifests_name_file_and_line() {
         "cases:\n  - {repo: ., finding: nothere.yaml}\n",
     )
     .unwrap();
-    r.sage(&["batch", "m.yaml"])
-        .bad_input("m.yaml: case 1: finding");
+    // a missing finding fails its case, not the manifest
+    let run = r.sage(&["batch", "m.yaml"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("1 case(s) failed"), "{run:?}");
     r.sage(&["batch", "missing.yaml"])
         .bad_input("cannot read manifest missing.yaml");
     r.sage(&["batch", "m.yaml", "--shard", "3/2"]);

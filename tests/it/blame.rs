@@ -310,6 +310,28 @@ fn checkpoint_block_in_agents_md() {
         std::fs::read_to_string(r.path().join("AGENTS.md")).unwrap(),
         "# Agents\n\nUse tabs.\n"
     );
+    // A file the checkpoint created goes away with the block; one the user then wrote in stays.
+    r.sage(&["checkpoint", "--agent-file", "CLAUDE.md", "--cwe", "918"])
+        .ok();
+    let made = std::fs::read_to_string(r.path().join("CLAUDE.md")).unwrap();
+    assert!(made.contains("## Security plan"), "{made}");
+    r.sage(&["checkpoint", "--agent-file", "CLAUDE.md", "--remove"])
+        .ok();
+    assert!(!r.path().join("CLAUDE.md").exists());
+    r.sage(&["checkpoint", "--agent-file", "CLAUDE.md"]).ok();
+    let made = std::fs::read_to_string(r.path().join("CLAUDE.md")).unwrap();
+    std::fs::write(r.path().join("CLAUDE.md"), format!("{made}\nMine.\n")).unwrap();
+    r.sage(&["checkpoint", "--agent-file", "CLAUDE.md", "--remove"])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("CLAUDE.md")).unwrap(),
+        "\nMine.\n"
+    );
+    let none = r
+        .sage(&["checkpoint", "--agent-file", "GEMINI.md", "--remove"])
+        .ok();
+    assert!(none.stderr.contains("nothing to remove"), "{none:?}");
+    assert!(!r.path().join("GEMINI.md").exists());
 }
 
 #[test]

@@ -146,3 +146,60 @@ fn the_users_cwe_wins_over_the_scanners_and_both_are_shown() {
     r.sage(&["-C", d, "blame-origin", "--finding", f, "--cwe", "ssrf"])
         .bad_input("--cwe ssrf");
 }
+
+#[test]
+fn a_bad_judge_setting_is_named_as_the_setting() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    r.git(&["-C", d, "config", "sage.judge", "bogus"]);
+    r.sage(&["-C", d, "blame-origin"])
+        .bad_input("git config sage.judge = bogus: unknown judge");
+    // A flag still wins over the broken setting, and is named as the flag when it is bad.
+    r.sage(&["-C", d, "blame-origin", "--judge", "offline"])
+        .ok();
+    r.sage(&["-C", d, "blame-origin", "--judge", "nope"])
+        .bad_input("--judge nope: unknown judge");
+}
+
+#[test]
+fn the_report_shows_the_task_the_judge_was_given() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    let own = r
+        .sage(&["-C", d, "blame-origin", "--format", "json"])
+        .ok()
+        .json();
+    let opened = own["session"]["scope"]["task"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!opened.is_empty());
+    let given = "Block requests to internal hosts";
+    let v = r
+        .sage(&["-C", d, "blame-origin", "--task", given, "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(v["session"]["scope"]["task"], given);
+    r.git(&["-C", d, "config", "sage.task", "From the setting"]);
+    let v = r
+        .sage(&["-C", d, "blame-origin", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(v["session"]["scope"]["task"], "From the setting");
+    let s = r
+        .sage(&[
+            "-C",
+            d,
+            "judge",
+            ".sage/sessions/fix-ssrf.yaml",
+            "--task",
+            given,
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(s["scope"]["task"], given);
+}
