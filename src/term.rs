@@ -3,6 +3,7 @@
 //! retitle the window or hide the lines above it (`\r`).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `s` with C0 controls (but newline and tab), DEL and C1 controls written out as `\x1b`,
 /// `\r`, `\u{9b}`.
@@ -29,19 +30,225 @@ pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// One line on stderr, cleaned (what `eprintln!` would print).
-pub(crate) fn say_line(s: &str) {
-    use std::io::Write;
-    // A closed stderr is no reason to fail the command.
-    let _ = writeln!(std::io::stderr().lock(), "{}", clean(s));
+static QUIET: AtomicBool = AtomicBool::new(false);
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+static COLOR_ERR: AtomicBool = AtomicBool::new(false);
+
+/// `-q`: only the result on stdout, and errors; no notes, warnings or progress on stderr.
+pub(crate) fn set_quiet(on: bool) {
+    QUIET.store(on, Ordering::Relaxed);
 }
 
-/// `eprintln!` for messages that may carry repository or transcript text.
+/// Whether `-q` was given.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// `-v`: stage timings and the choices made along the way, on stderr.
+pub(crate) fn set_verbose(on: bool) {
+    VERBOSE.store(on, Ordering::Relaxed);
+}
+
+/// Whether `-v` was given.
+pub(crate) fn verbose() -> bool {
+    VERBOSE.load(Ordering::Relaxed)
+}
+
+/// Whether stderr gets colour (decided once from `--color` and the environment).
+pub(crate) fn set_color_stderr(on: bool) {
+    COLOR_ERR.store(on, Ordering::Relaxed);
+}
+
+/// One line on stderr, cleaned (what `eprintln!` would print), unless `-q`.
+pub(crate) fn say_line(s: &str) {
+    if !quiet() {
+        error_line(s);
+    }
+}
+
+/// One line on stderr whatever `-q` says: the error a command ends with.
+pub(crate) fn error_line(s: &str) {
+    use std::io::Write;
+    let s = clean(s);
+    let s = match COLOR_ERR.load(Ordering::Relaxed) {
+        true => paint_prefix(&s),
+        false => s,
+    };
+    // A closed stderr is no reason to fail the command.
+    let _ = writeln!(std::io::stderr().lock(), "{s}");
+}
+
+/// `git-sage: warning:` in yellow and `git-sage: error:` in red.
+fn paint_prefix(s: &str) -> Cow<'_, str> {
+    for (word, colour) in [("warning:", YELLOW), ("error:", RED)] {
+        let head = format!("git-sage: {word}");
+        if let Some(rest) = s.strip_prefix(&head) {
+            return Cow::Owned(format!("git-sage: {colour}{word}{RESET}{rest}"));
+        }
+    }
+    Cow::Borrowed(s)
+}
+
+/// `eprintln!` for messages that may carry repository or transcript text; silent under `-q`.
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {
         $crate::term::say_line(&format!($($arg)*))
     };
+}
+
+/// `--color`: when, and whether the environment agrees (`NO_COLOR`, `CLICOLOR_FORCE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub(crate) enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set (`CLICOLOR_FORCE` forces it on).
+    #[default]
+    Auto,
+    /// Always, even into a pipe.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether a stream that is (or is not) a terminal gets colour. See no-color.org and
+    /// bixense.com/clicolors: `NO_COLOR` (non-empty) turns auto off, `CLICOLOR_FORCE` (not
+    /// "0") turns it on; an explicit flag beats both.
+    pub(crate) fn enabled(self, is_terminal: bool) -> bool {
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto if set("NO_COLOR") => false,
+            ColorChoice::Auto
+                if std::env::var_os("CLICOLOR_FORCE")
+                    .is_some_and(|v| !v.is_empty() && v != "0") =>
+            {
+                true
+            }
+            ColorChoice::Auto => {
+                is_terminal && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+            }
+        }
+    }
+}
+
+const RED: &str = "\x1b[1;31m";
+const YELLOW: &str = "\x1b[33m";
+const BOLD: &str = "\x1b[1m";
+const YELLOW_BOLD: &str = "\x1b[1;33m";
+const RESET: &str = "\x1b[0m";
+
+/// Colours a cleaned text report for a terminal: the origin in red, missed opportunities in
+/// yellow, section headings in bold. Works on the marks the text report prints, after the
+/// text was cleaned, so nothing from a transcript can reach the terminal as a control code.
+pub(crate) fn paint_report(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 256);
+    for line in s.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        let label = body.split("  ").next().unwrap_or_default();
+        let heading = label.len() >= 4 && label.chars().all(|c| c.is_ascii_uppercase());
+        let mut b = body.to_string();
+        if heading {
+            let colour = match label {
+                "ORIGIN" => RED,
+                "MISSED" => YELLOW_BOLD,
+                _ => BOLD,
+            };
+            b = format!("{colour}{label}{RESET}{}", &body[label.len()..]);
+        }
+        b = b.replace("◆ origin", &format!("{RED}◆ origin{RESET}"));
+        b = b.replace("○ missed", &format!("{YELLOW}○ missed{RESET}"));
+        if let Some(rest) = b.strip_prefix("warning:") {
+            b = format!("{YELLOW}warning:{RESET}{rest}");
+        }
+        out.push_str(&b);
+        out.push_str(nl);
+    }
+    out
+}
+
+/// Wraps long lines to `width` columns at spaces for a terminal. A continuation line starts
+/// under the line's last column of text (after its last run of two spaces in the first half
+/// of the line, or under a list item's text), so tables and labelled sections stay readable.
+pub(crate) fn wrap(s: &str, width: usize) -> String {
+    let width = width.max(40);
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    for line in s.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let indent = hanging_indent(body, width);
+        let pad = " ".repeat(indent);
+        let mut col = 0usize;
+        let mut first = true;
+        let mut cur = String::new();
+        for word in body.split(' ') {
+            let w = word.chars().count();
+            if first {
+                cur.push_str(word);
+                col = w;
+                first = false;
+                continue;
+            }
+            if col + 1 + w > width && col > indent {
+                out.push_str(cur.trim_end());
+                out.push('\n');
+                cur = pad.clone();
+                cur.push_str(word);
+                col = indent + w;
+            } else {
+                cur.push(' ');
+                cur.push_str(word);
+                col += 1 + w;
+            }
+        }
+        out.push_str(&cur);
+        out.push_str(nl);
+    }
+    out
+}
+
+fn hanging_indent(line: &str, width: usize) -> usize {
+    let chars: Vec<char> = line.chars().collect();
+    let lead = chars.iter().take_while(|c| **c == ' ').count();
+    // Columns start in the first three fifths of a line; later double spaces are prose.
+    let limit = (width * 3 / 5).max(36).min(chars.len());
+    let mut indent = lead;
+    let mut i = lead;
+    while i + 1 < limit {
+        if chars[i] == ' ' && chars[i + 1] == ' ' {
+            let mut j = i;
+            while j < chars.len() && chars[j] == ' ' {
+                j += 1;
+            }
+            if j < limit {
+                indent = j;
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    if chars.get(indent..indent + 2) == Some(&['-', ' ']) {
+        indent += 2;
+    }
+    indent
+}
+
+/// The terminal's width in columns when `stdout` is one; `COLUMNS` wins, as in other tools.
+pub(crate) fn stdout_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(n);
+    }
+    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
 }
 
 #[cfg(test)]
@@ -56,5 +263,50 @@ mod tests {
             "a\\x1b[2J\\x1b]0;pwned\\x07b\\rc\\x9b31m"
         );
         assert_eq!(clean("x\u{202e}y\0"), "x\\u{202e}y\\x00");
+    }
+
+    #[test]
+    fn wraps_under_the_last_column() {
+        let row = "   3  implementation  0  2  0  0  ✎ write ○ missed DI: \"if not url.startswith(\"https://\"):\" and more words here";
+        let w = wrap(row, 72);
+        let lines: Vec<&str> = w.lines().collect();
+        assert!(lines.len() > 1, "{w}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 72), "{w}");
+        let col = lines[0].find("✎").unwrap();
+        assert!(
+            lines[1].starts_with(&" ".repeat(lines[0][..col].chars().count())),
+            "{w}"
+        );
+        let item = format!("  - {}", "word ".repeat(20));
+        assert!(
+            wrap(&item, 40)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("    word")
+        );
+        let label = format!("ORIGIN      {}", "turn one ".repeat(10));
+        assert!(
+            wrap(&label, 50)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("            turn")
+        );
+        assert_eq!(wrap("short\n", 40), "short\n");
+        // a word longer than the line stays whole
+        let long = format!("x {}", "y".repeat(80));
+        assert_eq!(wrap(&long, 40).lines().count(), 2);
+    }
+
+    #[test]
+    fn colour_goes_on_marks_only() {
+        let s = "   1  planning  2  2  0  0  ◆ origin DI: \"x\"\n   2  review  0 0 0 0  ○ missed VR: \"y\"\nORIGIN      turn 1\n";
+        let p = paint_report(s);
+        assert!(p.contains("\x1b[1;31m◆ origin\x1b[0m"), "{p:?}");
+        assert!(p.contains("\x1b[33m○ missed\x1b[0m"), "{p:?}");
+        assert!(p.contains("\x1b[1;31mORIGIN\x1b[0m      turn 1"), "{p:?}");
+        assert!(paint_report("TURNS  x\n").starts_with("\x1b[1mTURNS\x1b[0m"));
+        assert_eq!(paint_report("plain\n"), "plain\n");
     }
 }

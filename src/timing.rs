@@ -1,11 +1,14 @@
-//! `SAGE_TIMING=1` prints how long each stage took to stderr, for performance work.
+//! `-v` (or `SAGE_TIMING=1`) prints how long each stage took to stderr, for performance work.
 
 use std::sync::OnceLock;
 use std::time::Instant;
 
 fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("SAGE_TIMING").is_some_and(|v| !v.is_empty() && v != "0"))
+    *ON.get_or_init(|| {
+        crate::term::verbose()
+            || std::env::var_os("SAGE_TIMING").is_some_and(|v| !v.is_empty() && v != "0")
+    })
 }
 
 /// Measures a stage from creation to drop.

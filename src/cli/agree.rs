@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Context;
-use super::args::SummaryFormat;
+use super::output::{Format, OutputArgs, SUMMARY, emit};
 use crate::agree;
 use crate::batch::read_results;
 use crate::error::{Error, Result};
@@ -19,6 +19,7 @@ repeats inside its reports (--judge A --judge B, --repeat K) are the raters.\n\n
 Examples:\n  git sage agree run-gpt.jsonl run-claude.jsonl\n  git sage agree repeats.jsonl --format json\n  \
 git sage agree a.jsonl b.jsonl --splits 1000 --seed 7 --format md"
 )]
+#[command(mut_arg("format", |a| super::output::only(a, &SUMMARY)))]
 pub(crate) struct AgreeArgs {
     /// Results files of git sage batch
     #[arg(value_name = "RUN.jsonl", required = true)]
@@ -32,12 +33,12 @@ pub(crate) struct AgreeArgs {
     #[arg(long, value_name = "N", default_value_t = 20260301)]
     pub seed: u64,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
-    pub format: SummaryFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 pub(crate) fn run(ctx: &Context, args: &AgreeArgs) -> Result<i32> {
+    let targets = args.output.targets("agree", &SUMMARY)?;
     let mut runs = Vec::new();
     for p in &args.runs {
         if !p.exists() {
@@ -66,10 +67,8 @@ pub(crate) fn run(ctx: &Context, args: &AgreeArgs) -> Result<i32> {
         agree::from_runs(&runs)
     };
     let a = agree::agreement(&ratings, args.splits, args.seed);
-    match args.format {
-        SummaryFormat::Text => ctx.print_text(&agree::render(&a, false))?,
-        SummaryFormat::Md => ctx.print(&agree::render(&a, true))?,
-        SummaryFormat::Json => ctx.print_json(&a)?,
-    }
+    emit(ctx, &targets, &a, |f| {
+        Ok(agree::render(&a, f == Format::Md))
+    })?;
     Ok(0)
 }

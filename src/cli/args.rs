@@ -166,10 +166,6 @@ pub(crate) struct JudgeArgs {
     /// Seconds one judge call may take
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub judge_timeout: u64,
-
-    /// No progress bar
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
 }
 
 /// The origin rule's levers (SPEC §6), shared by the commands that apply it.

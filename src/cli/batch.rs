@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::Context;
-use super::args::{JudgeArgs, LeverArgs, SummaryFormat};
+use super::args::{JudgeArgs, LeverArgs};
+use super::output::{Format, OutputArgs, Target, emit};
 use crate::batch::run::{self, RunOptions};
 use crate::batch::summary::{self, Summary};
 use crate::batch::{CaseResult, CaseStatus, Manifest, Shard, read_results};
@@ -16,11 +17,11 @@ use crate::error::{Error, Result};
 /// Run blame-origin over a corpus of cases (a manifest) and print the summary tables
 #[derive(Debug, Args)]
 #[command(
-    mut_arg("jobs", |a| a.help("Cases analysed at once [default: the number of CPUs]; each case's judge makes up to sage.jobs requests at once")),
+    mut_arg("format", |a| super::output::only(a, &super::output::SUMMARY)),
     after_help = "Results are JSONL, one sage.batch/1 line per case (its sage.report/1 and labels). Finished cases \
 are skipped when the command runs again; failed ones are retried; judge answers are cached, so nothing is asked twice.\n\n\
-Examples:\n  git sage batch corpus.yaml\n  git sage batch corpus.yaml --shard 2/4 --out shard2.jsonl      # one job of a CI matrix\n  \
-git sage batch --summarize shard*.jsonl --format md             # the tables over all shards\n  \
+Examples:\n  git sage batch corpus.yaml\n  git sage batch corpus.yaml --shard 2/4 --results shard2.jsonl  # one job of a CI matrix\n  \
+git sage batch --summarize shard*.jsonl --out summary.md        # the tables over all shards\n  \
 git sage batch corpus.yaml --judge openai:gpt-4.1 --batch-api    # provider batch interface\n\nThe manifest format: docs/batch.md"
 )]
 pub(crate) struct BatchArgs {
@@ -30,19 +31,23 @@ pub(crate) struct BatchArgs {
 
     /// Results file (JSONL) [default: MANIFEST's name with .results.jsonl, or .shard-I-of-N.jsonl]
     #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    pub results: Option<PathBuf>,
+
+    /// Cases analysed at once [default: the number of CPUs]; each case's judge makes up to
+    /// --jobs requests at once
+    #[arg(long, value_name = "N")]
+    pub cases: Option<usize>,
 
     /// Run only the I-th of N interleaved parts of the manifest (CI matrices)
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
 
     /// Run nothing: print the tables over these results files (e.g. every shard's)
-    #[arg(long, value_name = "RESULTS", num_args = 1.., conflicts_with_all = ["manifest", "shard", "out"])]
+    #[arg(long, value_name = "RESULTS", num_args = 1.., conflicts_with_all = ["manifest", "shard", "results"])]
     pub summarize: Vec<PathBuf>,
 
-    /// Summary format on stdout
-    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
-    pub format: SummaryFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// Send the judge calls through the provider's batch interface (OpenAI Batch, Anthropic
     /// Message Batches): cheaper, slower; an interrupted wait resumes on the next run
@@ -81,12 +86,13 @@ fn default_out(manifest: &Path, shard: Option<Shard>) -> PathBuf {
     manifest.with_file_name(name)
 }
 
-fn render(ctx: &Context, s: &Summary, format: SummaryFormat) -> Result<()> {
-    match format {
-        SummaryFormat::Text => ctx.print_text(&summary::text(s)),
-        SummaryFormat::Md => ctx.print(&summary::markdown(s)),
-        SummaryFormat::Json => ctx.print_json(s),
-    }
+fn render(ctx: &Context, s: &Summary, targets: &[Target]) -> Result<()> {
+    emit(ctx, targets, s, |f| {
+        Ok(match f {
+            Format::Md => summary::markdown(s),
+            _ => summary::text(s),
+        })
+    })
 }
 
 /// 0 when every case was analysed; else the worst failure's code (3 retryable, 2 bad input).
@@ -131,6 +137,7 @@ fn compact(path: &Path, order: &[String]) -> Result<()> {
 }
 
 pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
+    let targets = args.output.targets("batch", &super::output::SUMMARY)?;
     if !args.summarize.is_empty() {
         let mut all = Vec::new();
         for p in &args.summarize {
@@ -143,13 +150,13 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
             all.extend(read_results(p)?.0);
         }
         let s = summary::summarise(&all);
-        render(ctx, &s, args.format)?;
+        render(ctx, &s, &targets)?;
         return Ok(0);
     }
     let manifest_path = args.manifest.as_ref().expect("clap requires MANIFEST");
     let manifest = Manifest::load(manifest_path)?;
     let out = args
-        .out
+        .results
         .clone()
         .unwrap_or_else(|| default_out(manifest_path, args.shard));
     let mine: Vec<&crate::batch::Case> = manifest
@@ -179,12 +186,11 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         .filter(|c| !finished.contains(c.id.as_str()))
         .collect();
 
-    let mut judge_args = args.judge.clone();
-    let case_jobs = judge_args
-        .jobs
-        .take()
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let mut judge = super::util::judge_options(ctx.settings()?, &judge_args)?;
+    let case_jobs = args
+        .cases
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .max(1);
+    let mut judge = super::util::judge_options(ctx.settings()?, &args.judge)?;
     judge.progress = false;
     let opts = RunOptions {
         jobs: case_jobs,
@@ -196,7 +202,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     if args.batch_api {
         crate::batch::deferred::check(&opts)?;
     }
-    if !args.judge.quiet {
+    {
         crate::say!(
             "git-sage: {} case(s){}: {} already done, {} to run → {}",
             mine.len(),
@@ -215,7 +221,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
             &out,
             std::time::Duration::from_secs(args.poll_interval.max(1)),
             !args.no_wait,
-            args.judge.quiet,
+            crate::term::quiet(),
         )?;
         if !ready {
             crate::say!(
@@ -226,7 +232,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     }
 
     let bar = indicatif::ProgressBar::new(todo.len() as u64);
-    if args.judge.quiet || todo.is_empty() {
+    if crate::term::quiet() || todo.is_empty() {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     } else {
         bar.set_style(
@@ -274,7 +280,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         .into_iter()
         .filter(|r| ids.contains(r.case.as_str()))
         .collect();
-    render(ctx, &summary::summarise(&these), args.format)?;
+    render(ctx, &summary::summarise(&these), &targets)?;
     let code = exit_for(&these);
     if code != 0 {
         crate::say!(

@@ -4,7 +4,8 @@ use clap::{Args, ValueEnum};
 
 use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
-use super::util::{ReportFormat, emit, finding_request, judge_options, levers, render};
+use super::output::{OutputArgs, emit, warn_all};
+use super::util::{finding_request, judge_options, levers, render};
 use crate::error::{Error, Result};
 use crate::finding;
 use crate::history::range;
@@ -50,13 +51,8 @@ pub(crate) struct BlameOriginArgs {
     #[command(flatten)]
     pub levers: LeverArgs,
 
-    /// Report format
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text, help_heading = "Output")]
-    pub format: ReportFormat,
-
-    /// Write the report to FILE instead of stdout
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// Write origin notes (refs/notes/sage) on the introducing write and the branch tip
     #[arg(long, help_heading = "Output")]
@@ -81,6 +77,9 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         settings.agent_pattern.as_deref(),
     )?;
     // Every flag and setting is checked before the finding is read or a scanner runs.
+    let targets = args
+        .output
+        .targets("blame-origin", &super::output::REPORT)?;
     let judge = judge_options(settings, &args.judge)?;
     let levers = levers(settings, &args.levers)?;
     let (anchor, unconfirmed) = match args.find_anchor {
@@ -111,7 +110,8 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         templates_dir,
     };
     let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
-    emit(ctx, &render(&doc, args.format)?, args.out.as_deref())?;
+    emit(ctx, &targets, &doc, |f| render(&doc, f))?;
+    warn_all(&doc.warnings);
     if args.notes {
         let n = crate::notes::write(&repo, &doc)?;
         crate::say!(

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Context;
-use super::util::{ReportFormat, emit, render};
+use super::output::Format;
+use super::output::{OutputArgs, emit, warn_all};
+use super::util::render;
 use crate::error::{Error, Result};
 use crate::git::Repo;
 use crate::history::range::{self, AgentMatcher};
@@ -38,9 +40,8 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
 
-    /// Report format
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub format: ReportFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Builds the example repository in `dir`: base on main, the agent's three commits on
@@ -97,6 +98,7 @@ pub(crate) fn build(dir: &std::path::Path) -> Result<Repo> {
 }
 
 pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
+    let targets = args.output.targets("demo", &super::output::REPORT)?;
     let tmp;
     let dir = match &args.keep {
         Some(d) => {
@@ -143,16 +145,19 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         templates_dir: None,
     };
     let (doc, _) = pipeline::blame(&repo, &range, &AgentMatcher::everyone(), req)?;
-    let mut text = render(&doc, args.format)?;
-    if args.format == ReportFormat::Text {
-        let place = match &args.keep {
-            Some(d) => format!("The example repository is kept in {}.", d.display()),
-            None => "Run `git sage demo --keep DIR` to keep the example repository and try the other commands on it.".to_string(),
-        };
-        text = format!(
-            "git sage demo — the worked example of SPEC §9: an agent \"fixed\" an SSRF in product-media by checking\nonly that the URL starts with https://; tests are green, yet the service still reaches 127.0.0.1,\n10.x and the cloud metadata service. Where did the repair first go wrong?\n\n{text}\n{place}\n"
-        );
-    }
-    emit(ctx, &text, None)?;
+    let place = match &args.keep {
+        Some(d) => format!("The example repository is kept in {}.", d.display()),
+        None => "Run `git sage demo --keep DIR` to keep the example repository and try the other commands on it.".to_string(),
+    };
+    emit(ctx, &targets, &doc, |f| {
+        let text = render(&doc, f)?;
+        Ok(match f {
+            Format::Text => format!(
+                "git sage demo — the worked example: an agent \"fixed\" an SSRF in product-media by checking\nonly that the URL starts with https://; tests are green, yet the service still reaches 127.0.0.1,\n10.x and the cloud metadata service. Where did the repair first go wrong?\n\n{text}\n{place}\n"
+            ),
+            _ => text,
+        })
+    })?;
+    warn_all(&doc.warnings);
     Ok(0)
 }

@@ -3,7 +3,8 @@
 use clap::Args;
 
 use super::Context;
-use super::args::{DataFormat, JudgeArgs};
+use super::args::JudgeArgs;
+use super::output::{DATA, OutputArgs, emit, warn_all};
 use crate::error::{Error, Result};
 use crate::judge::run::{self};
 use crate::judge::scores::{Dim, ScoresDoc};
@@ -16,6 +17,7 @@ use crate::transcript::{self, Format};
 #[command(
     after_help = "Examples:\n  git sage judge .sage/sessions/fix.jsonl --out scores.json\n  git sage judge HEAD:.aider.chat.history.md --judge openai:gpt-4.1 --jobs 4 --rpm 60\n  git sage judge s.jsonl --judge anthropic:claude-sonnet-4-5 --judge openai:gpt-4.1 --repeat 3"
 )]
+#[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct JudgeCmd {
     /// The transcript: a path, or REV:path in the repository
     #[arg(value_name = "SESSION")]
@@ -36,16 +38,12 @@ pub(crate) struct JudgeCmd {
     #[command(flatten)]
     pub judge: JudgeArgs,
 
-    /// Write the scores (JSON) to FILE
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<std::path::PathBuf>,
-
-    /// Output format on stdout
-    #[arg(long, value_enum, default_value_t = DataFormat::Text)]
-    pub format: DataFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
+    let targets = args.output.targets("judge", &DATA)?;
     let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
     let mut scope = mapping::scope(&t, &Mapping::default(), None);
@@ -62,20 +60,8 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     }
     opts.cwe_hint = args.cwe;
     let outcome = run::judge(&t, &scope, &opts)?;
-    for w in &outcome.doc.judge.warnings {
-        crate::say!("git-sage: warning: {w}");
-    }
-    if let Some(out) = &args.out {
-        let text = crate::report::jsonfmt::to_string(&outcome.doc)
-            .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?;
-        crate::files::write_output(out, text.as_bytes())
-            .map_err(|e| Error::env(format!("cannot write {}: {e}", out.display())))?;
-    }
-    match args.format {
-        DataFormat::Json if args.out.is_none() => ctx.print_json(&outcome.doc)?,
-        DataFormat::Json => {}
-        DataFormat::Text => ctx.print_text(&render(&outcome.doc))?,
-    }
+    emit(ctx, &targets, &outcome.doc, |_| Ok(render(&outcome.doc)))?;
+    warn_all(&outcome.doc.judge.warnings);
     if outcome.unreachable > 0 {
         return Err(Error::env(format!(
             "{} turn(s) could not be scored: the judge was unreachable after retries",

@@ -14,6 +14,7 @@ pub(crate) mod manpage;
 pub(crate) mod markers;
 pub(crate) mod notes;
 pub(crate) mod origin;
+pub(crate) mod output;
 pub(crate) mod provenance;
 pub(crate) mod record;
 pub(crate) mod screen;
@@ -63,6 +64,18 @@ pub(crate) struct Cli {
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
 
+    /// Only the result: no notes, warnings or progress on stderr (errors still)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say more on stderr: each stage's time and the choices made
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// Colour on terminals: auto honours NO_COLOR and CLICOLOR_FORCE
+    #[arg(long, value_enum, value_name = "WHEN", global = true, default_value_t = crate::term::ColorChoice::Auto)]
+    pub color: crate::term::ColorChoice,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -93,6 +106,7 @@ pub(crate) enum Command {
 pub(crate) struct Context {
     pub cwd: PathBuf,
     settings: std::cell::OnceCell<Settings>,
+    color: crate::term::ColorChoice,
 }
 
 impl Context {
@@ -100,6 +114,24 @@ impl Context {
         Context {
             cwd,
             settings: std::cell::OnceCell::new(),
+            color: crate::term::ColorChoice::Auto,
+        }
+    }
+
+    /// A text report on stdout: on a terminal (or with `--color always`) coloured, and wrapped
+    /// to the terminal's width; into a pipe or a file, as it is.
+    pub(crate) fn print_report(&self, s: &str) -> Result<()> {
+        use std::io::IsTerminal;
+        let tty = std::io::stdout().is_terminal();
+        let clean = crate::term::clean(s);
+        let wrapped = match tty.then(crate::term::stdout_width).flatten() {
+            Some(w) => std::borrow::Cow::Owned(crate::term::wrap(&clean, w)),
+            None => clean,
+        };
+        if self.color.enabled(tty) {
+            self.print_raw(&crate::term::paint_report(&wrapped))
+        } else {
+            self.print_raw(&wrapped)
         }
     }
 
@@ -121,11 +153,16 @@ impl Context {
     /// characters from the repository or a transcript are shown, not obeyed.
     pub(crate) fn print(&self, s: &str) -> Result<()> {
         use std::io::IsTerminal;
-        let mut out = std::io::stdout().lock();
-        let s = match out.is_terminal() {
+        let s = match std::io::stdout().is_terminal() {
             true => crate::term::clean(s),
             false => std::borrow::Cow::Borrowed(s),
         };
+        self.print_raw(&s)
+    }
+
+    /// Writes text this tool made safe itself (cleaned, then coloured) to stdout.
+    fn print_raw(&self, s: &str) -> Result<()> {
+        let mut out = std::io::stdout().lock();
         match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -160,7 +197,7 @@ pub fn main() -> i32 {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            crate::say!("git-sage: error: {e}");
+            crate::term::error_line(&format!("git-sage: error: {e}"));
             e.exit_code()
         }
     }
@@ -179,7 +216,14 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         }
         None => std::env::current_dir()?,
     };
-    let ctx = Context::new(cwd);
+    crate::term::set_quiet(cli.quiet);
+    crate::term::set_verbose(cli.verbose);
+    {
+        use std::io::IsTerminal;
+        crate::term::set_color_stderr(cli.color.enabled(std::io::stderr().is_terminal()));
+    }
+    let mut ctx = Context::new(cwd);
+    ctx.color = cli.color;
     match &cli.command {
         Command::BlameOrigin(a) => blame_origin::run(&ctx, a),
         Command::Provenance(a) => provenance::run(&ctx, a),

@@ -5,7 +5,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Context;
-use super::args::DataFormat;
+use super::output::{DATA, OutputArgs, emit};
 use crate::error::{Error, Result};
 use crate::origin::{self, Input, Missed, Origin, TurnFacts};
 use crate::report::json::ProvenanceDoc;
@@ -15,6 +15,7 @@ use crate::report::json::ProvenanceDoc;
 #[command(
     after_help = "Examples:\n  git sage provenance --finding f.yaml --format json > prov.json\n  git sage judge HEAD:.sage/sessions/fix.yaml --out scores.json\n  git sage origin --scores scores.json --provenance prov.json --vr-max 2 --two-types"
 )]
+#[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct OriginArgs {
     /// A sage.scores/1 file (git sage judge --out)
     #[arg(long, value_name = "FILE")]
@@ -27,9 +28,8 @@ pub(crate) struct OriginArgs {
     #[command(flatten)]
     pub levers: super::args::LeverArgs,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = DataFormat::Text)]
-    pub format: DataFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Serialize)]
@@ -40,6 +40,7 @@ struct Out {
 }
 
 pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
+    let targets = args.output.targets("origin", &DATA)?;
     let scores = crate::judge::run::read_scores(&args.scores)?;
     let text = crate::files::read_text(&args.provenance, "provenance", crate::files::DOC_CAP)?;
     let prov: ProvenanceDoc = serde_json::from_str(&text).map_err(|e| {
@@ -99,48 +100,45 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
         missed_opportunities: missed,
         recommendation,
     };
-    match args.format {
-        DataFormat::Json => ctx.print_json(&out)?,
-        DataFormat::Text => {
-            let o = &out.origin;
-            let mut s = match (o.turn, o.kind) {
-                (Some(t), Some(k)) => format!(
-                    "origin: turn {t} — {}{}\n",
-                    k.words(),
-                    o.quote
-                        .as_deref()
-                        .map(|q| format!(": \"{q}\""))
-                        .unwrap_or_default()
-                ),
-                _ => format!(
-                    "origin: undetermined — {}\n",
-                    o.detail.as_deref().unwrap_or("")
-                ),
-            };
-            let missed: Vec<String> = out
-                .missed_opportunities
-                .iter()
-                .map(|m| {
-                    format!(
-                        "turn {} ({}, VR {}, SA {})",
-                        m.turn,
-                        m.kind.as_str(),
-                        m.vr,
-                        m.sa
-                    )
-                })
-                .collect();
-            s.push_str(&format!(
-                "missed opportunities: {}\n\n{}\n",
-                if missed.is_empty() {
-                    "none".into()
-                } else {
-                    missed.join("; ")
-                },
-                out.recommendation
-            ));
-            ctx.print_text(&s)?;
-        }
-    }
+    emit(ctx, &targets, &out, |_| {
+        let o = &out.origin;
+        let mut s = match (o.turn, o.kind) {
+            (Some(t), Some(k)) => format!(
+                "origin: turn {t} — {}{}\n",
+                k.words(),
+                o.quote
+                    .as_deref()
+                    .map(|q| format!(": \"{q}\""))
+                    .unwrap_or_default()
+            ),
+            _ => format!(
+                "origin: undetermined — {}\n",
+                o.detail.as_deref().unwrap_or("")
+            ),
+        };
+        let missed: Vec<String> = out
+            .missed_opportunities
+            .iter()
+            .map(|m| {
+                format!(
+                    "turn {} ({}, VR {}, SA {})",
+                    m.turn,
+                    m.kind.as_str(),
+                    m.vr,
+                    m.sa
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "missed opportunities: {}\n\n{}\n",
+            if missed.is_empty() {
+                "none".into()
+            } else {
+                missed.join("; ")
+            },
+            out.recommendation
+        ));
+        Ok(s)
+    })?;
     Ok(0)
 }

@@ -3,7 +3,8 @@
 use clap::Args;
 
 use super::Context;
-use super::args::{DataFormat, FindingArgs, RangeArgs};
+use super::args::{FindingArgs, RangeArgs};
+use super::output::{DATA, Format, OutputArgs, emit};
 use crate::error::Result;
 use crate::finding;
 use crate::history::{provenance, range};
@@ -13,8 +14,9 @@ use crate::report;
 /// Provenance of a confirmed finding over the branch's commits (SPEC §4)
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  git sage provenance --finding .sage/findings/ssrf.yaml\n  git sage provenance agent/fix-ssrf --base main --finding bandit.json --select B310\n  git sage provenance --anchor-file media/fetcher.py --anchor-snippet 'url.startswith(\"https://\")' --format json"
+    after_help = "Examples:\n  git sage provenance --finding .sage/findings/ssrf.yaml\n  git sage provenance agent/fix-ssrf --base main --finding bandit.json --select B310\n  git sage provenance --anchor-file media/fetcher.py --anchor-snippet 'url.startswith(\"https://\")' \\\n      --format json"
 )]
+#[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct ProvenanceArgs {
     #[command(flatten)]
     pub range: RangeArgs,
@@ -31,12 +33,23 @@ pub(crate) struct ProvenanceArgs {
     #[arg(long, conflicts_with = "session", help_heading = "Session")]
     pub no_session: bool,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = DataFormat::Text)]
-    pub format: DataFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    /// Exit 1 when the defect was introduced in the range (by the agent or another commit)
+    #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
+    pub fail_on: Option<FailOn>,
+}
+
+/// What `--fail-on` gates on (exit 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FailOn {
+    /// The defect was introduced in the range (by the agent or another commit).
+    Introduced,
 }
 
 pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
+    let targets = args.output.targets("provenance", &DATA)?;
     let t = crate::timing::stage("finding");
     let anchor = finding::load(&super::util::finding_request(
         ctx,
@@ -76,7 +89,7 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
         )?
     };
     drop(t);
-    if args.format == DataFormat::Text {
+    if targets.iter().any(|t| t.format == Format::Text) {
         let changed: Vec<bool> = prov.writes.iter().map(|w| w.changed).collect();
         let listed = report::text::listed_writes(&changed, prov.introducing);
         provenance::describe(&repo, &mut prov, &listed)?;
@@ -86,12 +99,17 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
         report::json::provenance_doc(&anchor, &range, &prov, session.as_ref().map(|s| s.json()));
     drop(t);
     let t = crate::timing::stage("print");
-    match args.format {
-        DataFormat::Json => ctx.print_json(&doc)?,
-        DataFormat::Text => ctx.print_text(&report::text::provenance(&doc))?,
-    }
+    emit(ctx, &targets, &doc, |_| Ok(report::text::provenance(&doc)))?;
     drop(t);
     // Freeing the repository's caches takes longer than the exit does.
     std::mem::forget(repo);
-    Ok(0)
+    let introduced = matches!(
+        prov.status,
+        crate::history::ProvenanceStatus::Introduced
+            | crate::history::ProvenanceStatus::IntroducedByOther
+    );
+    Ok(match args.fail_on {
+        Some(FailOn::Introduced) if introduced => 1,
+        _ => 0,
+    })
 }

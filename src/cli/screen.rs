@@ -6,15 +6,19 @@ use clap::{Args, ValueEnum};
 
 use super::Context;
 use super::args::RangeArgs;
+use super::output::{Format, OutputArgs, emit};
 use crate::error::{Error, Result};
 use crate::history::range;
 use crate::screen::{self, Options, report};
 
+/// What `screen` writes.
+const FORMATS: [Format; 3] = [Format::Text, Format::Json, Format::Sarif];
+
+/// What `--fail-on` gates on (exit 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ScreenFormat {
-    Text,
-    Json,
-    Sarif,
+pub(crate) enum FailOn {
+    /// At least one file is a candidate.
+    Candidates,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,10 +36,11 @@ imports resolve (repository, standard library, declared or installed packages â€
 the tests pass when --run-tests is given; L2 Bandit (high-severity findings, when installed); L3 the rule score R \
 (templates/screen/python/*.yaml). A candidate passes L0 and L1 and is flagged by L2 or L3; confirm it before \
 using it as a failure anchor.\n\nRepository code is never run unless you pass --run-tests.\n\n\
-Examples:\n  git sage screen agent/fix --base main\n  git sage screen --cwe 918 --format sarif --out screen.sarif\n  \
+Examples:\n  git sage screen agent/fix --base main\n  git sage screen --cwe 918 --out screen.sarif\n  \
 git sage screen --emit-anchors .sage/candidates && git sage blame-origin --finding .sage/candidates/<file>.yaml\n  \
 git sage screen --run-tests 'python -m pytest -q'"
 )]
+#[command(mut_arg("format", |a| super::output::only(a, &FORMATS)))]
 pub(crate) struct ScreenArgs {
     #[command(flatten)]
     pub range: RangeArgs,
@@ -75,20 +80,19 @@ pub(crate) struct ScreenArgs {
     #[arg(long, value_name = "DIR", help_heading = "Rules")]
     pub templates: Option<PathBuf>,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = ScreenFormat::Text, help_heading = "Output")]
-    pub format: ScreenFormat,
-
-    /// Write the report to FILE instead of stdout
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// Write an anchor YAML (marked unconfirmed) per candidate into DIR, for blame-origin
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub emit_anchors: Option<PathBuf>,
 
     /// Exit 1 when there are candidates
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
+    pub fail_on: Option<FailOn>,
+
+    /// The old spelling of --fail-on candidates
+    #[arg(long, hide = true, conflicts_with = "fail_on")]
     pub fail_on_candidates: bool,
 
     /// Only these paths (after `--`; directories, or globs with * and ?)
@@ -97,6 +101,7 @@ pub(crate) struct ScreenArgs {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
+    let targets = args.output.targets("screen", &FORMATS)?;
     let repo = ctx.repo()?;
     let range = range::resolve(
         &repo,
@@ -148,19 +153,17 @@ pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
             dir.display()
         );
     }
-    let text = match args.format {
-        ScreenFormat::Text => crate::term::clean(&report::text(&doc)).into_owned(),
-        ScreenFormat::Json => crate::report::jsonfmt::to_string(&doc)
-            .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
-        ScreenFormat::Sarif => {
+    emit(ctx, &targets, &doc, |f| match f {
+        Format::Sarif => {
             let mut s = serde_json::to_string_pretty(&report::sarif(&doc))
                 .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
             s.push('\n');
-            s
+            Ok(s)
         }
-    };
-    super::util::emit(ctx, &text, args.out.as_deref())?;
-    Ok(if args.fail_on_candidates && !doc.candidates.is_empty() {
+        _ => Ok(report::text(&doc)),
+    })?;
+    let gate = args.fail_on == Some(FailOn::Candidates) || args.fail_on_candidates;
+    Ok(if gate && !doc.candidates.is_empty() {
         1
     } else {
         0

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::Context;
-use super::args::DataFormat;
+use super::output::{DATA, OutputArgs, emit};
 use crate::error::Result;
 use crate::report::clip;
 use crate::transcript::{self, Format, Transcript};
@@ -13,6 +13,7 @@ use crate::transcript::{self, Format, Transcript};
 #[command(
     after_help = "SESSION is a file; REV:path for a file in git (e.g. HEAD:.sage/sessions/fix.jsonl); REV^{commit}\nfor the conversation old Aider versions wrote into a commit message; or a conversation folder\nwith events/*.json (OpenHands V1).\n\nFormats (auto-detected): claude-code, codex, gemini-cli, cursor (stream-json, stored and text\ntranscripts), aider (every edit format; commit bodies), openhands (V0 trajectories, V1 events),\nswe-agent, mini-swe-agent, specstory, markdown (\"Turn N\" / \"Ход N\" / \"轮次 N\" headings),\nsage (docs/session-format.md).\n\nExamples:\n  git sage turns ~/.claude/projects/-home-me-shop/4606c3cc.jsonl\n  git sage turns HEAD:.aider.chat.history.md --format json\n  git sage turns 1a2b3c4^{commit}"
 )]
+#[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct TurnsArgs {
     /// The transcript: a path, or REV:path in the repository
     #[arg(value_name = "SESSION")]
@@ -22,18 +23,15 @@ pub(crate) struct TurnsArgs {
     #[arg(long = "from", value_enum, value_name = "FORMAT")]
     pub from: Option<Format>,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = DataFormat::Text)]
-    pub format: DataFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 pub(crate) fn run(ctx: &Context, args: &TurnsArgs) -> Result<i32> {
+    let targets = args.output.targets("turns", &DATA)?;
     let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
-    match args.format {
-        DataFormat::Json => ctx.print_json(&t)?,
-        DataFormat::Text => ctx.print_text(&render(&t))?,
-    }
+    emit(ctx, &targets, &t, |_| Ok(render(&t)))?;
     Ok(0)
 }
 

@@ -5,10 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clap::ValueEnum;
-
 use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs};
+use super::output::Format;
 use crate::error::{Error, Result};
 use crate::finding::Request;
 use crate::judge::backends::Spec;
@@ -19,40 +18,21 @@ use crate::report::doc::ReportDoc;
 use crate::settings::Settings;
 use crate::transcript::lines::Input;
 
-/// Report formats of `blame-origin`, `origin`, `screen` and `demo`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ReportFormat {
-    Text,
-    Json,
-    Md,
-    Html,
-    Sarif,
-}
-
-/// Renders a report in a format.
-pub(crate) fn render(doc: &ReportDoc, format: ReportFormat) -> Result<String> {
+/// Renders a report in a format (JSON is streamed by `output::emit` instead).
+pub(crate) fn render(doc: &ReportDoc, format: Format) -> Result<String> {
     Ok(match format {
-        ReportFormat::Text => crate::term::clean(&crate::report::text::report(doc)).into_owned(),
-        ReportFormat::Md => crate::report::markdown::report(doc),
-        ReportFormat::Html => crate::report::html::report(doc),
-        ReportFormat::Json => crate::report::jsonfmt::to_string(doc)
+        Format::Text => crate::report::text::report(doc),
+        Format::Md => crate::report::markdown::report(doc),
+        Format::Html => crate::report::html::report(doc),
+        Format::Json => crate::report::jsonfmt::to_string(doc)
             .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
-        ReportFormat::Sarif => {
+        Format::Sarif => {
             let mut s = serde_json::to_string_pretty(&crate::report::sarif::report(doc))
                 .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
             s.push('\n');
             s
         }
     })
-}
-
-/// Writes a rendered report to `--out` or stdout.
-pub(crate) fn emit(ctx: &Context, text: &str, out: Option<&Path>) -> Result<()> {
-    match out {
-        Some(p) => crate::files::write_output(p, text.as_bytes())
-            .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display()))),
-        None => ctx.print(text),
-    }
 }
 
 /// Origin-rule levers: flags, then settings.
@@ -104,7 +84,7 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         timeout: Duration::from_secs(a.judge_timeout.max(1)),
         tries: 5,
         answer_tries: 3,
-        progress: !a.quiet,
+        progress: !crate::term::quiet(),
         defer: None,
     })
 }

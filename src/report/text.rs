@@ -521,11 +521,6 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
         out.push_str(format!("  {line}").trim_end());
         out.push('\n');
     }
-    if !doc.warnings.is_empty() {
-        out.push('\n');
-        for w in &doc.warnings {
-            out.push_str(&format!("warning: {w}\n"));
-        }
-    }
+    // Warnings are not part of the text: the commands print them on stderr.
     out
 }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest first. A module may use modules of a lower rank only.
 const LAYERS: &[&[&str]] = &[
     &["error"],
-    &["anchor", "files", "redact", "stats", "term", "timing"],
+    &["term"],
+    &["anchor", "files", "redact", "stats", "timing"],
     &["git"],
     &["settings"],
     &["finding"],
