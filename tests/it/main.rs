@@ -20,4 +20,5 @@ mod provenance;
 mod screen;
 mod secrets;
 mod sessions;
+mod shipped_refs;
 mod turns;
