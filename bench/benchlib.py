@@ -1,5 +1,5 @@
-"""Shared pieces of the benchmark generators: the vulnerable fetcher module of the SPEC §9
-story (its size set by the number of helper functions) and YAML string quoting."""
+"""Shared pieces of the benchmark generators: the vulnerable fetcher module of the worked
+example (docs/method.md#worked-example) (its size set by the number of helper functions) and YAML string quoting."""
 
 FRAGMENT = 'if not url.startswith("https://"):'
 

@@ -1,6 +1,6 @@
-//! Consistency between runs or judges (SPEC §7): origin-type agreement (percent, Cohen's κ per
-//! pair, Krippendorff's α, Gwet's AC1, Fleiss' κ), exact and ±1 origin-turn agreement over the
-//! cases every run localised, per-dimension agreement of the TR/DI/VR/SA scores, and
+//! Consistency between runs or judges (docs/method.md#agreement): origin-type agreement (percent,
+//! Cohen's κ per pair, Krippendorff's α, Gwet's AC1, Fleiss' κ), exact and ±1 origin-turn agreement
+//! over the cases every run localised, per-dimension agreement of the TR/DI/VR/SA scores, and
 //! task-disjoint resampling and leave-one-task-out ranges. Full category domains always.
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The defect class of a failure anchor (SPEC §2).
+/// The defect class of a failure anchor (docs/method.md#failure-anchor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DefectClass {
@@ -115,7 +115,7 @@ pub struct Said {
     pub description: Option<String>,
 }
 
-/// A confirmed defect: the failure anchor of SPEC §2.
+/// A confirmed defect: the failure anchor of docs/method.md#failure-anchor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Anchor {
     /// A name for the finding, unique in its file.

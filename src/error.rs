@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// What went wrong, in the terms of the exit codes of CONTRACT.md.
+/// What went wrong, in the terms of the exit codes (`git sage --help`, README.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// Bad usage or bad input (exit 2): the user can fix it.

@@ -1,5 +1,5 @@
-//! The origin rule of SPEC §6, as pure functions over plain data: the earliest turn at which
-//! the record shows a deviation from the security intent, its type, and the missed
+//! The origin rule (docs/method.md#origin-rule), as pure functions over plain data: the earliest
+//! turn at which the record shows a deviation from the security intent, its type, and the missed
 //! opportunities after it.
 
 use serde::{Deserialize, Serialize};
@@ -157,7 +157,8 @@ fn undetermined(
     }
 }
 
-/// Applies SPEC §6: returns the origin and the missed opportunities after it.
+/// Applies the origin rule (docs/method.md#origin-rule): returns the origin and the missed
+/// opportunities after it.
 pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
     if input.no_session {
         return (

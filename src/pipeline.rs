@@ -13,7 +13,8 @@ use crate::transcript::{self, Transcript};
 /// How hard to look for a session when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Discovery {
-    /// Everything SPEC §3 lists (trailers need every commit's message).
+    /// Every place docs/session-format.md#which-session lists (trailers need every commit's
+    /// message).
     Full,
     /// Only places whose change shows between base and tip trees (no commit reads):
     /// `.sage/sessions/`, `.aider.chat.history.md`, `.specstory/history/`; everything for
@@ -216,11 +217,11 @@ const MAX_CANDIDATES: usize = 32;
 /// anchored code, when none of the range's does.
 const EARLIER_COMMITS: usize = 10;
 
-/// The session to use among those found (SPEC §3), by evidence: one with an edit whose new
-/// text holds the anchored code, then the one the introducing commit itself carries, then one
-/// whose edits touch the anchored file, then the fullest copy (a checkpoint may hold a partial
-/// one, cut before the edit that matters), then discovery order. Returns it, why, and the
-/// others with why not. A named session that cannot be read is an error; a discovered one a
+/// The session to use among those found (docs/session-format.md#which-session), by evidence: one
+/// with an edit whose new text holds the anchored code, then the one the introducing commit itself
+/// carries, then one whose edits touch the anchored file, then the fullest copy (a checkpoint may
+/// hold a partial one, cut before the edit that matters), then discovery order. Returns it, why,
+/// and the others with why not. A named session that cannot be read is an error; a discovered one a
 /// note.
 fn choose_session(
     prov: &mut Provenance,

@@ -1,5 +1,5 @@
 //! Corpora: the batch manifest (`sage.manifest/1`), the per-case results (`sage.batch/1`
-//! JSONL), the runner, and the summary tables (SPEC §7).
+//! JSONL), the runner, and the summary tables (docs/batch.md).
 
 pub(crate) mod deferred;
 pub(crate) mod run;

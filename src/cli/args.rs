@@ -168,7 +168,8 @@ pub(crate) struct JudgeArgs {
     pub judge_timeout: u64,
 }
 
-/// The origin rule's levers (SPEC §6), shared by the commands that apply it.
+/// The origin rule's levers (docs/method.md#missed-opportunities), shared by the commands that
+/// apply it.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Origin rule")]
 pub(crate) struct LeverArgs {

@@ -20,7 +20,7 @@ pub(crate) enum FailOn {
     Introduced,
 }
 
-/// Where the agent's repair first went wrong (SPEC §6)
+/// Where the agent's repair first went wrong (docs/method.md#origin-rule)
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  git sage blame-origin --finding .sage/findings/ssrf.yaml\n  git sage blame-origin agent/fix --finding bandit.sarif --select B310 --format md --out origin.md\n  git sage blame-origin --finding f.yaml --judge openai:gpt-4.1 --judge anthropic:claude-sonnet-4-5 --repeat 3\n  git sage blame-origin --find-anchor bandit --format sarif --out sage.sarif"

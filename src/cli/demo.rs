@@ -1,6 +1,6 @@
-//! `git sage demo`: the worked example of SPEC §9 as a real repository — a sellers'
-//! marketplace whose agent "fixed" an SSRF by checking only the URL scheme — analysed with the
-//! offline judge. No network, no keys.
+//! `git sage demo`: the worked example of docs/method.md#worked-example as a real repository — a
+//! sellers' marketplace whose agent "fixed" an SSRF by checking only the URL scheme — analysed with
+//! the offline judge. No network, no keys.
 
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ const AGENT: (&str, &str) = ("Cursor Agent", "agent@cursor.example");
 /// 2026-03-02T09:00:00Z.
 const T0: i64 = 1_772_442_000;
 
-/// Build and analyse the worked example (SPEC §9) with the offline judge
+/// Build and analyse the worked example offline (docs/method.md#worked-example)
 #[derive(Debug, Args)]
 #[command(
     after_help = "The repository is built in a temporary directory and removed afterwards, unless --keep names\none; then try the other commands there, e.g.\n  git sage demo --keep /tmp/sage-demo\n  cd /tmp/sage-demo && git log --oneline && git sage blame-origin --finding .sage/findings/ssrf-preview.yaml --format html --out report.html"
@@ -153,7 +153,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         let text = render(&doc, f)?;
         Ok(match f {
             Format::Text => format!(
-                "git sage demo — the worked example: an agent \"fixed\" an SSRF in product-media by checking\nonly that the URL starts with https://; tests are green, yet the service still reaches 127.0.0.1,\n10.x and the cloud metadata service. Where did the repair first go wrong?\n\n{text}\n{place}\n"
+                "git sage demo — the worked example of docs/method.md#worked-example: an agent \"fixed\" an SSRF in\nproduct-media by checking only that the URL starts with https://; tests are green, yet the service\nstill reaches 127.0.0.1, 10.x and the cloud metadata service. Where did the repair first go wrong?\n\n{text}\n{place}\n"
             ),
             _ => text,
         })

@@ -12,7 +12,7 @@ use crate::report::clip;
 use crate::transcript::mapping::{self, Mapping};
 use crate::transcript::{self, Format};
 
-/// Score the turns of a session on TR/DI/VR/SA (SPEC §5)
+/// Score the turns of a session on TR/DI/VR/SA (docs/method.md#rubric)
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  git sage judge .sage/sessions/fix.jsonl --out scores.json\n  git sage judge HEAD:.aider.chat.history.md --judge openai:gpt-4.1 --jobs 4 --rpm 60\n  git sage judge s.jsonl --judge anthropic:claude-sonnet-4-5 --judge openai:gpt-4.1 --repeat 3"

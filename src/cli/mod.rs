@@ -46,7 +46,8 @@ Exit status:
   3  internal or environment failure
 
 Settings come from git config sage.* (`git sage config` lists them); flags override them.
-See README.md and docs/ (anchors, sessions, judges, git integration, CI) for a tour.";
+See README.md for a tour, docs/method.md for the method, and docs/ for the rest (anchors,
+sessions, judges, git integration, CI).";
 
 #[derive(Debug, Parser)]
 #[command(

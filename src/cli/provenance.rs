@@ -11,7 +11,7 @@ use crate::history::{provenance, range};
 use crate::pipeline;
 use crate::report;
 
-/// Provenance of a confirmed finding over the branch's commits (SPEC §4)
+/// Provenance of a confirmed finding over the branch (docs/method.md#provenance)
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  git sage provenance --finding .sage/findings/ssrf.yaml\n  git sage provenance agent/fix-ssrf --base main --finding bandit.json --select B310\n  git sage provenance --anchor-file media/fetcher.py --anchor-snippet 'url.startswith(\"https://\")' \\\n      --format json"

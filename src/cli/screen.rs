@@ -1,4 +1,5 @@
-//! `git sage screen`: which green agent patches deserve a security look (SPEC §8, L0–L3).
+//! `git sage screen`: which green agent patches deserve a security look (docs/method.md#screening,
+//! L0–L3).
 
 use std::path::PathBuf;
 

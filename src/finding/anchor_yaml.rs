@@ -1,4 +1,5 @@
-//! Hand-written failure anchors (SPEC §3): one mapping, a list, or `anchors: [...]`.
+//! Hand-written failure anchors (docs/anchors.md#anchor-yaml): one mapping, a list, or `anchors:
+//! [...]`.
 
 use serde::Deserialize;
 
@@ -178,7 +179,7 @@ fn convert(raw: Raw, shown: &str, index: usize, default_id: String) -> Result<An
 mod tests {
     use super::*;
 
-    const SPEC: &str = r#"
+    const SSRF_YAML: &str = r#"
 id: ssrf-preview            # stable id
 cwe: 918
 class: insufficient_defence
@@ -190,7 +191,7 @@ description: only the scheme is checked
 
     #[test]
     fn parses_the_spec_example() {
-        let a = parse(SPEC, "ssrf.yaml").unwrap();
+        let a = parse(SSRF_YAML, "ssrf.yaml").unwrap();
         assert_eq!(a.len(), 1);
         let a = &a[0];
         assert_eq!(a.id, "ssrf-preview");

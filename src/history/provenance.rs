@@ -57,7 +57,7 @@ pub(crate) struct Provenance {
     pub status: ProvenanceStatus,
     /// Index into `writes` of the introducing write.
     pub introducing: Option<usize>,
-    /// For `no_code_location`: which of the two reasons of SPEC §4, in words.
+    /// For `no_code_location`: why, in words (docs/method.md#provenance).
     pub reason: Option<String>,
     pub base: Snapshot,
     pub writes: Vec<WriteRecord>,
@@ -105,7 +105,8 @@ fn locate_line(
         .map(|i| i as u32 + 1)
 }
 
-/// Applies the rule of SPEC §4 to the writes as they stand, and names the reconstruction.
+/// Applies the provenance rule (docs/method.md#provenance) to the writes as they stand, and names
+/// the reconstruction.
 fn decide(prov: &mut Provenance) {
     let facts: Vec<Fact> = prov
         .writes
@@ -140,8 +141,8 @@ fn decide(prov: &mut Provenance) {
     };
 }
 
-/// Ties writes to turns and splits commits into the writes replay rebuilt (SPEC §4), then
-/// applies the rule again on the finer history.
+/// Ties writes to turns and splits commits into the writes replay rebuilt
+/// (docs/method.md#writes-and-turns), then applies the rule again on the finer history.
 pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> Result<()> {
     let matcher = match &prov.pattern {
         Some(p) => Matcher::pattern(p, prov.kind, "anchor")?,
@@ -215,8 +216,9 @@ fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> 
 }
 
 /// Computes the provenance of `anchor` over `range`. When the code came in with a first-parent
-/// merge, the merged side is walked too (SPEC §3): its commits join the range before the
-/// merge, so the side's own commit — its author, its session — is the introducing write.
+/// merge, the merged side is walked too (docs/method.md#writes-and-turns): its commits join the
+/// range before the merge, so the side's own commit — its author, its session — is the introducing
+/// write.
 pub(crate) fn analyse(
     repo: &Repo,
     range: &mut Range,

@@ -1,4 +1,4 @@
-//! The provenance rule of SPEC §4 as a pure function over (write, present?) facts.
+//! The provenance rule (docs/method.md#provenance) as a pure function over (write, present?) facts.
 
 /// One write of the range, reduced to what the rule needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub(crate) enum Verdict {
     NoCodeLocation(NotLocated),
 }
 
-/// Applies SPEC §4 to the baseline and the writes in order.
+/// Applies the rule of docs/method.md#provenance to the baseline and the writes in order.
 ///
 /// The introducing write is the earliest write after which the defect is present in every
 /// later snapshot, so a remove-and-restore yields the restoring write.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Provenance status (SPEC §4).
+/// Provenance status (docs/method.md#provenance).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ProvenanceStatus {
@@ -24,7 +24,7 @@ impl ProvenanceStatus {
     }
 }
 
-/// How much intermediate state was available (SPEC §2).
+/// How much intermediate state was available (docs/method.md#reconstruction).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Reconstruction {
     #[serde(rename = "single-write")]

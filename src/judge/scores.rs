@@ -152,7 +152,7 @@ pub(crate) struct ScoreSet {
     pub turns: Vec<TurnScore>,
 }
 
-/// `sage.scores/1`: the first set at the top (CONTRACT.md); repeats and other judges in `sets`.
+/// `sage.scores/1`: the first set at the top (docs/judge.md); repeats and other judges in `sets`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ScoresDoc {
     pub schema: String,

@@ -1,5 +1,5 @@
-//! Quote anchoring (SPEC §5): a non-zero score stands only on a verbatim quote from the turn
-//! being scored — its text, reasoning, tool arguments or diffs, as the judge saw them.
+//! Quote anchoring (docs/method.md#quotes): a non-zero score stands only on a verbatim quote from
+//! the turn being scored — its text, reasoning, tool arguments or diffs, as the judge saw them.
 
 use super::scores::{Dim, Quotes, Rejected, Scores};
 

@@ -1,4 +1,4 @@
-//! JSON documents of CONTRACT.md: `sage.provenance/1` (and the pieces `sage.report/1` reuses).
+//! JSON documents of docs/json.md: `sage.provenance/1` (and the pieces `sage.report/1` reuses).
 
 use serde::{Deserialize, Serialize};
 
@@ -78,7 +78,7 @@ pub(crate) struct IntroducingWrite {
     pub commit: String,
     pub turn: Option<u32>,
     pub mapped_by: Option<MappedBy>,
-    /// Why no turn was given, when a session was read (CONTRACT.md).
+    /// Why no turn was given, when a session was read (docs/json.md).
     #[serde(default)]
     pub unmapped_reason: Option<String>,
     pub agent: bool,
@@ -151,7 +151,7 @@ pub(crate) struct SessionJson {
     pub found_by: String,
     pub format: String,
     pub turns: usize,
-    /// The turns of the range's task (SPEC §3), and why.
+    /// The turns of the range's task (docs/method.md#task-scope), and why.
     pub scope: crate::transcript::mapping::Scope,
     /// Lines of the session that could not be read and were left out (the first 200).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

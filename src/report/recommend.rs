@@ -1,6 +1,6 @@
-//! What to change in the agent's instructions, by origin type (SPEC §6), with the CWE's defence
-//! checklist; and the security-plan checkpoint block. Templates in templates/ (embedded; a user
-//! directory may override them).
+//! What to change in the agent's instructions, by origin type (docs/method.md#recommendations),
+//! with the CWE's defence checklist; and the security-plan checkpoint block. Templates in
+//! templates/ (embedded; a user directory may override them).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -64,6 +64,9 @@ pub(crate) fn report(doc: &ReportDoc) -> Value {
         "name": "RepairOrigin",
         "shortDescription": {"text": "Where an AI agent's security repair first went wrong"},
         "fullDescription": {"text": "A confirmed defect remains after an agent's repair; SAGE locates the turn where the agent first diverged from the security intent."},
+        // SARIF's helpUri must be absolute and the project names no canonical URL, so the
+        // shipped document is named by its path in the sources instead.
+        "help": {"text": "Provenance tells whether the agent wrote the defect and in which commit; the origin is the earliest turn of the agent's session that departs from the security intent (inadequate defence, unaddressed requirement, or defect in the code change); missed opportunities are later turns that could have caught it. The method: docs/method.md#origin-rule in the git-sage sources."},
         "defaultConfiguration": {"level": "warning"},
         "properties": {"tags": tags}
     });

@@ -345,8 +345,8 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
         .collect()
 }
 
-/// `blame-origin` as text, in the seeds' order: turns → provenance → origin → missed
-/// opportunities → recommendation.
+/// `blame-origin` as text, in the order the method reads (docs/method.md): turns → provenance →
+/// origin → missed opportunities → recommendation.
 pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     use crate::origin::Status;
     let f = &doc.finding;

@@ -1,7 +1,7 @@
-//! `git sage screen`: the funnel of SPEC §8 over the files a range changed — L0 the file
-//! parses, L1 its base definitions are kept and its imports resolve (and, only on request,
-//! the tests pass), L2 Bandit's high-severity findings, L3 the rule score R — and the
-//! candidates: files that pass L0 and L1 and are flagged by L2 or L3.
+//! `git sage screen`: the funnel of docs/method.md#screening over the files a range changed — L0
+//! the file parses, L1 its base definitions are kept and its imports resolve (and, only on request,
+//! the tests pass), L2 Bandit's high-severity findings, L3 the rule score R — and the candidates:
+//! files that pass L0 and L1 and are flagged by L2 or L3.
 //!
 //! `screen` runs in steps, one function each: read → parse → score → resolve → scan → tally.
 //!

@@ -217,7 +217,7 @@ pub(crate) fn sarif(d: &ScreenDoc) -> Value {
         "id": "sage/screen-candidate",
         "name": "SilentFailureCandidate",
         "shortDescription": {"text": "A changed file that parses, keeps its definitions and imports, and is flagged by Bandit or the rule score R"},
-        "help": {"text": "Screening (SPEC §8): candidates need a person's confirmation before they become failure anchors for git sage blame-origin."}
+        "help": {"text": "Screening (docs/method.md#screening): candidates need a person's confirmation before they become failure anchors for git sage blame-origin."}
     });
     crate::report::sarif::log(rule, results)
 }

@@ -1,5 +1,5 @@
-//! L3: the rule score R of SPEC §8 over a file's facts, from editable tables (sources, sinks,
-//! guards, weakness patterns). Pure: tables in, facts in, score and breakdown out.
+//! L3: the rule score R (docs/method.md#screening) over a file's facts, from editable tables
+//! (sources, sinks, guards, weakness patterns). Pure: tables in, facts in, score and breakdown out.
 //!
 //! R = Σ source weights + Σ sink weights × 1.5 (the file also has a source) × 1.3 (the sink's
 //! CWE is the task's) + 10 (the task's weakness pattern remains: a pattern of weaknesses.yaml

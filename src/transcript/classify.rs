@@ -1,9 +1,9 @@
-//! Turn kinds from what a turn does (SPEC §5), the one rule for every format: a turn that edits
-//! (a file change, an editing tool, a shell command that writes a file, or an edit written in
-//! its text) is implementation; one that runs tests or commands, or reports their results, is
-//! verification; one that judges the change, or inspects files after an edit, is review;
-//! setup and bookkeeping alone is administrative; anything else is planning. Explicit kinds in
-//! a log always win.
+//! Turn kinds from what a turn does (docs/method.md#turns-and-kinds), the one rule for every
+//! format: a turn that edits (a file change, an editing tool, a shell command that writes a file,
+//! or an edit written in its text) is implementation; one that runs tests or commands, or reports
+//! their results, is verification; one that judges the change, or inspects files after an edit, is
+//! review; setup and bookkeeping alone is administrative; anything else is planning. Explicit kinds
+//! in a log always win.
 
 use std::sync::OnceLock;
 
@@ -226,7 +226,7 @@ fn strip_shell(c: &str) -> String {
     c.to_string()
 }
 
-/// The files a shell command writes by redirection or `tee` (`echo x >> docs/a.md`,
+/// The files a shell command writes by redirection or `tee` (`echo x >> notes/a.md`,
 /// `pwd > out.txt`), for a file change the log shows only as a command.
 pub(crate) fn shell_written_paths(cmd: &str) -> Vec<String> {
     static RE: OnceLock<Regex> = OnceLock::new();

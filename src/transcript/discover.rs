@@ -1,8 +1,9 @@
-//! Finding the session transcript(s) committed alongside the range's writes (SPEC §3), in
-//! order: `--session`; `Sage-Session:` trailers; files under `.sage/sessions/` changed in the
-//! range; known agent paths; `Entire-Checkpoint:` trailers on the `entire/checkpoints/v1`
-//! branch; Aider conversations in commit messages; failing all of these, an Aider history
-//! outside the range (working tree, or any branch's history) that logs one of its commits.
+//! Finding the session transcript(s) committed alongside the range's writes
+//! (docs/session-format.md#which-session), in order: `--session`; `Sage-Session:` trailers; files
+//! under `.sage/sessions/` changed in the range; known agent paths; `Entire-Checkpoint:` trailers
+//! on the `entire/checkpoints/v1` branch; Aider conversations in commit messages; failing all of
+//! these, an Aider history outside the range (working tree, or any branch's history) that logs one
+//! of its commits.
 
 use crate::error::{Error, Result};
 use crate::git::{CommitInfo, Oid, Repo};

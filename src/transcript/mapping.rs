@@ -1,9 +1,9 @@
-//! Which turn made each write (SPEC §4), by, in order: a `Sage-Turn:` trailer; the edit that
-//! wrote the anchored code — found by replaying the transcript's edits onto the parent's
-//! file (`replay`), or, where replay diverges, the last edit whose new text holds the anchored
-//! fragment (`fragment`); Aider's `> Commit <sha>` lines; replay of the commit's other files;
-//! a `git commit` the agent ran; and timestamps, only inside the session's time span and only
-//! for a session that touched the anchored file. A write nothing ties to a turn stays
+//! Which turn made each write (docs/method.md#writes-and-turns), by, in order: a `Sage-Turn:`
+//! trailer; the edit that wrote the anchored code — found by replaying the transcript's edits onto
+//! the parent's file (`replay`), or, where replay diverges, the last edit whose new text holds the
+//! anchored fragment (`fragment`); Aider's `> Commit <sha>` lines; replay of the commit's other
+//! files; a `git commit` the agent ran; and timestamps, only inside the session's time span and
+//! only for a session that touched the anchored file. A write nothing ties to a turn stays
 //! unmapped, with the reason: a session about something else never receives it.
 
 use std::collections::HashMap;
@@ -549,8 +549,8 @@ fn unmapped_reason(
     }
 }
 
-/// The turns that count for the range (SPEC §3): from the user message that opened the task
-/// of the first mapped write to the last turn before the next user message.
+/// The turns that count for the range (docs/method.md#task-scope): from the user message that
+/// opened the task of the first mapped write to the last turn before the next user message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Scope {
     pub first: u32,

@@ -1,5 +1,5 @@
-//! Plain Markdown logs with one heading per turn — "Turn N", "Ход N", "轮次 N" (the seeds'
-//! format) — optionally naming the agent and the kind: `## Turn 3 (review) — reviewer`.
+//! Plain Markdown logs with one heading per turn — "Turn N", "Ход N", "轮次 N" (hand-written
+//! or pasted logs) — optionally naming the agent and the kind: `## Turn 3 (review) — reviewer`.
 //! Text before the first turn heading is context (the task); ```diff blocks are file changes.
 
 use std::sync::OnceLock;

@@ -48,7 +48,8 @@ pub(crate) enum Format {
     SweAgent,
     MiniSweAgent,
     Specstory,
-    /// A plain Markdown log with "Turn N" / "Ход N" / "轮次 N" headings (the seeds' format).
+    /// A plain Markdown log with "Turn N" / "Ход N" / "轮次 N" headings (hand-written or pasted
+    /// logs).
     Markdown,
     /// Our own YAML / JSONL session format (docs/session-format.md).
     Sage,

@@ -22,4 +22,5 @@ mod provenance;
 mod screen;
 mod secrets;
 mod sessions;
+mod shipped_refs;
 mod turns;
