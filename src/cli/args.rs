@@ -170,6 +170,11 @@ pub(crate) struct JudgeArgs {
     /// No progress bar
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Turns the judge could not score are a warning, not exit 3; the exit is decided by the
+    /// rest [default: sage.allowPartial, else off]
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// The origin rule's levers (SPEC §6), shared by the commands that apply it.

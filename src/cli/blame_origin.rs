@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
 use super::util::{ReportFormat, emit, finding_request, judge_options, levers, render};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::finding;
 use crate::history::range;
 use crate::pipeline::{self, BlameRequest};
@@ -82,6 +82,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     )?;
     // Every flag and setting is checked before the finding is read or a scanner runs.
     let judge = judge_options(settings, &args.judge)?;
+    let allow_partial = super::util::allow_partial(settings, &args.judge);
     let levers = levers(settings, &args.levers)?;
     let (anchor, unconfirmed) = match args.find_anchor {
         Some(scanner) => {
@@ -110,9 +111,12 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         unconfirmed,
         templates_dir,
     };
-    let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
+    let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
     emit(ctx, &render(&doc, args.format)?, args.out.as_deref())?;
-    if args.notes {
+    // Failed scoring ends the run here, before notes (shared with everyone who fetches them)
+    // and before --fail-on: a gate must not pass on turns nobody judged.
+    let scored = super::util::check_scoring(&doc.failed_turns, allow_partial);
+    if args.notes && scored.is_ok() {
         let n = crate::notes::write(&repo, &doc)?;
         crate::say!(
             "git-sage: wrote {n} note(s) under {} (git log --notes=sage)",
@@ -120,12 +124,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         );
     }
     std::mem::forget(repo);
-    if unreachable > 0 {
-        return Err(Error::env(format!(
-            "{unreachable} turn(s) could not be scored: the judge was unreachable after retries"
-        ))
-        .hint("run the same command again: finished judge calls are cached and are not repeated"));
-    }
+    scored?;
     let gate = match args.fail_on {
         Some(FailOn::Origin) => doc.origin.status == crate::origin::Status::Localized,
         Some(FailOn::Introduced) => matches!(

@@ -61,28 +61,25 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
         scope.task = Some(crate::redact::redact(task).0);
     }
     opts.cwe_hint = args.cwe;
-    let outcome = run::judge(&t, &scope, &opts)?;
-    for w in &outcome.doc.judge.warnings {
+    let doc = run::judge(&t, &scope, &opts)?;
+    for w in &doc.judge.warnings {
         crate::say!("git-sage: warning: {w}");
     }
     if let Some(out) = &args.out {
-        let text = crate::report::jsonfmt::to_string(&outcome.doc)
+        let text = crate::report::jsonfmt::to_string(&doc)
             .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?;
         crate::files::write_output(out, text.as_bytes())
             .map_err(|e| Error::env(format!("cannot write {}: {e}", out.display())))?;
     }
     match args.format {
-        DataFormat::Json if args.out.is_none() => ctx.print_json(&outcome.doc)?,
+        DataFormat::Json if args.out.is_none() => ctx.print_json(&doc)?,
         DataFormat::Json => {}
-        DataFormat::Text => ctx.print_text(&render(&outcome.doc))?,
+        DataFormat::Text => ctx.print_text(&render(&doc))?,
     }
-    if outcome.unreachable > 0 {
-        return Err(Error::env(format!(
-            "{} turn(s) could not be scored: the judge was unreachable after retries",
-            outcome.unreachable
-        ))
-        .hint("run the same command again: finished calls are cached and are not repeated"));
-    }
+    super::util::check_scoring(
+        &doc.failed_turns,
+        super::util::allow_partial(ctx.settings()?, &args.judge),
+    )?;
     Ok(0)
 }
 
@@ -158,6 +155,9 @@ pub(crate) fn render(doc: &ScoresDoc) -> String {
         .collect();
     if !rejected.is_empty() {
         out.push_str(&format!("rejected (set to 0): {}\n", rejected.join("; ")));
+    }
+    if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
+        out.push_str(&format!("failed: {line}\n"));
     }
     for s in &doc.sets {
         out.push_str(&format!(

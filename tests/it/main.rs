@@ -9,6 +9,7 @@ mod batch;
 mod blame;
 mod common;
 mod conformance;
+mod failclosed;
 mod faults;
 mod findings;
 mod firsthour;
