@@ -63,6 +63,7 @@ pub(crate) struct BlameOriginArgs {
     pub notes: bool,
 
     /// Exit 1 when an origin is localised, or when the defect was introduced in the range
+    /// (a run with turns the judge could not score exits 3 instead)
     #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
     pub fail_on: Option<FailOn>,
 }

@@ -42,7 +42,7 @@ Exit status:
   0  done
   1  the command worked and found what it gates on (hooks, --fail-on)
   2  bad usage or bad input (one line naming the file or revision)
-  3  internal or environment failure
+  3  internal or environment failure, or turns the judge could not score (--allow-partial)
 
 Settings come from git config sage.* (`git sage config` lists them); flags override them.
 See README.md and docs/ (anchors, sessions, judges, git integration, CI) for a tour.";
