@@ -435,7 +435,7 @@ fn anchor_for_judge(a: &crate::anchor::Anchor, fragments: &[String]) -> String {
 }
 
 /// Provenance, session, judge, origin rule and recommendation: the whole of `blame-origin`.
-/// Returns the report and how many turns the judge could not be reached for.
+/// Returns the report and how many turns could not be scored (listed in its `failed_turns`).
 pub(crate) fn blame(
     repo: &Repo,
     range: &Range,
@@ -467,7 +467,7 @@ pub(crate) fn blame(
     if let Some(s) = &session {
         warnings.extend(s.read_warnings());
     }
-    let (scores, unreachable) = match &session {
+    let scores = match &session {
         Some(s) => {
             if s.mapping.turns.iter().all(Option::is_none) {
                 warnings.push(format!(
@@ -476,11 +476,11 @@ pub(crate) fn blame(
                 ));
             }
             let t = crate::timing::stage("judge");
-            let out = crate::judge::run::judge(&s.transcript, &s.scope, &judge_opts)?;
+            let doc = crate::judge::run::judge(&s.transcript, &s.scope, &judge_opts)?;
             drop(t);
-            (Some(out.doc), out.unreachable)
+            Some(doc)
         }
-        None => (None, 0),
+        None => None,
     };
     let last_turn = session.as_ref().map_or(0, |s| s.scope.last);
     let introducing_turn = prov
@@ -616,6 +616,8 @@ pub(crate) fn blame(
         other_origins,
         manual_review,
         warnings,
+        failed_turns: scores.map(|d| d.failed_turns).unwrap_or_default(),
     };
-    Ok((doc, unreachable))
+    let failed = doc.failed_turns.len();
+    Ok((doc, failed))
 }

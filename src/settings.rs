@@ -81,6 +81,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "judge answer cache",
     },
     Key {
+        key: "sage.allowPartial",
+        default: "false",
+        what: "turns the judge could not score are a warning, not exit 3",
+    },
+    Key {
         key: "sage.vrMax",
         default: "1",
         what: "missed opportunity when VR is at most this",
@@ -134,6 +139,7 @@ pub(crate) struct Settings {
     pub task: Option<String>,
     pub templates: Option<PathBuf>,
     pub cache_dir: Option<String>,
+    pub allow_partial: bool,
     pub vr_max: u8,
     pub sa_max: u8,
     pub findings: Vec<String>,
@@ -155,6 +161,7 @@ impl Default for Settings {
             task: None,
             templates: None,
             cache_dir: None,
+            allow_partial: false,
             vr_max: 1,
             sa_max: 1,
             findings: vec![DEFAULT_FINDINGS.into()],
@@ -199,6 +206,7 @@ impl Settings {
         s.task = get("sage.task")?;
         s.templates = get("sage.templates")?.map(PathBuf::from);
         s.cache_dir = get("sage.cacheDir")?;
+        s.allow_partial = flag(get("sage.allowPartial")?, "sage.allowPartial", false)?;
         if let Some(v) = get("sage.vrMax")? {
             s.vr_max = number(&v, "sage.vrMax", 0, 3)?;
         }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::{Case, CaseResult, CaseStatus, RESULT_SCHEMA};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git::Repo;
 use crate::history::range::{self, AgentMatcher};
 use crate::judge::run::Options;
@@ -21,6 +21,8 @@ pub(crate) struct RunOptions {
     pub judge: Options,
     pub levers: Levers,
     pub judge_sees_anchor: bool,
+    /// A case with turns the judge could not score still counts as analysed.
+    pub allow_partial: bool,
 }
 
 /// `blame-origin` for one case.
@@ -60,15 +62,13 @@ pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
         unconfirmed: anchor.unconfirmed,
         templates_dir,
     };
-    let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
-    if unreachable > 0 {
-        // Not a result: a turn without scores would bias the origin. The answers that did
-        // come back are cached, so the rerun asks only for the rest.
-        return Err(Error::env(format!(
-            "{unreachable} turn(s) could not be scored: the judge was unreachable after retries"
-        )));
+    let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
+    // Not a result unless allowed: a turn without scores would bias the origin and the
+    // tables. The answers that did come back are cached, so the rerun asks only for the rest.
+    match crate::judge::failed::error(&doc.failed_turns) {
+        Some(e) if !opts.allow_partial => Err(e),
+        _ => Ok(doc),
     }
-    Ok(doc)
 }
 
 /// Runs one case, turning errors and panics into a failed result.

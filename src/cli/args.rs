@@ -166,6 +166,11 @@ pub(crate) struct JudgeArgs {
     /// Seconds one judge call may take
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub judge_timeout: u64,
+
+    /// Turns the judge could not score are a warning, not exit 3; the exit is decided by the
+    /// rest [default: sage.allowPartial, else off]
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// The origin rule's levers (docs/method.md#missed-opportunities), shared by the commands that

@@ -197,6 +197,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         judge,
         levers: super::util::levers(ctx.settings()?, &args.levers)?,
         judge_sees_anchor: false,
+        allow_partial: super::util::allow_partial(ctx.settings()?, &args.judge),
     };
 
     if args.batch_api {
@@ -281,6 +282,19 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         .filter(|r| ids.contains(r.case.as_str()))
         .collect();
     render(ctx, &summary::summarise(&these), &targets)?;
+    let partial = these
+        .iter()
+        .filter(|r| {
+            r.report
+                .as_ref()
+                .is_some_and(|d| !d.failed_turns.is_empty())
+        })
+        .count();
+    if partial > 0 {
+        crate::say!(
+            "git-sage: warning: {partial} case(s) counted with turns the judge could not score (--allow-partial; failed_turns in their reports)"
+        );
+    }
     let code = exit_for(&these);
     if code != 0 {
         crate::say!(

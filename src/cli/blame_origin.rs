@@ -6,7 +6,7 @@ use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
 use super::output::{OutputArgs, emit, warn_all};
 use super::util::{finding_request, judge_options, levers, render};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::finding;
 use crate::history::range;
 use crate::pipeline::{self, BlameRequest};
@@ -59,6 +59,7 @@ pub(crate) struct BlameOriginArgs {
     pub notes: bool,
 
     /// Exit 1 when an origin is localised, or when the defect was introduced in the range
+    /// (a run with turns the judge could not score exits 3 instead)
     #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
     pub fail_on: Option<FailOn>,
 }
@@ -81,6 +82,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         .output
         .targets("blame-origin", &super::output::REPORT)?;
     let judge = judge_options(settings, &args.judge)?;
+    let allow_partial = super::util::allow_partial(settings, &args.judge);
     let levers = levers(settings, &args.levers)?;
     let (anchor, unconfirmed) = match args.find_anchor {
         Some(scanner) => {
@@ -109,10 +111,13 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         unconfirmed,
         templates_dir,
     };
-    let (doc, unreachable) = pipeline::blame(&repo, &range, &agents, req)?;
+    let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
     emit(ctx, &targets, &doc, |f| render(&doc, f))?;
     warn_all(&doc.warnings);
-    if args.notes {
+    // Failed scoring ends the run here, before notes (shared with everyone who fetches them)
+    // and before --fail-on: a gate must not pass on turns nobody judged.
+    let scored = super::util::check_scoring(&doc.failed_turns, allow_partial);
+    if args.notes && scored.is_ok() {
         let n = crate::notes::write(&repo, &doc)?;
         crate::say!(
             "git-sage: wrote {n} note(s) under {} (git log --notes=sage)",
@@ -120,12 +125,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         );
     }
     std::mem::forget(repo);
-    if unreachable > 0 {
-        return Err(Error::env(format!(
-            "{unreachable} turn(s) could not be scored: the judge was unreachable after retries"
-        ))
-        .hint("run the same command again: finished judge calls are cached and are not repeated"));
-    }
+    scored?;
     let gate = match args.fail_on {
         Some(FailOn::Origin) => doc.origin.status == crate::origin::Status::Localized,
         Some(FailOn::Introduced) => matches!(

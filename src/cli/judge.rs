@@ -59,16 +59,13 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
         scope.task = Some(crate::redact::redact(task).0);
     }
     opts.cwe_hint = args.cwe;
-    let outcome = run::judge(&t, &scope, &opts)?;
-    emit(ctx, &targets, &outcome.doc, |_| Ok(render(&outcome.doc)))?;
-    warn_all(&outcome.doc.judge.warnings);
-    if outcome.unreachable > 0 {
-        return Err(Error::env(format!(
-            "{} turn(s) could not be scored: the judge was unreachable after retries",
-            outcome.unreachable
-        ))
-        .hint("run the same command again: finished calls are cached and are not repeated"));
-    }
+    let doc = run::judge(&t, &scope, &opts)?;
+    emit(ctx, &targets, &doc, |_| Ok(render(&doc)))?;
+    warn_all(&doc.judge.warnings);
+    super::util::check_scoring(
+        &doc.failed_turns,
+        super::util::allow_partial(ctx.settings()?, &args.judge),
+    )?;
     Ok(0)
 }
 
@@ -144,6 +141,9 @@ pub(crate) fn render(doc: &ScoresDoc) -> String {
         .collect();
     if !rejected.is_empty() {
         out.push_str(&format!("rejected (set to 0): {}\n", rejected.join("; ")));
+    }
+    if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
+        out.push_str(&format!("failed: {line}\n"));
     }
     for s in &doc.sets {
         out.push_str(&format!(

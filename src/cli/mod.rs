@@ -43,7 +43,7 @@ Exit status:
   0  done
   1  the command worked and found what it gates on (hooks, --fail-on)
   2  bad usage or bad input (one line naming the file or revision)
-  3  internal or environment failure
+  3  internal or environment failure, or turns the judge could not score (--allow-partial)
 
 Settings come from git config sage.* (`git sage config` lists them); flags override them.
 See README.md for a tour, docs/method.md for the method, and docs/ for the rest (anchors,

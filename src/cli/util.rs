@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::finding::Request;
 use crate::judge::backends::Spec;
 use crate::judge::cache::{self, Cache};
+use crate::judge::endpoint::check_credentials;
 use crate::judge::run::Options;
+use crate::judge::scores::FailedTurn;
 use crate::origin::Levers;
 use crate::report::doc::ReportDoc;
 use crate::settings::Settings;
@@ -61,6 +63,8 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
     if a.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
+    // A missing key stops the command here, before the history walk and any request.
+    check_credentials(&judges)?;
     let cache = if a.no_cache {
         Cache::disabled()
     } else {
@@ -87,6 +91,27 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         progress: !crate::term::quiet(),
         defer: None,
     })
+}
+
+/// Whether turns the judge could not score may pass: `--allow-partial`, then settings.
+pub(crate) fn allow_partial(settings: &Settings, a: &JudgeArgs) -> bool {
+    a.allow_partial || settings.allow_partial
+}
+
+/// Fails closed: turns the judge could not score end the command with exit 3 (called after
+/// its output is written), unless they are allowed, when they are a warning.
+pub(crate) fn check_scoring(failed: &[FailedTurn], allowed: bool) -> Result<()> {
+    match crate::judge::failed::error(failed) {
+        None => Ok(()),
+        Some(e) if allowed => {
+            crate::say!(
+                "git-sage: warning: {} (--allow-partial: the exit is decided without them)",
+                e.message()
+            );
+            Ok(())
+        }
+        Some(e) => Err(e),
+    }
 }
 
 /// Opens a session argument: a file, a conversation folder, `REV:path` or `REV^{commit}`.

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::cache::Usage;
+use super::endpoint::endpoint;
 use super::prompt::Prompt;
 use crate::error::{Error, Result};
 
@@ -109,36 +110,6 @@ pub(crate) fn family(model: &str) -> Option<&'static str> {
         .map(|(f, _)| *f)
 }
 
-/// The base URL and API key of an HTTP judge, from the environment (keys only from there).
-pub(crate) fn endpoint(spec: &Spec) -> Result<(String, Option<String>)> {
-    Ok(match spec {
-        Spec::OpenAi { .. } => (
-            std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into()),
-            std::env::var("OPENAI_API_KEY")
-                .ok()
-                .filter(|k| !k.is_empty()),
-        ),
-        Spec::Anthropic { .. } => {
-            let key = std::env::var("ANTHROPIC_API_KEY")
-                .ok()
-                .filter(|k| !k.is_empty());
-            if key.is_none() {
-                return Err(
-                    Error::input("anthropic judge: ANTHROPIC_API_KEY is not set").hint(
-                        "export ANTHROPIC_API_KEY=…; API keys are read from the environment only",
-                    ),
-                );
-            }
-            (
-                std::env::var("ANTHROPIC_BASE_URL")
-                    .unwrap_or_else(|_| "https://api.anthropic.com".into()),
-                key,
-            )
-        }
-        _ => (String::new(), None),
-    })
-}
-
 /// A failed call, and whether trying again may help.
 #[derive(Debug, Clone)]
 pub(crate) enum CallError {
@@ -146,6 +117,9 @@ pub(crate) enum CallError {
         message: String,
         after: Option<Duration>,
     },
+    /// The server refused the credentials (401, 403): every other request would be refused
+    /// too, so the run stops asking this judge.
+    Refused(String),
     Fatal(String),
 }
 
@@ -438,16 +412,47 @@ fn check_status(
     if status.is_success() {
         return Ok(());
     }
-    let snippet: String = body.chars().take(200).collect();
-    let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());
-    if status.as_u16() == 429
-        || status.as_u16() == 408
-        || status.as_u16() == 529
-        || status.is_server_error()
-    {
-        Err(CallError::Retry { message, after })
+    let said = server_message(body);
+    let message = match (said.is_empty(), status.canonical_reason()) {
+        (false, _) => format!("HTTP {}: {said}", status.as_u16()),
+        (true, Some(reason)) => format!("HTTP {} {reason}", status.as_u16()),
+        (true, None) => format!("HTTP {}", status.as_u16()),
+    };
+    match status.as_u16() {
+        401 | 403 => Err(CallError::Refused(message)),
+        408 | 429 | 529 => Err(CallError::Retry { message, after }),
+        _ if status.is_server_error() => Err(CallError::Retry { message, after }),
+        _ => Err(CallError::Fatal(message)),
+    }
+}
+
+/// The longest server message kept: one line, enough for "Incorrect API key provided: …".
+const MESSAGE_CHARS: usize = 200;
+
+/// What an error response says, as one short line with secrets masked: the message of the
+/// usual JSON error shapes (OpenAI and Anthropic `error.message`, `message`, FastAPI-style
+/// `detail`, a bare `error` string), else the body itself. Servers echo keys back in their
+/// errors (a partly masked one, or a whole one in a proxy's page), and this line is printed.
+pub(crate) fn server_message(body: &str) -> String {
+    let json: Option<Value> = serde_json::from_str(body).ok();
+    let said = json
+        .as_ref()
+        .and_then(|v| {
+            ["/error/message", "/message", "/detail", "/error"]
+                .iter()
+                .find_map(|p| v.pointer(p).and_then(Value::as_str))
+        })
+        .unwrap_or(body);
+    // One line first (secrets split over lines are still whole), then masked, then cut.
+    let head: String = said.chars().take(64 * 1024).collect();
+    let line = head.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (masked, _) = crate::redact::redact(&line);
+    if masked.chars().count() <= MESSAGE_CHARS {
+        masked
     } else {
-        Err(CallError::Fatal(message))
+        let mut cut: String = masked.chars().take(MESSAGE_CHARS - 1).collect();
+        cut.push('…');
+        cut
     }
 }
 
@@ -559,5 +564,57 @@ mod tests {
         assert_eq!(family("gemini-2.5-flash"), Some("google"));
         assert_eq!(family("deepseek-chat"), Some("deepseek"));
         assert_eq!(family("something-else"), None);
+    }
+
+    #[test]
+    fn server_messages_are_one_short_line_without_secrets() {
+        let openai = r#"{"error": {"message": "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz0123.\nYou can find your API key at https://platform.openai.com.", "type": "invalid_request_error", "code": "invalid_api_key"}}"#;
+        assert_eq!(
+            server_message(openai),
+            "Incorrect API key provided: [REDACTED:openai-key]. You can find your API key at https://platform.openai.com."
+        );
+        let anthropic = r#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#;
+        assert_eq!(server_message(anthropic), "invalid x-api-key");
+        assert_eq!(
+            server_message(r#"{"detail": "Not authenticated"}"#),
+            "Not authenticated"
+        );
+        assert_eq!(server_message(r#"{"error": "forbidden"}"#), "forbidden");
+        assert_eq!(
+            server_message("  <html>\n<b>401</b>\n</html> "),
+            "<html> <b>401</b> </html>"
+        );
+        let long = "x ".repeat(500);
+        let m = server_message(&long);
+        assert_eq!(m.chars().count(), MESSAGE_CHARS);
+        assert!(m.ends_with('…'));
+    }
+
+    #[test]
+    fn refused_credentials_stop_at_once_and_other_statuses_keep_their_rules() {
+        use reqwest::StatusCode as S;
+        let check = |code: u16, body: &str| {
+            check_status(S::from_u16(code).unwrap(), None, body).map_err(|e| match e {
+                CallError::Refused(m) => format!("refused {m}"),
+                CallError::Fatal(m) => format!("fatal {m}"),
+                CallError::Retry { message, .. } => format!("retry {message}"),
+            })
+        };
+        assert_eq!(check(200, "{}"), Ok(()));
+        assert_eq!(
+            check(401, r#"{"error": {"message": "bad key"}}"#),
+            Err("refused HTTP 401: bad key".into())
+        );
+        assert_eq!(check(403, ""), Err("refused HTTP 403 Forbidden".into()));
+        assert_eq!(
+            check(404, "no such model"),
+            Err("fatal HTTP 404: no such model".into())
+        );
+        for code in [408, 429, 500, 503, 529] {
+            assert!(
+                check(code, "busy").unwrap_err().starts_with("retry"),
+                "{code}"
+            );
+        }
     }
 }

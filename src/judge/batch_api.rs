@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::backends::{Reply, Spec, anthropic_reply, endpoint, openai_reply};
+use super::backends::{Reply, Spec, anthropic_reply, openai_reply};
+use super::endpoint::endpoint;
 use crate::error::{Error, Result};
 
 /// Where a batch stands at the provider.

@@ -20,6 +20,7 @@ use super::backends::{Backend, CallError, Reply, Request};
 use super::cache::{self, Cache, Entry, Usage};
 use super::prompt::Prompt;
 use super::run::{Deferred, Options};
+use super::scores::FailureCause;
 use crate::error::{Error, Result};
 
 /// One request to make: a turn (or all, for `single`) of one repeat of one judge.
@@ -61,6 +62,8 @@ pub(super) enum JobResult {
 /// Why a job has no answers. `Display` is the text the turns' `error` records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum JobError {
+    /// The server refused the credentials (401, 403); later jobs of the judge are not sent.
+    Refused(String),
     /// The backend refused in a way another try cannot fix (a 4xx, no recorded answer…).
     Fatal(String),
     /// Every try failed in a way that might have passed (timeouts, 5xx, 429…).
@@ -72,16 +75,22 @@ pub(super) enum JobError {
 }
 
 impl JobError {
-    /// Whether the turn counts towards exit 3. A deferred request does: its answer is not in
-    /// yet, exactly as if the judge had been out of reach.
-    pub(super) fn unreachable(&self) -> bool {
-        matches!(self, JobError::Unreachable { .. } | JobError::Deferred)
+    /// The failure as the report's data records it, by what the user can do about it.
+    pub(super) fn cause(&self) -> FailureCause {
+        match self {
+            JobError::Refused(_) => FailureCause::Refused,
+            JobError::Fatal(_) => FailureCause::Fatal,
+            JobError::Unreachable { .. } => FailureCause::Unreachable,
+            JobError::Invalid { .. } => FailureCause::InvalidAnswer,
+            JobError::Deferred => FailureCause::Deferred,
+        }
     }
 }
 
 impl fmt::Display for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            JobError::Refused(m) => write!(f, "refused: {m}"),
             JobError::Fatal(m) => write!(f, "fatal: {m}"),
             JobError::Unreachable { tries, last } => {
                 write!(
@@ -138,6 +147,7 @@ pub(super) fn run(
         record,
         tries: opts.tries.max(1),
         answer_tries: opts.answer_tries.max(1),
+        refused: Mutex::new(None),
         bar,
     });
     let turns: Vec<Option<u32>> = jobs.iter().map(|j| j.turn).collect();
@@ -212,6 +222,8 @@ struct Caller {
     record: Option<Arc<Mutex<Recorder>>>,
     tries: u32,
     answer_tries: u32,
+    /// The first refusal of the credentials: the jobs not yet sent fail with it unsent.
+    refused: Mutex<Option<String>>,
     bar: ProgressBar,
 }
 
@@ -242,10 +254,19 @@ impl Caller {
         Some(JobResult::Failed(JobError::Deferred))
     }
 
+    /// The refusal that stopped this judge, if one did.
+    fn refusal(&self) -> Option<JobError> {
+        let refused = self.refused.lock().expect("refused");
+        refused.clone().map(JobError::Refused)
+    }
+
     /// Asks until an answer parses, at most `answer_tries` times, each time showing the judge
     /// its earlier invalid answers; the valid one goes to the cache and the record.
     async fn call_job(&self, job: &Job, cache_key: &str) -> JobResult {
-        let result = self.ask(job, cache_key).await;
+        let result = match self.refusal() {
+            Some(e) => Err(e),
+            None => self.ask(job, cache_key).await,
+        };
         self.bar.inc(1);
         match result {
             Ok(a) => JobResult::Answers(a),
@@ -303,9 +324,20 @@ impl Caller {
         let mut last = String::new();
         for attempt in 0..self.tries {
             self.pacer.wait().await;
+            // Another job's refusal also ends this one's retries.
+            if let Some(e) = self.refusal() {
+                return Err(e);
+            }
             self.tally.requests.fetch_add(1, Ordering::Relaxed);
             match self.backend.call(req).await {
                 Ok(r) => return Ok(r),
+                Err(CallError::Refused(m)) => {
+                    self.refused
+                        .lock()
+                        .expect("refused")
+                        .get_or_insert_with(|| m.clone());
+                    return Err(JobError::Refused(m));
+                }
                 Err(CallError::Fatal(m)) => return Err(JobError::Fatal(m)),
                 Err(CallError::Retry { message, after }) => {
                     last = message;
@@ -438,12 +470,17 @@ mod tests {
     use crate::judge::backends::Spec;
 
     #[test]
-    fn job_errors_read_as_before_and_say_which_count_as_unreachable() {
+    fn job_errors_read_as_before_and_name_their_cause() {
         let cases = [
             (
-                JobError::Fatal("HTTP 401: no".into()),
-                "fatal: HTTP 401: no",
-                false,
+                JobError::Refused("HTTP 401: bad key".into()),
+                "refused: HTTP 401: bad key",
+                FailureCause::Refused,
+            ),
+            (
+                JobError::Fatal("HTTP 404: no".into()),
+                "fatal: HTTP 404: no",
+                FailureCause::Fatal,
             ),
             (
                 JobError::Unreachable {
@@ -451,7 +488,7 @@ mod tests {
                     last: "HTTP 503: busy".into(),
                 },
                 "the judge could not be reached after 5 tries: HTTP 503: busy",
-                true,
+                FailureCause::Unreachable,
             ),
             (
                 JobError::Invalid {
@@ -459,17 +496,17 @@ mod tests {
                     last: "no JSON object found in the answer".into(),
                 },
                 "the judge answered invalid JSON 3 times (last: no JSON object found in the answer)",
-                false,
+                FailureCause::InvalidAnswer,
             ),
             (
                 JobError::Deferred,
                 "deferred to the provider's batch interface",
-                true,
+                FailureCause::Deferred,
             ),
         ];
-        for (e, text, unreachable) in cases {
+        for (e, text, cause) in cases {
             assert_eq!(e.to_string(), text);
-            assert_eq!(e.unreachable(), unreachable, "{e}");
+            assert_eq!(e.cause(), cause, "{e}");
         }
     }
 

@@ -4,6 +4,8 @@ pub(crate) mod answer;
 pub(crate) mod backends;
 pub(crate) mod batch_api;
 pub(crate) mod cache;
+pub(crate) mod endpoint;
+pub(crate) mod failed;
 mod jobs;
 pub(crate) mod offline;
 pub(crate) mod prompt;

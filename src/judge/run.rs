@@ -13,10 +13,13 @@ use tokio::runtime::Runtime;
 use super::answer::Answer;
 use super::backends::{Backend, Spec, family};
 use super::cache::{self, Cache};
+use super::endpoint::check_credentials;
 use super::jobs::{self, Job, JobError, JobResult, Ran, Recorder};
 use super::offline::Offline;
 use super::prompt::{Renderer, Templates, TurnView, fence_for, views};
-use super::scores::{JudgeInfo, SCORES_SCHEMA, ScoreSet, Scores, ScoresDoc, TurnScore};
+use super::scores::{
+    FailedTurn, FailureCause, JudgeInfo, SCORES_SCHEMA, ScoreSet, Scores, ScoresDoc, TurnScore,
+};
 use super::verify::verify;
 use crate::error::{Error, Result};
 use crate::transcript::mapping::Scope;
@@ -92,13 +95,6 @@ impl Default for Options {
             defer: None,
         }
     }
-}
-
-/// What one judging run produced, beyond the scores.
-pub(crate) struct Outcome {
-    pub doc: ScoresDoc,
-    /// Turns whose scoring failed because the judge could not be reached (exit 3).
-    pub unreachable: usize,
 }
 
 /// What every judge and repeat of one `judge()` call shares.
@@ -182,8 +178,11 @@ impl Shared {
     }
 }
 
-/// Judges the in-scope turns of a transcript.
-pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Outcome> {
+/// Judges the in-scope turns of a transcript. Turns that could not be scored are in the
+/// document's `failed_turns`; what that means for the exit is the caller's to decide.
+pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<ScoresDoc> {
+    // Every judge's key before the first judge's first request.
+    check_credentials(&opts.judges)?;
     let templates = Templates::load(opts.templates_dir.as_deref())?;
     let input = Input::prepare(t, scope, opts, &templates)?;
     let mut shared = Shared {
@@ -194,30 +193,34 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Out
             .map(|p| Arc::new(Mutex::new(Recorder::open(p)))),
     };
     let mut sets = Vec::new();
-    let mut unreachable = 0;
+    let mut failed_turns = Vec::new();
     for spec in &opts.judges {
         for r in 0..opts.repeat.max(1) {
             let mut info = judge_info(spec, opts, r, input.redactions);
             let turns = if spec == &Spec::Offline {
                 offline_turns(&input, opts, &mut info)?
             } else {
-                let (turns, lost) = model_turns(spec, r, &input, opts, &mut shared, &mut info)?;
-                unreachable += lost;
+                let (turns, failed) = model_turns(spec, r, &input, opts, &mut shared, &mut info)?;
+                failed_turns.extend(failed.into_iter().map(|(turn, cause, error)| FailedTurn {
+                    turn,
+                    judge: info.name.clone(),
+                    repeat: info.repeat,
+                    cause,
+                    error,
+                }));
                 turns
             };
             sets.push(ScoreSet { judge: info, turns });
         }
     }
     let first = sets.remove(0);
-    Ok(Outcome {
-        doc: ScoresDoc {
-            schema: SCORES_SCHEMA.into(),
-            judge: first.judge,
-            turns: first.turns,
-            sets,
-            scope: Some(scope.clone()),
-        },
-        unreachable,
+    Ok(ScoresDoc {
+        schema: SCORES_SCHEMA.into(),
+        judge: first.judge,
+        turns: first.turns,
+        sets,
+        scope: Some(scope.clone()),
+        failed_turns,
     })
 }
 
@@ -265,8 +268,7 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
 }
 
 /// An LLM judge (or a command, or a replay) for one repeat: plans the requests, makes them and
-/// scores the turns from the answers. Also returns how many turns were lost to an
-/// unreachable judge.
+/// scores the turns from the answers. Also returns the turns whose scoring failed.
 fn model_turns(
     spec: &Spec,
     r: u32,
@@ -274,7 +276,7 @@ fn model_turns(
     opts: &Options,
     shared: &mut Shared,
     info: &mut JudgeInfo,
-) -> Result<(Vec<TurnScore>, usize)> {
+) -> Result<(Vec<TurnScore>, Vec<Failure>)> {
     info.warnings
         .extend(model_warnings(input.agent_model, spec, opts.protocol));
     let backend = Backend::new(spec.clone(), opts.timeout)?;
@@ -372,33 +374,35 @@ fn account(info: &mut JudgeInfo, ran: &Ran) {
 /// The error of a turn that a `single` answer left out.
 const NO_OBJECT: &str = "the judge's answer has no object for this turn";
 
-/// Every in-scope turn's record from the jobs' results, and how many turns were lost to an
-/// unreachable judge.
+/// A turn whose scoring failed: its number, why, and the error its record carries.
+type Failure = (u32, FailureCause, String);
+
+/// Every in-scope turn's record from the jobs' results, and the turns whose scoring failed.
 fn assemble(
     views: &[TurnView],
     kinds: &[TurnKind],
     results: &[(Option<u32>, JobResult)],
     quotes_required: bool,
-) -> (Vec<TurnScore>, usize) {
+) -> (Vec<TurnScore>, Vec<Failure>) {
     let mut turns = Vec::with_capacity(views.len());
-    let mut lost = 0;
+    let mut failed = Vec::new();
     for (v, &kind) in views.iter().zip(kinds) {
         if !put_to_judge(kind) {
             turns.push(not_applicable(v.n, kind));
             continue;
         }
-        turns.push(match result_for(results, v.n) {
-            Some(Ok(a)) => scored_turn(a.clone(), v, quotes_required),
-            Some(Err(e)) => {
-                if e.unreachable() {
-                    lost += 1;
-                }
-                failed_turn(v.n, kind, e.to_string())
+        let (cause, error) = match result_for(results, v.n) {
+            Some(Ok(a)) => {
+                turns.push(scored_turn(a.clone(), v, quotes_required));
+                continue;
             }
-            None => failed_turn(v.n, kind, NO_OBJECT.into()),
-        });
+            Some(Err(e)) => (e.cause(), e.to_string()),
+            None => (FailureCause::InvalidAnswer, NO_OBJECT.to_string()),
+        };
+        turns.push(failed_turn(v.n, kind, error.clone()));
+        failed.push((v.n, cause, error));
     }
-    (turns, lost)
+    (turns, failed)
 }
 
 /// The answer for turn `n`, else the error of the job that asked about it. A job for one turn
@@ -532,7 +536,7 @@ mod tests {
     }
 
     #[test]
-    fn assembly_marks_administrative_turns_and_counts_only_unreachable_failures() {
+    fn assembly_marks_administrative_turns_and_lists_every_failure_with_its_cause() {
         let views: Vec<TurnView> = (1..=5).map(|n| view(n, "we check the scheme")).collect();
         let kinds = [
             TurnKind::Review,
@@ -550,8 +554,17 @@ mod tests {
             ),
             (Some(5), JobResult::Failed(JobError::Deferred)),
         ];
-        let (turns, lost) = assemble(&views, &kinds, &results, false);
-        assert_eq!(lost, 2, "the unreachable and the deferred turn");
+        let (turns, failed) = assemble(&views, &kinds, &results, false);
+        let causes: Vec<(u32, FailureCause)> = failed.iter().map(|f| (f.0, f.1)).collect();
+        assert_eq!(
+            causes,
+            [
+                (3, FailureCause::Unreachable),
+                (4, FailureCause::Fatal),
+                (5, FailureCause::Deferred)
+            ]
+        );
+        assert_eq!(failed[1].2, "fatal: HTTP 400: bad", "the turn's own error");
         assert!(turns[0].scores.is_some() && turns[0].error.is_none());
         assert!(!turns[1].applicable && turns[1].scores == Some(Scores::default()));
         let errors: Vec<Option<&str>> = turns.iter().map(|t| t.error.as_deref()).collect();
@@ -572,10 +585,11 @@ mod tests {
         );
 
         let single = vec![(None, JobResult::Answers(vec![answer(1)]))];
-        let (turns, lost) = assemble(&views[..1], &kinds[..1], &single, false);
-        assert_eq!((turns[0].error.as_deref(), lost), (None, 0));
-        let (turns, _) = assemble(&views[2..3], &kinds[2..3], &single, false);
+        let (turns, failed) = assemble(&views[..1], &kinds[..1], &single, false);
+        assert_eq!((turns[0].error.as_deref(), failed.len()), (None, 0));
+        let (turns, failed) = assemble(&views[2..3], &kinds[2..3], &single, false);
         assert_eq!(turns[0].error.as_deref(), Some(NO_OBJECT));
+        assert_eq!(failed[0].1, FailureCause::InvalidAnswer);
     }
 
     #[test]

@@ -163,6 +163,39 @@ pub(crate) struct ScoresDoc {
     /// The turns judged (the task's scope) and the task text given to the judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<crate::transcript::mapping::Scope>,
+    /// Every turn of every set whose scoring failed; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_turns: Vec<FailedTurn>,
+}
+
+/// A turn the judge could not score, as data a script can act on (the turn's own `error`
+/// says the same in words).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FailedTurn {
+    pub turn: u32,
+    pub judge: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    pub cause: FailureCause,
+    pub error: String,
+}
+
+/// Why scoring failed, by what to do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum FailureCause {
+    /// The server refused the credentials (HTTP 401 or 403): fix the key, not a rerun.
+    Refused,
+    /// The judge refused the request in a way no retry fixes (another 4xx, a command that
+    /// cannot start, no recorded answer).
+    Fatal,
+    /// The judge answered, never in a usable form.
+    InvalidAnswer,
+    /// Every try failed in a way that might pass (timeouts, 5xx, 429, a failing command):
+    /// a rerun asks only for these.
+    Unreachable,
+    /// Set aside for the provider's batch interface; its answer is not in yet.
+    Deferred,
 }
 
 pub(crate) const SCORES_SCHEMA: &str = "sage.scores/1";

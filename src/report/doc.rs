@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::json::{FindingJson, ProvenanceJson, RangeJson, SessionJson};
-use crate::judge::scores::{JudgeInfo, TurnScore};
+use crate::judge::scores::{FailedTurn, JudgeInfo, TurnScore};
 use crate::origin::{Missed, Origin};
 
 pub(crate) const REPORT_SCHEMA: &str = "sage.report/1";
@@ -51,4 +51,7 @@ pub(crate) struct ReportDoc {
     pub manual_review: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Turns of any judge or repeat whose scoring failed; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_turns: Vec<FailedTurn>,
 }

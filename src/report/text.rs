@@ -400,6 +400,10 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
         }
         out.push('\n');
     }
+    if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
+        // Right under the turns: the origin below was found without them.
+        out.push_str(&format!("FAILED      {line}\n\n"));
+    }
     let p = &doc.provenance;
     let prov = match (&p.status, &p.introducing_write) {
         (crate::history::ProvenanceStatus::Inherited, _) => {

@@ -221,7 +221,10 @@ async fn malformed_json_is_repaired_then_recorded_as_failure() {
     }
     let (server, count) = openai(plan, "").await;
     let s = setup();
-    let v = s.judge(&server.uri(), &["--jobs", "1"]).ok().json();
+    let run = s.judge(&server.uri(), &["--jobs", "1"]);
+    assert_eq!(run.code, 3, "a turn without scores fails the run: {run:?}");
+    let v = run.json();
+    assert_eq!(v["failed_turns"][0]["cause"], "invalid_answer");
     let t = v["turns"].as_array().unwrap();
     assert_eq!(t[0]["scores"]["di"], 2);
     assert!(t[3]["scores"].is_null());
@@ -270,15 +273,16 @@ async fn fabricated_quotes_are_rejected() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupted_run_resumes_without_repeating_calls() {
-    // The first run loses the server after one answer (fatal 401s): turns are recorded as
-    // failures. The server recovers for the second run.
+    // The first run loses the server after one answer: a refused key (401) stops it at once,
+    // the turns not asked are recorded as failures too (exit 3). The key is fixed for the
+    // second run.
     fn broken(n: usize, _: u32) -> Option<ResponseTemplate> {
-        (n == 1 || n == 2).then(|| ResponseTemplate::new(401).set_body_string("unauthorized"))
+        (n == 1).then(|| ResponseTemplate::new(401).set_body_string("unauthorized"))
     }
     let (server, count) = openai(broken, "").await;
     let s = setup();
     let run = s.judge(&server.uri(), &["--jobs", "1"]);
-    assert_eq!(run.code, 0, "fatal answers are recorded failures: {run:?}");
+    assert_eq!(run.code, 3, "failed turns fail the run: {run:?}");
     let v = run.json();
     let failed = v["turns"]
         .as_array()
@@ -287,11 +291,16 @@ async fn interrupted_run_resumes_without_repeating_calls() {
         .filter(|t| t["scores"].is_null())
         .count();
     assert_eq!(failed, APPLICABLE - 1);
-    assert_eq!(count.load(Ordering::SeqCst), APPLICABLE);
+    assert_eq!(v["failed_turns"].as_array().unwrap().len(), APPLICABLE - 1);
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        2,
+        "nothing is asked after the refusal"
+    );
     // The resumed run asks only for what is missing: in all, one request per applicable turn
     // was answered.
     let v = s.judge(&server.uri(), &["--jobs", "1"]).ok().json();
-    assert_eq!(count.load(Ordering::SeqCst), APPLICABLE + (APPLICABLE - 1));
+    assert_eq!(count.load(Ordering::SeqCst), 2 + (APPLICABLE - 1));
     assert!(
         v["turns"]
             .as_array()
@@ -299,6 +308,7 @@ async fn interrupted_run_resumes_without_repeating_calls() {
             .iter()
             .all(|t| !t["scores"].is_null())
     );
+    assert!(v.get("failed_turns").is_none());
     assert_eq!(v["judge"]["cached"], 1);
 }
 

@@ -10,6 +10,7 @@ mod blame;
 mod common;
 mod conformance;
 mod conventions;
+mod failclosed;
 mod faults;
 mod findings;
 mod firsthour;
