@@ -73,6 +73,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     )?;
     let write_notes = settings.notes;
     let mut present = 0;
+    let mut scoring: Option<crate::error::Error> = None;
     crate::say!(
         "git sage: {} of {} ({} commit(s)) against {} finding(s):",
         what,
@@ -100,6 +101,18 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
         };
         if doc.provenance.status != ProvenanceStatus::NoCodeLocation {
             present += 1;
+        }
+        // Turns nobody judged: no origin is claimed and no note is shared; the hook runner
+        // decides (a warning, or a stop under sage.strict).
+        if let Err(e) = super::util::check_scoring(&doc.failed_turns, settings.allow_partial) {
+            crate::say!(
+                "  {}: {}, origin not judged ({})",
+                anchor.id,
+                doc.provenance.status.as_str().replace('_', " "),
+                e.message()
+            );
+            scoring.get_or_insert(e);
+            continue;
         }
         let origin = match (doc.origin.turn, doc.origin.kind) {
             (Some(t), Some(k)) => format!("origin turn {t} ({})", k.words()),
@@ -140,5 +153,8 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
         );
         return Ok(1);
     }
-    Ok(0)
+    match scoring {
+        Some(e) => Err(e),
+        None => Ok(0),
+    }
 }

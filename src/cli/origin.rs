@@ -30,6 +30,11 @@ pub(crate) struct OriginArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    /// Turns the scores file says could not be scored are a warning, not exit 3
+    /// [default: sage.allowPartial, else off]
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 #[derive(Serialize)]
@@ -140,5 +145,9 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
         ));
         Ok(s)
     })?;
+    super::util::check_scoring(
+        &scores.failed_turns,
+        args.allow_partial || ctx.settings()?.allow_partial,
+    )?;
     Ok(0)
 }

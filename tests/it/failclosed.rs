@@ -493,3 +493,47 @@ fn a_batch_case_with_failed_turns_fails_alone_and_the_run_exits_3() {
             .is_empty()
     );
 }
+
+#[test]
+fn origin_on_saved_scores_with_failed_turns_fails_closed_too() {
+    let r = Repo::new();
+    let demo = r.demo();
+    let d = demo.to_str().unwrap();
+    let judge = garbage_judge(r.home());
+    r.sage(&[
+        "-C",
+        d,
+        "judge",
+        ".sage/sessions/fix-ssrf.yaml",
+        "--judge",
+        &judge,
+        "--allow-partial",
+        "--out",
+        "s.json",
+    ])
+    .ok();
+    r.sage(&["-C", d, "provenance", "--out", "p.json"]).ok();
+    let run = r.sage(&[
+        "-C",
+        d,
+        "origin",
+        "--scores",
+        "s.json",
+        "--provenance",
+        "p.json",
+    ]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.stderr.contains("could not be scored"), "{}", run.stderr);
+    assert!(!run.stdout.is_empty(), "the output is still written");
+    r.sage(&[
+        "-C",
+        d,
+        "origin",
+        "--scores",
+        "s.json",
+        "--provenance",
+        "p.json",
+        "--allow-partial",
+    ])
+    .ok();
+}

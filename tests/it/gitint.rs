@@ -286,6 +286,50 @@ fn merge_hook_summarises_writes_notes_and_blocks_only_when_asked() {
 }
 
 #[test]
+fn merge_hook_with_turns_nobody_judged_claims_no_origin() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    let script = r.home().join("garbage.sh");
+    std::fs::write(&script, "#!/bin/sh\ncat >/dev/null\necho 'looks fine'\n").unwrap();
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    run_git(
+        &d,
+        &r,
+        &[
+            "config",
+            "sage.judge",
+            &format!("command:sh {}", script.display()),
+        ],
+    )
+    .ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "a warning, git goes on: {m:?}");
+    assert!(
+        m.stderr
+            .contains("ssrf-preview: introduced, origin not judged (6 turn(s) could not be scored"),
+        "{}",
+        m.stderr
+    );
+    assert!(m.stderr.contains("hook could not run"), "{}", m.stderr);
+    let note = r.sage(&["-C", ds, "notes", "show", "agent/fix-ssrf"]);
+    assert!(
+        !note.stdout.contains("origin turn"),
+        "no note claims an origin: {note:?}"
+    );
+    run_git(&d, &r, &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    run_git(&d, &r, &["config", "sage.strict", "true"]).ok();
+    let m = merge(&d, &r);
+    assert_ne!(m.code, 0, "strict: the merge stops: {m:?}");
+    run_git(&d, &r, &["merge", "--abort"]);
+    run_git(&d, &r, &["config", "sage.strict", "false"]).ok();
+    run_git(&d, &r, &["config", "sage.allowPartial", "true"]).ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(!m.stderr.contains("hook could not run"), "{}", m.stderr);
+}
+
+#[test]
 fn notes_survive_rebase_and_amend() {
     let r = Repo::new();
     let d = r.demo();
