@@ -91,6 +91,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
                 &range,
                 scanner,
                 settings.templates.clone(),
+                args.finding.cwe.as_deref().and_then(finding::parse_cwe),
             )?;
             finding::apply_given(&mut a, &args.finding.given())?;
             (a, true)

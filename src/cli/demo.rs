@@ -24,6 +24,9 @@ const README_BASE: &str = include_str!("../../templates/demo/README_base.md");
 const README_DOCS: &str = include_str!("../../templates/demo/README_docs.md");
 const SESSION: &str = include_str!("../../templates/demo/session.yaml");
 const FINDING: &str = include_str!("../../templates/demo/finding.yaml");
+/// What Bandit 1.9 reports on the agent's fetcher (`bandit -f json media/fetcher.py`): B310,
+/// which it labels CWE-22, on the urlopen line the agent kept.
+const BANDIT: &str = include_str!("../../templates/demo/bandit.json");
 
 const HUMAN: (&str, &str) = ("Dana Seller", "dana@example.com");
 const AGENT: (&str, &str) = ("Cursor Agent", "agent@cursor.example");
@@ -33,7 +36,7 @@ const T0: i64 = 1_772_442_000;
 /// Build and analyse the worked example offline (docs/method.md#worked-example)
 #[derive(Debug, Args)]
 #[command(
-    after_help = "The repository is built in a temporary directory and removed afterwards, unless --keep names\none; then try the other commands there, e.g.\n  git sage demo --keep /tmp/sage-demo\n  cd /tmp/sage-demo && git log --oneline && git sage blame-origin --finding .sage/findings/ssrf-preview.yaml --format html --out report.html"
+    after_help = "The repository is built in a temporary directory and removed afterwards, unless --keep names\none; then try the other commands there (README.md has the tour), e.g.\n  git sage demo --keep /tmp/sage-demo\n  cd /tmp/sage-demo\n  git sage blame-origin --out report.html\n  git sage blame-origin --finding bandit.json --cwe 918"
 )]
 pub(crate) struct DemoArgs {
     /// Keep the example repository in DIR (which must not exist or be empty)
@@ -94,6 +97,9 @@ pub(crate) fn build(dir: &std::path::Path) -> Result<Repo> {
         .map_err(|e| Error::env(format!("cannot write {}: {e}", findings.display())))?;
     std::fs::write(findings.join("ssrf-preview.yaml"), FINDING)
         .map_err(|e| Error::env(format!("cannot write the finding: {e}")))?;
+    // A scanner's output as a user would have saved it: not committed, not a kept finding.
+    std::fs::write(dir.join("bandit.json"), BANDIT)
+        .map_err(|e| Error::env(format!("cannot write bandit.json: {e}")))?;
     Ok(repo)
 }
 

@@ -52,6 +52,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
                     &range,
                     scanner,
                     settings.templates.clone(),
+                    None,
                 )?,
                 true,
             ));

@@ -7,6 +7,8 @@ pub(crate) mod blame_origin;
 pub(crate) mod checkpoint;
 pub(crate) mod config;
 pub(crate) mod demo;
+#[cfg(test)]
+mod documented;
 pub(crate) mod gate;
 pub(crate) mod hooks;
 pub(crate) mod judge;

@@ -18,9 +18,10 @@ pub(crate) fn find_anchor(
     range: &Range,
     scanner: Scanner,
     templates_dir: Option<PathBuf>,
+    task_cwe: Option<u32>,
 ) -> Result<Anchor> {
     let kind = match scanner {
-        Scanner::Screen => return top_candidate(repo, range, templates_dir),
+        Scanner::Screen => return top_candidate(repo, range, templates_dir, task_cwe),
         Scanner::Bandit => Kind::Bandit,
         Scanner::Semgrep => Kind::Semgrep,
     };
@@ -71,9 +72,16 @@ pub(crate) fn find_anchor(
 }
 
 /// `screen`: the strongest candidate of the range, as an unconfirmed anchor on its lines.
-fn top_candidate(repo: &Repo, range: &Range, templates_dir: Option<PathBuf>) -> Result<Anchor> {
+/// `task_cwe` is the weakness the user named (`--cwe`), which screening then looks for.
+fn top_candidate(
+    repo: &Repo,
+    range: &Range,
+    templates_dir: Option<PathBuf>,
+    task_cwe: Option<u32>,
+) -> Result<Anchor> {
     let opts = Options {
         templates_dir,
+        task_cwe,
         ..Options::default()
     };
     let doc = screen(repo, range, &opts)?;

@@ -24,4 +24,5 @@ mod screen;
 mod secrets;
 mod sessions;
 mod shipped_refs;
+mod tour;
 mod turns;
