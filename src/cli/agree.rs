@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
     after_help = "Each RUN.jsonl (from git sage batch) is one rater. With a single file, the judges and \
 repeats inside its reports (--judge A --judge B, --repeat K) are the raters.\n\n\
 Examples:\n  git sage agree run-gpt.jsonl run-claude.jsonl\n  git sage agree repeats.jsonl --format json\n  \
-git sage agree a.jsonl b.jsonl --splits 1000 --seed 7 --format md"
+git sage agree a.jsonl b.jsonl --splits 1000 --seed 7 --out agreement.md"
 )]
 #[command(mut_arg("format", |a| super::output::only(a, &SUMMARY)))]
 pub(crate) struct AgreeArgs {

@@ -20,9 +20,10 @@ use crate::error::{Error, Result};
     mut_arg("format", |a| super::output::only(a, &super::output::SUMMARY)),
     after_help = "Results are JSONL, one sage.batch/1 line per case (its sage.report/1 and labels). Finished cases \
 are skipped when the command runs again; failed ones are retried; judge answers are cached, so nothing is asked twice.\n\n\
-Examples:\n  git sage batch corpus.yaml\n  git sage batch corpus.yaml --shard 2/4 --results shard2.jsonl  # one job of a CI matrix\n  \
-git sage batch --summarize shard*.jsonl --out summary.md        # the tables over all shards\n  \
-git sage batch corpus.yaml --judge openai:gpt-4.1 --batch-api    # provider batch interface\n\nThe manifest format: docs/batch.md"
+Examples:\n  git sage batch corpus.yaml\n  \
+git sage batch corpus.yaml --shard 2/4 --results s2.jsonl  # one CI matrix job\n  \
+git sage batch --summarize shard*.jsonl --out summary.md  # tables over shards\n  \
+git sage batch corpus.yaml --judge openai:gpt-4.1 --batch-api\n\nThe manifest format: docs/batch.md"
 )]
 pub(crate) struct BatchArgs {
     /// The manifest (sage.manifest/1 YAML)

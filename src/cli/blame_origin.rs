@@ -22,9 +22,14 @@ pub(crate) enum FailOn {
 
 /// Where the agent's repair first went wrong (docs/method.md#origin-rule)
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  git sage blame-origin --finding .sage/findings/ssrf.yaml\n  git sage blame-origin agent/fix --finding bandit.sarif --select B310 --format md --out origin.md\n  git sage blame-origin --finding f.yaml --judge openai:gpt-4.1 --judge anthropic:claude-sonnet-4-5 --repeat 3\n  git sage blame-origin --find-anchor bandit --format sarif --out sage.sarif"
-)]
+#[command(after_help = "Examples:\n  \
+git sage blame-origin                # the one finding kept in .sage/findings/\n  \
+git sage blame-origin --finding bandit.json --cwe 918 --out origin.md\n  \
+git sage blame-origin agent/fix --base main --finding scan.sarif \\\n      \
+--select B310 --out origin.md --out origin.sarif\n  \
+git sage blame-origin --judge openai:gpt-4.1 \\\n      \
+--judge anthropic:claude-sonnet-4-5 --repeat 3\n  \
+git sage blame-origin --find-anchor bandit --out sage.sarif")]
 pub(crate) struct BlameOriginArgs {
     #[command(flatten)]
     pub range: RangeArgs,

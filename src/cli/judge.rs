@@ -14,9 +14,12 @@ use crate::transcript::{self, Format};
 
 /// Score the turns of a session on TR/DI/VR/SA (docs/method.md#rubric)
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  git sage judge .sage/sessions/fix.jsonl --out scores.json\n  git sage judge HEAD:.aider.chat.history.md --judge openai:gpt-4.1 --jobs 4 --rpm 60\n  git sage judge s.jsonl --judge anthropic:claude-sonnet-4-5 --judge openai:gpt-4.1 --repeat 3"
-)]
+#[command(after_help = "Examples:\n  \
+git sage judge .sage/sessions/fix.jsonl --out scores.json\n  \
+git sage judge HEAD:.aider.chat.history.md --judge openai:gpt-4.1 \\\n      \
+--jobs 4 --rpm 60\n  \
+git sage judge s.jsonl --judge anthropic:claude-sonnet-4-5 \\\n      \
+--judge openai:gpt-4.1 --repeat 3")]
 #[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct JudgeCmd {
     /// The transcript: a path, or REV:path in the repository

@@ -28,9 +28,11 @@ pub(crate) enum Shell {
 
 /// Print shell completions
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  git sage completions bash > ~/.local/share/bash-completion/completions/git-sage\n  git sage completions zsh > ~/.zfunc/_git-sage\n  git sage completions fish > ~/.config/fish/completions/git-sage.fish"
-)]
+#[command(after_help = "Examples:\n  \
+git sage completions bash \\\n      \
+> ~/.local/share/bash-completion/completions/git-sage\n  \
+git sage completions zsh > ~/.zfunc/_git-sage\n  \
+git sage completions fish > ~/.config/fish/completions/git-sage.fish")]
 pub(crate) struct CompletionsArgs {
     #[arg(value_enum)]
     pub shell: Shell,

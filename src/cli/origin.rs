@@ -12,9 +12,11 @@ use crate::report::json::ProvenanceDoc;
 
 /// Re-apply the origin rule to saved scores and provenance (no judge calls)
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  git sage provenance --finding f.yaml --format json > prov.json\n  git sage judge HEAD:.sage/sessions/fix.yaml --out scores.json\n  git sage origin --scores scores.json --provenance prov.json --vr-max 2 --two-types"
-)]
+#[command(after_help = "Examples:\n  \
+git sage provenance --out prov.json\n  \
+git sage judge HEAD:.sage/sessions/fix.yaml --out scores.json\n  \
+git sage origin --scores scores.json --provenance prov.json \\\n      \
+--vr-max 2 --two-types")]
 #[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct OriginArgs {
     /// A sage.scores/1 file (git sage judge --out)

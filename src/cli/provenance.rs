@@ -13,9 +13,12 @@ use crate::report;
 
 /// Provenance of a confirmed finding over the branch (docs/method.md#provenance)
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  git sage provenance --finding .sage/findings/ssrf.yaml\n  git sage provenance agent/fix-ssrf --base main --finding bandit.json --select B310\n  git sage provenance --anchor-file media/fetcher.py --anchor-snippet 'url.startswith(\"https://\")' \\\n      --format json"
-)]
+#[command(after_help = "Examples:\n  \
+git sage provenance                  # the one finding kept in .sage/findings/\n  \
+git sage provenance agent/fix --base main --finding bandit.json \\\n      \
+--select B310 --fail-on introduced\n  \
+git sage provenance --anchor-file media/fetcher.py \\\n      \
+--anchor-snippet 'url.startswith(\"https://\")' --format json")]
 #[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct ProvenanceArgs {
     #[command(flatten)]

@@ -37,8 +37,10 @@ imports resolve (repository, standard library, declared or installed packages â€
 the tests pass when --run-tests is given; L2 Bandit (high-severity findings, when installed); L3 the rule score R \
 (templates/screen/python/*.yaml). A candidate passes L0 and L1 and is flagged by L2 or L3; confirm it before \
 using it as a failure anchor.\n\nRepository code is never run unless you pass --run-tests.\n\n\
-Examples:\n  git sage screen agent/fix --base main\n  git sage screen --cwe 918 --out screen.sarif\n  \
-git sage screen --emit-anchors .sage/candidates && git sage blame-origin --finding .sage/candidates/<file>.yaml\n  \
+Examples:\n  git sage screen agent/fix --base main\n  \
+git sage screen --cwe 918 --out screen.sarif --fail-on candidates\n  \
+git sage screen --emit-anchors .sage/candidates\n  \
+git sage blame-origin --finding .sage/candidates/FILE.yaml\n  \
 git sage screen --run-tests 'python -m pytest -q'"
 )]
 #[command(mut_arg("format", |a| super::output::only(a, &FORMATS)))]
