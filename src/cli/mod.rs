@@ -71,7 +71,7 @@ pub(crate) struct Cli {
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// Say more on stderr: each stage's time and the choices made
+    /// Say more on stderr: how long each stage took
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
