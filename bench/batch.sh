@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of issue 6/7: `git sage batch` on 200 generated cases (each a repository with 10
 # agent commits and a 20-turn session; offline judge) against a shell loop that calls
-# `git sage blame-origin` once per case, and `batch --jobs 2` against `--jobs 1`, in the same
+# `git sage blame-origin` once per case, and `batch --cases 2` against `--cases 1`, in the same
 # run. Prints the medians and the ratios (targets: loop/batch >= 3, jobs1/jobs2 >= 1.6).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,24 +28,24 @@ SH
 chmod +x "$out/batch-loop.sh"
 
 res=$out/batch-results.jsonl
-"$bin" batch "$corpus/manifest.yaml" --out "$res" -q --format json --no-cache |
+"$bin" batch "$corpus/manifest.yaml" --results "$res" -q --format json --no-cache |
   python3 -c 'import json,sys; d=json.load(sys.stdin); o=d["overall"]; print("check:", d["ok"], "of", d["cases"], "analysed |", o["provenance"], "| origin", o["origin_types"])'
 n=$(wc -l < "$res")
 [ "$n" -eq "$cases" ] || { echo "expected $cases results, got $n" >&2; exit 1; }
 
 hyperfine -N --warmup 1 --runs "$runs" --export-json "$out/batch.json" \
   --prepare "rm -f $res" \
-  -n "batch --jobs 2" "$bin batch $corpus/manifest.yaml --out $res -q --no-cache --jobs 2" \
-  -n "batch --jobs 1" "$bin batch $corpus/manifest.yaml --out $res -q --no-cache --jobs 1" \
+  -n "batch --cases 2" "$bin batch $corpus/manifest.yaml --results $res -q --no-cache --cases 2" \
+  -n "batch --cases 1" "$bin batch $corpus/manifest.yaml --results $res -q --no-cache --cases 1" \
   -n "blame-origin loop" "$out/batch-loop.sh" --output=null >&2
 python3 - "$out/batch.json" "$cases" <<'PY'
 import json, sys
 r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
-j2, j1, loop = r["batch --jobs 2"], r["batch --jobs 1"], r["blame-origin loop"]
+j2, j1, loop = r["batch --cases 2"], r["batch --cases 1"], r["blame-origin loop"]
 n = int(sys.argv[2])
-print(f"batch --jobs 2 median:     {j2*1000:8.1f} ms ({j2/n*1000:.2f} ms/case)")
-print(f"batch --jobs 1 median:     {j1*1000:8.1f} ms")
+print(f"batch --cases 2 median:    {j2*1000:8.1f} ms ({j2/n*1000:.2f} ms/case)")
+print(f"batch --cases 1 median:    {j1*1000:8.1f} ms")
 print(f"blame-origin loop median:  {loop*1000:8.1f} ms ({loop/n*1000:.2f} ms/case)")
 print(f"ratio loop/batch:   {loop/j2:.2f} (target >= 3)")
-print(f"ratio jobs1/jobs2:  {j1/j2:.2f} (target >= 1.6)")
+print(f"ratio cases1/cases2: {j1/j2:.2f} (target >= 1.6)")
 PY

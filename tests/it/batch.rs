@@ -43,7 +43,7 @@ fn batch_records_failures_resumes_and_summarises() {
         3,
         "  - {id: broken, repo: r1, tip: no-such-branch, finding: .sage/findings/ssrf-preview.yaml}\n",
     );
-    let run = r.sage(&["batch", "corpus.yaml", "--jobs", "2"]);
+    let run = r.sage(&["batch", "corpus.yaml", "--cases", "2"]);
     assert_eq!(run.code, 2, "a bad case fails alone: {run:?}");
     assert!(
         run.stdout.contains("4 case(s): 3 analysed, 1 failed"),
@@ -163,7 +163,7 @@ fn a_case_whose_finding_is_missing_fails_alone() {
         1,
         "  - {id: lost, repo: r1, finding: .sage/findings/gone.yaml}\n",
     );
-    let run = r.sage(&["batch", "corpus.yaml", "--jobs", "1"]);
+    let run = r.sage(&["batch", "corpus.yaml", "--cases", "1"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
         run.stdout.contains("2 case(s): 1 analysed, 1 failed"),
