@@ -1,92 +1,250 @@
-//! `git sage install-man` and `git sage completions`: the man page (so that `git sage --help`,
-//! which git turns into `man git-sage`, works) and shell completions, from the CLI definition.
+//! `git sage install-man`: the man pages (so that `git sage --help`, which git turns into
+//! `man git-sage`, works), and the top-level `-h` line, which says whether it does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Arg, ArgAction, Args, CommandFactory};
 
 use super::{Cli, Context};
 use crate::error::{Error, Result};
 
 /// Write the man pages (git-sage.1 and one per subcommand)
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Then `git sage --help` (git's `man git-sage`) shows it. If the directory is not on MANPATH:\n  export MANPATH=\"$HOME/.local/share/man:$MANPATH\""
-)]
+#[command(after_help = INSTALL_AFTER_HELP)]
 pub(crate) struct InstallManArgs {
-    /// Directory to write man1/ into [default: $XDG_DATA_HOME/man or ~/.local/share/man]
+    /// Directory to write man1/ into [default: share/man beside the directory of git-sage,
+    /// e.g. ~/.cargo/share/man; if that cannot be written, $XDG_DATA_HOME/man or
+    /// ~/.local/share/man]
     #[arg(long = "dir", value_name = "DIR")]
     pub man_dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum Shell {
-    Bash,
-    Zsh,
-    Fish,
+const INSTALL_AFTER_HELP: &str = "\
+man looks in PREFIX/share/man for every PREFIX/bin on PATH, so the default needs no MANPATH: \
+`git sage --help` (git's `man git-sage`) then shows the page. Another directory goes on \
+MANPATH:
+  export MANPATH=\"DIR:$MANPATH\"";
+
+/// Where `install-man` writes without `--dir`, best first.
+fn default_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    // man-db and macOS man derive their search path from PATH (PREFIX/bin -> PREFIX/share/man),
+    // so beside the binary the pages are found with no MANPATH: ~/.cargo/bin/git-sage gives
+    // ~/.cargo/share/man. current_exe resolves symbolic links on Linux; that is the directory
+    // the user put on PATH in the usual installs (cargo, a copied binary).
+    if let Some(prefix) = std::env::current_exe()
+        .ok()
+        .as_deref()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+    {
+        dirs.push(prefix.join("share/man"));
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
+    if let Some(d) = data {
+        dirs.push(d.join("man"));
+    }
+    dirs
 }
 
-/// Print shell completions
-#[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
-git sage completions bash \\\n      \
-> ~/.local/share/bash-completion/completions/git-sage\n  \
-git sage completions zsh > ~/.zfunc/_git-sage\n  \
-git sage completions fish > ~/.config/fish/completions/git-sage.fish")]
-pub(crate) struct CompletionsArgs {
-    #[arg(value_enum)]
-    pub shell: Shell,
+/// The pages: git-sage.1 and one per visible subcommand (git-sage-blame-origin.1, …).
+fn pages() -> Result<Vec<(String, Vec<u8>)>> {
+    let cmd = Cli::command().name("git-sage");
+    let mut cmds = vec![("git-sage".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("git-sage-{}", sub.get_name());
+        // clap's names are &'static str without its `string` feature; a few bytes, once.
+        let leaked: &'static str = name.clone().leak();
+        cmds.push((name, sub.clone().name(leaked)));
+    }
+    cmds.into_iter()
+        .map(|(name, c)| {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(c)
+                .render(&mut buf)
+                .map_err(|e| Error::env(format!("cannot render {name}.1: {e}")))?;
+            Ok((format!("{name}.1"), buf))
+        })
+        .collect()
 }
 
-fn render(cmd: clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
-    clap_mangen::Man::new(cmd).render(out)
+fn write_pages(base: &Path, pages: &[(String, Vec<u8>)]) -> std::result::Result<PathBuf, String> {
+    let dir = base.join("man1");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (file, text) in pages {
+        let p = dir.join(file);
+        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
+    Ok(dir)
 }
 
 pub(crate) fn install(ctx: &Context, args: &InstallManArgs) -> Result<i32> {
-    let base = match &args.man_dir {
-        Some(d) => d.clone(),
-        None => std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-            .ok_or_else(|| Error::input("cannot tell where to install: set HOME or pass --dir"))?
-            .join("man"),
+    let pages = pages()?;
+    let (base, dir) = match &args.man_dir {
+        Some(d) => (d.clone(), write_pages(d, &pages).map_err(Error::env)?),
+        None => {
+            let mut failed = Vec::new();
+            let mut done = None;
+            for base in default_dirs() {
+                match write_pages(&base, &pages) {
+                    Ok(dir) => {
+                        done = Some((base, dir));
+                        break;
+                    }
+                    Err(e) => failed.push(e),
+                }
+            }
+            match done {
+                Some(d) => d,
+                None if failed.is_empty() => {
+                    return Err(Error::input(
+                        "cannot tell where to install: set HOME or pass --dir",
+                    ));
+                }
+                None => return Err(Error::env(failed.join("; ")).hint("pass --dir DIR")),
+            }
+        }
     };
-    let dir = base.join("man1");
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::env(format!("cannot create {}: {e}", dir.display())))?;
-    let cmd = Cli::command().name("git-sage");
-    let mut pages = vec![("git-sage.1".to_string(), cmd.clone())];
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("git-sage-{}", sub.get_name());
-        pages.push((format!("{name}.1"), sub.clone().name(&*name.clone().leak())));
-    }
-    for (file, c) in &pages {
-        let mut buf = Vec::new();
-        render(c.clone(), &mut buf)
-            .map_err(|e| Error::env(format!("cannot render {file}: {e}")))?;
-        let p = dir.join(file);
-        std::fs::write(&p, buf)
-            .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
-    }
     ctx.print(&format!("{}\n", dir.display()))?;
-    crate::say!(
-        "git-sage: wrote {} man pages to {}; `git sage --help` now opens them (add {} to MANPATH if needed)",
+    let wrote = format!(
+        "git-sage: wrote {} man pages to {}",
         pages.len(),
-        dir.display(),
-        base.display()
+        dir.display()
     );
+    let ours = dir.join("git-sage.1");
+    match man_page() {
+        Lookup::Found(p) if same_file(&p, &ours) => {
+            crate::say!("{wrote}; `git sage --help` now shows them")
+        }
+        Lookup::Found(p) => crate::say!(
+            "{wrote}; but man finds {} first: remove it, or put {} first on MANPATH",
+            p.display(),
+            base.display()
+        ),
+        Lookup::NotFound => crate::say!(
+            "{wrote}; man does not look there: export MANPATH=\"{}:$MANPATH\" (or install beside a bin directory on PATH)",
+            base.display()
+        ),
+        Lookup::NoMan => crate::say!(
+            "{wrote}; there is no `man` here to show them: `git-sage --help` prints the same help"
+        ),
+    }
     Ok(0)
 }
 
-pub(crate) fn completions(ctx: &Context, args: &CompletionsArgs) -> Result<i32> {
-    let mut cmd = Cli::command();
-    let mut buf = Vec::new();
-    let shell = match args.shell {
-        Shell::Bash => clap_complete::Shell::Bash,
-        Shell::Zsh => clap_complete::Shell::Zsh,
-        Shell::Fish => clap_complete::Shell::Fish,
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// What `man -w git-sage` says: which page `git sage --help` would show.
+enum Lookup {
+    Found(PathBuf),
+    NotFound,
+    NoMan,
+}
+
+fn man_page() -> Lookup {
+    let out = Command::new("man")
+        .args(["-w", "git-sage"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    match out {
+        Err(_) => Lookup::NoMan,
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .filter(|l| !l.trim().is_empty())
+            .map_or(Lookup::NotFound, |l| Lookup::Found(PathBuf::from(l.trim()))),
+        Ok(_) => Lookup::NotFound,
+    }
+}
+
+/// The command line as `main` parses it. git turns `git sage --help` into `man git-sage`, so
+/// clap's "see more with '--help'" on the top-level `-h` line is only true once the page is
+/// installed: there the line says where the full help is. clap's help flag setting is global,
+/// so the flag is replaced only when the top level's help is what was asked for (a `-h` before
+/// the subcommand), and subcommands keep theirs.
+pub(crate) fn command() -> clap::Command {
+    let cmd = Cli::command();
+    if !asks_top_help(&cmd, std::env::args_os().skip(1)) {
+        return cmd;
+    }
+    let hint = match man_page() {
+        Lookup::Found(_) => "Print help (see more with 'git sage --help')",
+        Lookup::NotFound | Lookup::NoMan => {
+            "Print help (see more with 'git-sage --help'; 'git sage --help' needs 'git sage install-man')"
+        }
     };
-    clap_complete::generate(shell, &mut cmd, "git-sage", &mut buf);
-    ctx.print(&String::from_utf8_lossy(&buf))?;
-    Ok(0)
+    cmd.disable_help_flag(true).arg(
+        Arg::new("help")
+            .short('h')
+            .long("help")
+            .action(ArgAction::Help)
+            .help(hint),
+    )
+}
+
+/// Whether `-h` comes before the subcommand: among the top level's options, as clap reads
+/// them (`-C DIR`, `-CDIR`, `--color WHEN`, `--color=WHEN`, `-qh`).
+fn asks_top_help(cmd: &clap::Command, mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let takes_value = |arg: Option<&Arg>| arg.is_some_and(|a| a.get_action().takes_values());
+    while let Some(a) = args.next() {
+        let Some(a) = a.to_str() else { return false };
+        if let Some(long) = a.strip_prefix("--") {
+            if long.is_empty() || long == "help" {
+                return false;
+            }
+            let arg = cmd.get_arguments().find(|x| x.get_long() == Some(long));
+            if !long.contains('=') && takes_value(arg) {
+                args.next();
+            }
+        } else if let Some(shorts) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
+            for (i, c) in shorts.char_indices() {
+                if c == 'h' {
+                    return true;
+                }
+                let arg = cmd.get_arguments().find(|x| x.get_short() == Some(c));
+                if takes_value(arg) {
+                    // The rest is the value, or the value is the next argument.
+                    if i + c.len_utf8() == shorts.len() {
+                        args.next();
+                    }
+                    break;
+                }
+            }
+        } else {
+            return false;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_top_level_help_request_is_seen() {
+        let cmd = Cli::command();
+        let asks = |a: &[&str]| asks_top_help(&cmd, a.iter().map(std::ffi::OsString::from));
+        assert!(asks(&["-h"]));
+        assert!(asks(&["-C", "dir", "-h"]));
+        assert!(asks(&["-Cdir", "-h", "provenance"]));
+        assert!(asks(&["--color", "never", "-qh"]));
+        assert!(asks(&["--color=never", "-h"]));
+        assert!(!asks(&["provenance", "-h"]));
+        assert!(!asks(&["--help"]));
+        assert!(!asks(&["-C", "-h"]));
+        assert!(!asks(&["-Ch"]));
+        assert!(!asks(&["--color", "-h"]));
+        assert!(!asks(&[]));
+    }
 }

@@ -5,6 +5,7 @@ pub(crate) mod args;
 pub(crate) mod batch;
 pub(crate) mod blame_origin;
 pub(crate) mod checkpoint;
+pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod demo;
 #[cfg(test)]
@@ -26,7 +27,7 @@ pub(crate) mod util;
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::git::Repo;
@@ -100,7 +101,7 @@ pub(crate) enum Command {
     Record(record::RecordArgs),
     Config(config::ConfigArgs),
     InstallMan(manpage::InstallManArgs),
-    Completions(manpage::CompletionsArgs),
+    Completions(completions::CompletionsArgs),
     #[command(hide = true)]
     Hook(hooks::HookArgs),
 }
@@ -196,7 +197,11 @@ impl Context {
 /// Parses the command line, runs it and returns the exit code; an error is one line on stderr
 /// (exit 2 for bad input, 3 for the environment).
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let mut cmd = manpage::command();
+    let cli = match Cli::from_arg_matches(&cmd.get_matches_mut()) {
+        Ok(cli) => cli,
+        Err(e) => e.format(&mut cmd).exit(),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -244,6 +249,6 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::Record(a) => record::run(&ctx, a),
         Command::Config(a) => config::run(&ctx, a),
         Command::InstallMan(a) => manpage::install(&ctx, a),
-        Command::Completions(a) => manpage::completions(&ctx, a),
+        Command::Completions(a) => completions::run(&ctx, a),
     }
 }

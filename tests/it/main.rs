@@ -17,6 +17,7 @@ mod firsthour;
 mod gitfmt;
 mod gitint;
 mod help;
+mod install;
 mod judge;
 mod layers;
 mod provenance;
