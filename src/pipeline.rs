@@ -460,6 +460,7 @@ pub(crate) fn blame(
     let mut warnings = Vec::new();
     let mut judge_opts = req.judge;
     judge_opts.cwe_hint = req.anchor.cwe;
+    judge_opts.anchor_file = Some(req.anchor.file.clone());
     if req.judge_sees_anchor {
         judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
         warnings.push("--judge-sees-anchor: the judge was shown the confirmed defect, so its scores are not prefix-blind".into());

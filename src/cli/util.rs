@@ -82,6 +82,7 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         criterion: a.criterion.clone(),
         task: a.task.clone().or_else(|| settings.task.clone()),
         cwe_hint: None,
+        anchor_file: None,
         templates_dir: a.templates.clone().or_else(|| settings.templates.clone()),
         cache,
         record: a.record.clone(),

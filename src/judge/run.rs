@@ -49,6 +49,8 @@ pub(crate) struct Options {
     pub criterion: String,
     pub task: Option<String>,
     pub cwe_hint: Option<u32>,
+    /// The finding's file, for the offline judge's scope and opportunity evidence.
+    pub anchor_file: Option<String>,
     pub templates_dir: Option<PathBuf>,
     pub cache: Cache,
     pub record: Option<PathBuf>,
@@ -85,6 +87,7 @@ impl Default for Options {
             criterion: "security".into(),
             task: None,
             cwe_hint: None,
+            anchor_file: None,
             templates_dir: None,
             cache: Cache::disabled(),
             record: None,
@@ -254,6 +257,7 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
         &opts.criterion,
         &input.renderer.task,
         opts.cwe_hint,
+        opts.anchor_file.as_deref(),
         opts.templates_dir.as_deref(),
     )?;
     info.warnings
