@@ -47,8 +47,10 @@ pub(crate) struct JudgeCmd {
 
 pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     let targets = args.output.targets("judge", &DATA)?;
+    let stage = crate::timing::stage("read the session");
     let input = super::util::open_session(ctx, &args.session)?;
     let t = transcript::parse(input, args.from)?;
+    drop(stage);
     let mut scope = mapping::scope(&t, &Mapping::default(), None);
     if let Some(r) = &args.turns {
         let (a, b) = crate::anchor::parse_lines(r)
@@ -63,7 +65,9 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     }
     opts.cwe_hint = args.cwe;
     let doc = run::judge(&t, &scope, &opts)?;
+    let stage = crate::timing::stage("write the scores");
     emit(ctx, &targets, &doc, |_| Ok(render(&doc)))?;
+    drop(stage);
     warn_all(&doc.judge.warnings);
     super::util::check_scoring(
         &doc.failed_turns,

@@ -149,7 +149,7 @@ impl Context {
         if let Some(s) = self.settings.get() {
             return Ok(s);
         }
-        let s = Settings::load(self.repo().ok().as_ref())?;
+        let s = Settings::load(Repo::discover_config_only(&self.cwd).as_ref())?;
         Ok(self.settings.get_or_init(|| s))
     }
 

@@ -118,6 +118,14 @@ impl Repo {
         }
     }
 
+    /// Opens the repository containing `dir` to read its configuration only. Nothing reads
+    /// objects through this handle, so the loose-object check of `discover` (which reads every
+    /// loose object once) is not needed: a command that only wants `sage.*` settings does not
+    /// pay for it.
+    pub fn discover_config_only(dir: &Path) -> Option<Repo> {
+        git2::Repository::discover(dir).ok().map(Repo::wrap)
+    }
+
     fn wrap(inner: git2::Repository) -> Repo {
         Repo {
             inner,

@@ -12,3 +12,15 @@ pub(crate) mod prompt;
 pub(crate) mod run;
 pub(crate) mod scores;
 pub(crate) mod verify;
+
+/// How many threads to split `n` turns over: one per core, at most 4, and none for a short log
+/// (a thread costs more than scoring a few dozen turns).
+pub(crate) fn parallel_parts(n: usize) -> usize {
+    if n < 64 {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |c| c.get())
+        .min(4)
+        .min(n / 32)
+}

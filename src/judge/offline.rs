@@ -202,6 +202,97 @@ impl Phrases {
     }
 }
 
+/// The lists of a run, numbered for one automaton: generic, specific and code phrases per
+/// dimension, then the single lists.
+const GENERIC: usize = 0;
+const SPECIFIC: usize = 4;
+const CODE: usize = 8;
+const NOT: usize = 12;
+const COMPLETE: usize = 13;
+const VERIFY: usize = 14;
+const NEGATION: usize = 15;
+const LISTS: usize = 16;
+
+/// Where each list first matches in a piece of text (whole words), from one pass.
+#[derive(Debug, Clone, Copy, Default)]
+struct Hits([Option<usize>; LISTS]);
+
+impl Hits {
+    fn any(&self, list: usize) -> bool {
+        self.0[list].is_some()
+    }
+
+    /// A match no negation before it turns around ("no need to escape").
+    fn affirmed(&self, list: usize) -> bool {
+        match self.0[list] {
+            None => false,
+            Some(at) => self.0[NEGATION].is_none_or(|n| n >= at),
+        }
+    }
+}
+
+/// Every list of a run in one automaton, so a sentence is read once, not once per list.
+struct Lists {
+    ac: Option<aho_corasick::AhoCorasick>,
+    /// Per pattern: its list, and whether its start and end must fall on a word boundary.
+    pats: Vec<(usize, bool, bool)>,
+}
+
+impl Lists {
+    fn new(lists: &[Vec<Entry>; LISTS]) -> Lists {
+        let mut strings: Vec<String> = Vec::new();
+        let mut pats = Vec::new();
+        for (list, entries) in lists.iter().enumerate() {
+            for e in entries {
+                let p = e.phrase();
+                if p.trim().is_empty() {
+                    continue;
+                }
+                let (p, stem) = match p.strip_suffix('*') {
+                    Some(stem) => (stem, true),
+                    None => (p, false),
+                };
+                let b = p.as_bytes();
+                pats.push((
+                    list,
+                    b.first().is_some_and(|c| is_word(*c)),
+                    !stem && b.last().is_some_and(|c| is_word(*c)),
+                ));
+                strings.push(p.to_string());
+            }
+        }
+        let ac = (!strings.is_empty())
+            .then(|| {
+                aho_corasick::AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&strings)
+                    .ok()
+            })
+            .flatten();
+        Lists { ac, pats }
+    }
+
+    fn scan(&self, text: &str) -> Hits {
+        let mut hits = Hits::default();
+        let Some(ac) = &self.ac else {
+            return hits;
+        };
+        let b = text.as_bytes();
+        for m in ac.find_overlapping_iter(text) {
+            let (list, start, end) = self.pats[m.pattern().as_usize()];
+            if hits.0[list].is_some_and(|at| at <= m.start()) {
+                continue;
+            }
+            if (!start || m.start() == 0 || !is_word(b[m.start() - 1]))
+                && (!end || m.end() == b.len() || !is_word(b[m.end()]))
+            {
+                hits.0[list] = Some(m.start());
+            }
+        }
+        hits
+    }
+}
+
 /// Where a piece of a turn comes from: what the agent said, code it wrote, or a check it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -214,21 +305,18 @@ enum Source {
 }
 
 /// One piece a quote can be, with where it came from and whether it is in the anchored file.
-struct Unit {
-    text: String,
+struct Unit<'a> {
+    text: &'a str,
     source: Source,
     anchored: bool,
+    hits: Hits,
 }
 
 /// The phrase lists in force for one judging run.
 pub(crate) struct Offline {
-    generic: [Phrases; 4],
-    specific: [Phrases; 4],
-    code: [Phrases; 4],
-    not: Phrases,
-    completeness: Phrases,
-    verification: Phrases,
-    negation: Phrases,
+    lists: Lists,
+    /// The attacking inputs (specific and code VR phrases), to count the different ones tried.
+    attacks: Phrases,
     /// The anchored file (its path and its base name), when the finding is known.
     anchor: Option<(String, String)>,
     /// Which CWE lists apply, and why (for the report).
@@ -335,27 +423,30 @@ impl Offline {
             .map(|(n, text)| load_yaml(&format!("cwe-{n}.yaml"), text, dir))
             .collect::<Result<_>>()?;
         let (cwes, selected) = select(&all, task, cwe_hint);
-        let per = |f: &dyn Fn(Dim) -> Vec<Entry>| Dim::ALL.map(|d| Phrases::new(&f(d)));
+        let mut lists: [Vec<Entry>; LISTS] = Default::default();
+        for (i, d) in Dim::ALL.iter().enumerate() {
+            lists[GENERIC + i] = criterion.generic.get(*d).to_vec();
+            lists[SPECIFIC + i] = cwes
+                .iter()
+                .flat_map(|l| l.specific.get(*d).iter().cloned())
+                .collect();
+            lists[CODE + i] = cwes
+                .iter()
+                .flat_map(|l| l.code.get(*d).iter().cloned())
+                .collect();
+        }
+        lists[NOT] = cwes.iter().flat_map(|l| l.not.iter().cloned()).collect();
+        lists[COMPLETE] = criterion.completeness.clone();
+        lists[VERIFY] = criterion.verification.clone();
+        lists[NEGATION] = criterion.negation.clone();
+        let attacks = Phrases::new(lists[SPECIFIC + 2].iter().chain(&lists[CODE + 2]));
         let anchor = anchor_file.filter(|f| !f.is_empty()).map(|f| {
             let base = f.rsplit('/').next().unwrap_or(f).to_string();
             (f.to_string(), base)
         });
         Ok(Offline {
-            generic: per(&|d| criterion.generic.get(d).to_vec()),
-            specific: per(&|d| {
-                cwes.iter()
-                    .flat_map(|l| l.specific.get(d).iter().cloned())
-                    .collect()
-            }),
-            code: per(&|d| {
-                cwes.iter()
-                    .flat_map(|l| l.code.get(d).iter().cloned())
-                    .collect()
-            }),
-            not: Phrases::new(cwes.iter().flat_map(|l| l.not.iter())),
-            completeness: Phrases::new(&criterion.completeness),
-            verification: Phrases::new(&criterion.verification),
-            negation: Phrases::new(&criterion.negation),
+            lists: Lists::new(&lists),
+            attacks,
             anchor,
             selected,
         })
@@ -373,7 +464,7 @@ impl Offline {
                 for u in &units {
                     let lvl = self.level(d, u);
                     if lvl > best.map_or(0, |b| b.0) {
-                        best = Some((lvl, &u.text));
+                        best = Some((lvl, u.text));
                     }
                 }
                 // Several different attacks tried in the turn's checks: the defence's limits
@@ -382,11 +473,10 @@ impl Offline {
                     let checks: String = units
                         .iter()
                         .filter(|u| u.source == Source::Check)
-                        .map(|u| u.text.as_str())
+                        .map(|u| u.text)
                         .collect::<Vec<_>>()
                         .join("\n");
-                    let i = 2;
-                    if self.specific[i].distinct(&checks) + self.code[i].distinct(&checks) >= 3 {
+                    if self.attacks.distinct(&checks) >= 3 {
                         best = best.map(|(_, q)| (3, q));
                     }
                 }
@@ -429,70 +519,50 @@ impl Offline {
         })
     }
 
-    /// A match that a negation before it in the same sentence turns around ("no need to
-    /// escape") does not count.
-    fn found(&self, list: &Phrases, text: &str) -> bool {
-        match list.find(text) {
-            None => false,
-            Some(at) => self.negation.find(text).is_none_or(|n| n >= at),
-        }
-    }
-
     fn level(&self, d: Dim, u: &Unit) -> u8 {
         let i = Dim::ALL.iter().position(|x| *x == d).expect("a dimension");
-        let text = u.text.as_str();
-        if self.not.any(text) {
+        let h = &u.hits;
+        if h.any(NOT) {
             return 0;
         }
         let specific = match u.source {
-            Source::Prose => self.found(&self.specific[i], text),
+            Source::Prose => h.affirmed(SPECIFIC + i),
             // Code counts where the finding is, when it is known: a seed script's query is not
             // the defence of the anchored one.
-            Source::Code => self.code[i].any(text) && (self.anchor.is_none() || u.anchored),
-            Source::Check => self.code[i].any(text) || self.specific[i].any(text),
+            Source::Code => h.any(CODE + i) && (self.anchor.is_none() || u.anchored),
+            Source::Check => h.any(CODE + i) || h.any(SPECIFIC + i),
         };
-        let generic = u.source == Source::Prose && self.found(&self.generic[i], text);
+        let generic = u.source == Source::Prose && h.affirmed(GENERIC + i);
         // Security words around it, so that "Validate required env vars" is no defence.
-        let context = self.found(&self.generic[0], text) || self.found(&self.specific[0], text);
+        let context = h.affirmed(GENERIC) || h.affirmed(SPECIFIC);
+        let complete = u.source == Source::Prose && h.any(COMPLETE);
         match d {
             Dim::Vr => match u.source {
                 // An attacking input in a test or a command; a plain test run is no check of
                 // the threat.
                 Source::Check if specific => 2,
-                Source::Prose if specific && self.verification.any(text) => 2,
-                Source::Prose if generic && context && self.verification.any(text) => 1,
+                Source::Prose if specific && h.any(VERIFY) => 2,
+                Source::Prose if generic && context && h.any(VERIFY) => 1,
                 _ => 0,
             },
             Dim::Sa => {
-                let named = u.source == Source::Prose && self.names_anchor(text);
+                let named = u.source == Source::Prose && self.names_anchor(u.text);
                 if specific || named {
-                    if u.source == Source::Prose && self.completeness.any(text) {
-                        3
-                    } else {
-                        2
-                    }
+                    if complete { 3 } else { 2 }
                 } else {
                     u8::from(generic && context)
                 }
             }
             Dim::Tr => {
                 if specific {
-                    if u.source == Source::Prose && self.completeness.any(text) {
-                        3
-                    } else {
-                        2
-                    }
+                    if complete { 3 } else { 2 }
                 } else {
                     u8::from(generic)
                 }
             }
             Dim::Di => {
                 if specific {
-                    if u.source == Source::Prose && self.completeness.any(text) {
-                        3
-                    } else {
-                        2
-                    }
+                    if complete { 3 } else { 2 }
                 } else {
                     u8::from(generic && context)
                 }
@@ -503,15 +573,16 @@ impl Offline {
     /// The pieces a quote can be: sentences of the message and reasoning; added lines of the
     /// edits (removed lines are what the agent took away, not what it wrote); lines of tool
     /// arguments. Lines of test files and shell commands are checks.
-    fn units(&self, v: &TurnView) -> Vec<Unit> {
-        let mut out: Vec<Unit> = Vec::new();
-        let mut push = |s: &str, source: Source, anchored: bool| {
+    fn units<'a>(&self, v: &'a TurnView) -> Vec<Unit<'a>> {
+        let mut out: Vec<Unit<'a>> = Vec::new();
+        let mut push = |s: &'a str, source: Source, anchored: bool| {
             let s = s.trim();
-            if s.chars().count() >= 3 {
+            if s.chars().nth(2).is_some() {
                 out.push(Unit {
-                    text: s.to_string(),
+                    text: s,
                     source,
                     anchored,
+                    hits: self.lists.scan(s),
                 });
             }
         };

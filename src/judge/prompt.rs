@@ -216,7 +216,30 @@ fn change_text(c: &FileChange) -> String {
 }
 
 /// Redacted views of turns; returns them and the number of secrets taken out.
-pub(crate) fn views(turns: &[Turn]) -> (Vec<TurnView>, usize) {
+pub(crate) fn views<T: std::borrow::Borrow<Turn> + Sync>(turns: &[T]) -> (Vec<TurnView>, usize) {
+    // Redaction reads every byte of the log: the turns are split over the cores.
+    let parts = crate::judge::parallel_parts(turns.len());
+    if parts <= 1 {
+        return views_of(turns);
+    }
+    let size = turns.len().div_ceil(parts);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = turns
+            .chunks(size)
+            .map(|chunk| scope.spawn(move || views_of(chunk)))
+            .collect();
+        let mut views = Vec::with_capacity(turns.len());
+        let mut count = 0;
+        for h in handles {
+            let (v, n) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            views.extend(v);
+            count += n;
+        }
+        (views, count)
+    })
+}
+
+fn views_of<T: std::borrow::Borrow<Turn>>(turns: &[T]) -> (Vec<TurnView>, usize) {
     let mut count = 0;
     let mut r = |s: &str| {
         let (out, n) = redact(s);
@@ -225,34 +248,37 @@ pub(crate) fn views(turns: &[Turn]) -> (Vec<TurnView>, usize) {
     };
     let views = turns
         .iter()
-        .map(|t| TurnView {
-            n: t.turn,
-            agent: r(&t.agent),
-            kind: t.kind.as_str().to_string(),
-            text: r(&t.text),
-            reasoning: t.reasoning.as_deref().map(&mut r),
-            reasoning_redacted: t.reasoning_redacted,
-            calls: t
-                .tool_calls
-                .iter()
-                .map(|c| CallView {
-                    name: r(&c.name),
-                    args: r(&match &c.arguments {
-                        serde_json::Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    }),
-                    result: c.result.as_ref().map(|x| r(&x.text)),
-                    is_error: c.result.as_ref().is_some_and(|x| x.is_error),
-                })
-                .collect(),
-            changes: t
-                .file_changes
-                .iter()
-                .map(|c| ChangeView {
-                    path: r(&c.path),
-                    diff: r(&change_text(c)),
-                })
-                .collect(),
+        .map(|t| {
+            let t = t.borrow();
+            TurnView {
+                n: t.turn,
+                agent: r(&t.agent),
+                kind: t.kind.as_str().to_string(),
+                text: r(&t.text),
+                reasoning: t.reasoning.as_deref().map(&mut r),
+                reasoning_redacted: t.reasoning_redacted,
+                calls: t
+                    .tool_calls
+                    .iter()
+                    .map(|c| CallView {
+                        name: r(&c.name),
+                        args: r(&match &c.arguments {
+                            serde_json::Value::String(s) => s.clone(),
+                            v => v.to_string(),
+                        }),
+                        result: c.result.as_ref().map(|x| r(&x.text)),
+                        is_error: c.result.as_ref().is_some_and(|x| x.is_error),
+                    })
+                    .collect(),
+                changes: t
+                    .file_changes
+                    .iter()
+                    .map(|c| ChangeView {
+                        path: r(&c.path),
+                        diff: r(&change_text(c)),
+                    })
+                    .collect(),
+            }
         })
         .collect();
     (views, count)

@@ -134,14 +134,19 @@ impl<'a> Input<'a> {
                 0,
             ),
         };
-        let in_scope: Vec<crate::transcript::Turn> = t
+        let in_scope: Vec<&crate::transcript::Turn> = t
             .turns
             .iter()
             .filter(|x| x.turn >= scope.first && x.turn <= scope.last)
-            .cloned()
             .collect();
         let (tviews, redactions) = views(&in_scope);
-        let fence = fence_for(&task, &tviews);
+        // The fence guards prompts; the offline judge writes none.
+        let prompts = opts.judges.iter().any(|j| *j != Spec::Offline);
+        let fence = if prompts {
+            fence_for(&task, &tviews)
+        } else {
+            String::new()
+        };
         Ok(Input {
             kinds: in_scope.iter().map(|x| x.kind).collect(),
             renderer: Renderer::new(
@@ -186,8 +191,12 @@ impl Shared {
 pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<ScoresDoc> {
     // Every judge's key before the first judge's first request.
     check_credentials(&opts.judges)?;
+    let stage = crate::timing::stage("judge: templates");
     let templates = Templates::load(opts.templates_dir.as_deref())?;
+    drop(stage);
+    let stage = crate::timing::stage("judge: turns for the judge");
     let input = Input::prepare(t, scope, opts, &templates)?;
+    drop(stage);
     let mut shared = Shared {
         runtime: None,
         record: opts
@@ -201,6 +210,7 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
         for r in 0..opts.repeat.max(1) {
             let mut info = judge_info(spec, opts, r, input.redactions);
             let turns = if spec == &Spec::Offline {
+                let _stage = crate::timing::stage("judge: offline scoring");
                 offline_turns(&input, opts, &mut info)?
             } else {
                 let (turns, failed) = model_turns(spec, r, &input, opts, &mut shared, &mut info)?;
@@ -253,6 +263,7 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
     info.warnings.push(
         "offline draft: phrase lists, not a language model; confirm with an LLM judge".into(),
     );
+    let stage = crate::timing::stage("judge: offline lexicons");
     let off = Offline::new(
         &opts.criterion,
         &input.renderer.task,
@@ -260,15 +271,35 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
         opts.anchor_file.as_deref(),
         opts.templates_dir.as_deref(),
     )?;
+    drop(stage);
     info.warnings
         .push(format!("offline lexicons: {}", off.selected));
     info.calls = input.views.len() as u64;
-    Ok(input
-        .views
-        .iter()
-        .zip(&input.kinds)
-        .map(|(v, k)| scored_turn(off.score(v, *k), v, opts.quotes_required))
-        .collect())
+    let score = |views: &[TurnView], kinds: &[TurnKind]| -> Vec<TurnScore> {
+        views
+            .iter()
+            .zip(kinds)
+            .map(|(v, k)| scored_turn(off.score(v, *k), v, opts.quotes_required))
+            .collect()
+    };
+    let parts = super::parallel_parts(input.views.len());
+    if parts <= 1 {
+        return Ok(score(&input.views, &input.kinds));
+    }
+    // Phrase matching over every sentence of a long log: the turns are split over the cores.
+    let size = input.views.len().div_ceil(parts);
+    Ok(std::thread::scope(|s| {
+        let handles: Vec<_> = input
+            .views
+            .chunks(size)
+            .zip(input.kinds.chunks(size))
+            .map(|(v, k)| s.spawn(move || score(v, k)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    }))
 }
 
 /// An LLM judge (or a command, or a replay) for one repeat: plans the requests, makes them and
