@@ -34,9 +34,14 @@ pub(crate) struct JudgeCmd {
     #[arg(long, value_name = "N-M")]
     pub turns: Option<String>,
 
-    /// A CWE number whose phrase list the offline judge uses when the task names none
+    /// The finding's CWE: the offline judge uses its phrase lists
     #[arg(long, value_name = "N")]
     pub cwe: Option<u32>,
+
+    /// The finding's file: the offline judge counts naming or editing it as scope, and a turn
+    /// that touches it as an opportunity
+    #[arg(long, value_name = "PATH")]
+    pub anchor_file: Option<String>,
 
     #[command(flatten)]
     pub judge: JudgeArgs,
@@ -64,6 +69,7 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
         scope.task = Some(crate::redact::redact(task).0);
     }
     opts.cwe_hint = args.cwe;
+    opts.anchor_file = args.anchor_file.clone();
     let doc = run::judge(&t, &scope, &opts)?;
     let stage = crate::timing::stage("write the scores");
     emit(ctx, &targets, &doc, |_| Ok(render(&doc)))?;
