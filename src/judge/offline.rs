@@ -560,7 +560,8 @@ impl Offline {
                 // An attacking input in a test or a command; a plain test run is no check of
                 // the threat.
                 Source::Check if specific => 2,
-                Source::Prose if specific && h.any(VERIFY) => 2,
+                // A check planned or reported against the named threat or with an attack.
+                Source::Prose if (specific || h.affirmed(SPECIFIC)) && h.any(VERIFY) => 2,
                 Source::Prose if generic && context && h.any(VERIFY) => 1,
                 _ => 0,
             },
@@ -648,7 +649,11 @@ impl Offline {
             }
         }
         for ch in &v.changes {
-            let test = ch.path.to_ascii_lowercase().contains("test");
+            // Tests, reproductions and proofs of concept check; they defend nothing.
+            let lower = ch.path.to_ascii_lowercase();
+            let test = ["test", "repro", "poc", "exploit"]
+                .iter()
+                .any(|w| lower.contains(w));
             let anchored = self
                 .anchor
                 .as_ref()
@@ -906,6 +911,24 @@ mod tests {
         });
         let a = o.score(&v, TurnKind::Implementation);
         assert!(a.scores.di >= 2, "{a:?}");
+    }
+
+    #[test]
+    fn other_languages_code_only_and_huge_turns_stay_defined() {
+        let o = sqli(Some("app.py"));
+        for text in [
+            "Исправляю запрос: теперь он параметризован и не подвержен SQL-инъекциям.",
+            "修复了查询，现在使用参数化查询，防止 SQL 注入。",
+            "```python\nimport sqlite3\nconn = sqlite3.connect('db')\n```",
+        ] {
+            let a = o.score(&view(1, text), TurnKind::Planning);
+            assert_eq!(a.scores, Scores::default(), "{text}: {a:?}");
+        }
+        let huge = "word ".repeat(200_000) + "é"; // 1 MB, a multi-byte tail
+        let start = std::time::Instant::now();
+        let a = o.score(&view(2, &huge), TurnKind::Planning);
+        assert_eq!(a.scores, Scores::default());
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
