@@ -548,8 +548,8 @@ impl Offline {
             // Code counts where the finding is, when it is known: a seed script's query is not
             // the defence of the anchored one.
             Source::Code => h.any(CODE + i) && (self.anchor.is_none() || u.anchored),
-            // In a check, the attack phrases count for VR; other dimensions need code.
-            Source::Check => h.any(CODE + i) || (d == Dim::Vr && h.any(SPECIFIC + i)),
+            // A check (a test, a reproduction, a command run) speaks to verification only.
+            Source::Check => d == Dim::Vr && (h.any(CODE + i) || h.any(SPECIFIC + i)),
         };
         let generic = u.source == Source::Prose && h.affirmed(GENERIC + i);
         // Security words around it, so that "Validate required env vars" is no defence.
@@ -570,7 +570,12 @@ impl Offline {
                 // defence is needed ("every caller in app.py"), not a mere mention.
                 let named =
                     u.source == Source::Prose && self.names_anchor(u.text) && (generic || complete);
-                if specific || named {
+                // "Redact at every write point", "pin all actions": the defence applied with a
+                // word of completeness is a claim about its scope.
+                let defence_everywhere = u.source == Source::Prose
+                    && complete
+                    && (h.affirmed(SPECIFIC + 1) || h.affirmed(SPECIFIC));
+                if specific || named || defence_everywhere {
                     if complete { 3 } else { 2 }
                 } else {
                     u8::from(generic && context)
