@@ -46,6 +46,12 @@ const CWES: &[(u32, &str)] = &[
     (601, include_str!("../../templates/lexicons/cwe-601.yaml")),
     (276, include_str!("../../templates/lexicons/cwe-276.yaml")),
     (829, include_str!("../../templates/lexicons/cwe-829.yaml")),
+    (20, include_str!("../../templates/lexicons/cwe-20.yaml")),
+    (522, include_str!("../../templates/lexicons/cwe-522.yaml")),
+    (862, include_str!("../../templates/lexicons/cwe-862.yaml")),
+    (770, include_str!("../../templates/lexicons/cwe-770.yaml")),
+    (532, include_str!("../../templates/lexicons/cwe-532.yaml")),
+    (942, include_str!("../../templates/lexicons/cwe-942.yaml")),
 ];
 
 /// One entry of a list: a phrase, or a phrase with the reason it is there. A phrase ending in
@@ -55,6 +61,8 @@ const CWES: &[(u32, &str)] = &[
 #[serde(untagged)]
 enum Entry {
     Plain(String),
+    /// A bare number in YAML (`403`) is the phrase "403".
+    Number(i64),
     Why {
         p: String,
         #[allow(dead_code)]
@@ -63,9 +71,10 @@ enum Entry {
 }
 
 impl Entry {
-    fn phrase(&self) -> &str {
+    fn phrase(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            Entry::Plain(p) | Entry::Why { p, .. } => p,
+            Entry::Plain(p) | Entry::Why { p, .. } => std::borrow::Cow::Borrowed(p),
+            Entry::Number(n) => std::borrow::Cow::Owned(n.to_string()),
         }
     }
 }
@@ -141,7 +150,8 @@ impl Phrases {
         let mut pats: Vec<String> = Vec::new();
         let mut bounds = Vec::new();
         for e in list {
-            let p = e.phrase();
+            let phrase = e.phrase();
+            let p: &str = &phrase;
             if p.trim().is_empty() {
                 continue;
             }
@@ -246,7 +256,8 @@ impl Lists {
         let mut pats = Vec::new();
         for (list, entries) in lists.iter().enumerate() {
             for e in entries {
-                let p = e.phrase();
+                let phrase = e.phrase();
+                let p: &str = &phrase;
                 if p.trim().is_empty() {
                     continue;
                 }
