@@ -108,3 +108,95 @@ fn semgrep_sarif_cwe_lives_in_tag_strings() {
     let anchors = finding::load_all(&dir.join("bandit_flask-demo_sqli.json")).unwrap();
     assert_eq!(anchors[0].file, "app.py");
 }
+
+/// Quadratic-weighted kappa over pairs of 0–3 ratings (the statistic bench/judge_eval.py
+/// reports; here so that the test does not depend on the code it checks).
+fn weighted_kappa(pairs: &[(u8, u8)]) -> f64 {
+    let n = pairs.len() as f64;
+    let mut obs = [[0.0f64; 4]; 4];
+    for (a, b) in pairs {
+        obs[*a as usize][*b as usize] += 1.0;
+    }
+    let ra: Vec<f64> = (0..4).map(|i| obs[i].iter().sum()).collect();
+    let rb: Vec<f64> = (0..4).map(|j| (0..4).map(|i| obs[i][j]).sum()).collect();
+    let w = |i: usize, j: usize| ((i as f64 - j as f64) / 3.0).powi(2);
+    let (mut o, mut e) = (0.0, 0.0);
+    for i in 0..4 {
+        for j in 0..4 {
+            o += w(i, j) * obs[i][j] / n;
+            e += w(i, j) * ra[i] * rb[j] / (n * n);
+        }
+    }
+    if e == 0.0 { 1.0 } else { 1.0 - o / e }
+}
+
+/// The offline judge against the hand labels of bench/judge_labels/fixtures.json (186 turns of
+/// the real fixture logs, 8 formats, labelled before the judge was tuned): agreement may only
+/// go up. The floors are the figures measured when they were set, less a small margin.
+#[test]
+fn offline_judge_agrees_with_hand_labels_on_the_real_logs() {
+    let Some(root) = crate::common::real_fixtures("") else {
+        return;
+    };
+    let labels: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("bench/judge_labels/fixtures.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let r = crate::common::Repo::new();
+    let dims = ["tr", "di", "vr", "sa"];
+    let mut pairs: Vec<Vec<(u8, u8)>> = vec![Vec::new(); 4];
+    let (mut kinds, mut turns) = (0, 0);
+    for s in labels["sessions"].as_array().unwrap() {
+        let log = root.join(s["source"]["fixture"].as_str().unwrap());
+        let mut args = vec![
+            "judge".to_string(),
+            log.display().to_string(),
+            "--cwe".into(),
+            s["cwe"].to_string(),
+            "--task".into(),
+            s["task"].as_str().unwrap().into(),
+            "--format".into(),
+            "json".into(),
+            "--no-cache".into(),
+        ];
+        if let Some(f) = s["anchor"]["file"].as_str() {
+            args.extend(["--anchor-file".into(), f.into()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = r.sage(&args).ok().json();
+        let got: std::collections::HashMap<u64, &serde_json::Value> = out["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["turn"].as_u64().unwrap(), t))
+            .collect();
+        for t in s["turns"].as_array().unwrap() {
+            let j = got[&t["turn"].as_u64().unwrap()];
+            turns += 1;
+            kinds += usize::from(j["kind"] == t["kind"]);
+            for (i, d) in dims.iter().enumerate() {
+                let judged = j["scores"][d].as_u64().unwrap_or(0) as u8;
+                pairs[i].push((t[d].as_u64().unwrap() as u8, judged));
+            }
+        }
+    }
+    assert_eq!(turns, 186, "the labelled set changed: set the floors again");
+    // (kappa, exact) floors per dimension, measured at 0.47/0.85, 0.39/0.93, 0.54/0.80, 0.34/0.81.
+    let floors = [(0.42, 0.82), (0.34, 0.90), (0.49, 0.77), (0.29, 0.78)];
+    for (i, d) in dims.iter().enumerate() {
+        let k = weighted_kappa(&pairs[i]);
+        let exact = pairs[i].iter().filter(|(a, b)| a == b).count() as f64 / turns as f64;
+        assert!(
+            k >= floors[i].0 && exact >= floors[i].1,
+            "{d}: kappa {k:.2} (floor {}), exact {exact:.2} (floor {})",
+            floors[i].0,
+            floors[i].1
+        );
+    }
+    let kind = kinds as f64 / turns as f64;
+    assert!(kind >= 0.74, "kind agreement {kind:.2} (floor 0.74)");
+}
