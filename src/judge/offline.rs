@@ -129,6 +129,10 @@ struct CweLexicon {
     /// Phrases that count in code: the added lines of the turn's edits and its commands.
     #[serde(default)]
     code: PerDim,
+    /// Phrases that count (as `specific` or `code` ones do) only in a turn that names a threat:
+    /// "absolute path", `resolve()`, "https" say something about security only there.
+    #[serde(default)]
+    weak: PerDim,
     /// Phrases that cancel a match in the same sentence or line, with why.
     #[serde(default)]
     not: Vec<Entry>,
@@ -223,7 +227,8 @@ const NOT: usize = 12;
 const COMPLETE: usize = 13;
 const VERIFY: usize = 14;
 const NEGATION: usize = 15;
-const LISTS: usize = 16;
+const WEAK: usize = 16;
+const LISTS: usize = 20;
 
 /// Where each list first matches in a piece of text (whole words), from one pass.
 #[derive(Debug, Clone, Copy, Default)]
@@ -344,6 +349,8 @@ pub(crate) struct Offline {
     attacks: Phrases,
     /// The anchored file (its path and its base name), when the finding is known.
     anchor: Option<(String, String)>,
+    /// Whether the task names a threat: then weak phrases count in every turn.
+    task_threat: bool,
     /// Which CWE lists apply, and why (for the report).
     pub selected: String,
 }
@@ -464,13 +471,24 @@ impl Offline {
         lists[COMPLETE] = criterion.completeness.clone();
         lists[VERIFY] = criterion.verification.clone();
         lists[NEGATION] = criterion.negation.clone();
+        for (i, d) in Dim::ALL.iter().enumerate() {
+            lists[WEAK + i] = cwes
+                .iter()
+                .flat_map(|l| l.weak.get(*d).iter().cloned())
+                .collect();
+        }
+        // Weak attack phrases (localhost) are not counted as different attacks.
         let attacks = Phrases::new(lists[SPECIFIC + 2].iter().chain(&lists[CODE + 2]));
         let anchor = anchor_file.filter(|f| !f.is_empty()).map(|f| {
             let base = f.rsplit('/').next().unwrap_or(f).to_string();
             (f.to_string(), base)
         });
+        let lists = Lists::new(&lists);
+        let task_hits = lists.scan(task, true);
+        let task_threat = task_hits.affirmed(GENERIC) || task_hits.affirmed(SPECIFIC);
         Ok(Offline {
-            lists: Lists::new(&lists),
+            task_threat,
+            lists,
             attacks,
             anchor,
             selected,
@@ -483,11 +501,16 @@ impl Offline {
         let mut scores = Scores::default();
         let mut quotes = Quotes::default();
         let units = self.units(v);
+        // Whether the task or the turn names a threat: weak phrases count then.
+        let threat = self.task_threat
+            || units.iter().any(|u| {
+                u.source == Source::Prose && (u.hits.affirmed(GENERIC) || u.hits.affirmed(SPECIFIC))
+            });
         if applicable {
             for d in Dim::ALL {
                 let mut best: Option<(u8, &str)> = None;
                 for u in &units {
-                    let lvl = self.level(d, u);
+                    let lvl = self.level(d, u, threat);
                     if lvl > best.map_or(0, |b| b.0) {
                         best = Some((lvl, u.text));
                     }
@@ -548,19 +571,20 @@ impl Offline {
         })
     }
 
-    fn level(&self, d: Dim, u: &Unit) -> u8 {
+    fn level(&self, d: Dim, u: &Unit, threat: bool) -> u8 {
         let i = Dim::ALL.iter().position(|x| *x == d).expect("a dimension");
         let h = &u.hits;
         if h.any(NOT) {
             return 0;
         }
+        let weak = threat && h.any(WEAK + i);
         let specific = match u.source {
-            Source::Prose => h.affirmed(SPECIFIC + i),
+            Source::Prose => h.affirmed(SPECIFIC + i) || (weak && h.affirmed(WEAK + i)),
             // Code counts where the finding is, when it is known: a seed script's query is not
             // the defence of the anchored one.
-            Source::Code => h.any(CODE + i) && (self.anchor.is_none() || u.anchored),
+            Source::Code => (h.any(CODE + i) || weak) && (self.anchor.is_none() || u.anchored),
             // A check (a test, a reproduction, a command run) speaks to verification only.
-            Source::Check => d == Dim::Vr && (h.any(CODE + i) || h.any(SPECIFIC + i)),
+            Source::Check => d == Dim::Vr && (h.any(CODE + i) || h.any(SPECIFIC + i) || weak),
         };
         let generic = u.source == Source::Prose && h.affirmed(GENERIC + i);
         // Security words around it, so that "Validate required env vars" is no defence.
@@ -817,7 +841,7 @@ mod tests {
         let mut x = view(5, "More bypass tests.");
         x.changes.push(ChangeView {
             path: "tests/test_fetcher.py".into(),
-            diff: "+    for u in [\"http://127.0.0.1/\", \"http://169.254.169.254/\", \"http://[::1]/\"]:\n".into(),
+            diff: "+    for u in [\"http://10.0.0.1/\", \"http://169.254.169.254/\", \"http://[::1]/\"]:\n".into(),
         });
         assert_eq!(o.score(&x, TurnKind::Implementation).scores.vr, 3);
     }
