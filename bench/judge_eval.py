@@ -110,13 +110,18 @@ def main():
                 if j is None:
                     sys.exit(f"{s['id']}: turn {t['turn']} not in the judge's output")
                 scores = j.get("scores") or {d: 0 for d in DIMS}
-                rows.append({"session": s["id"], "format": s["format"], "cwe": s["cwe"],
+                rows.append({"file": f, "session": s["id"], "format": s["format"], "cwe": s["cwe"],
                              "held_out": s["held_out"], "turn": t["turn"], "label": t,
                              "judge": {d: scores[d] for d in DIMS}, "kind": j["kind"],
                              "opportunity": j.get("opportunity", False), "quotes": j.get("quotes", {})})
     report = {}
-    for part, held in (("tuning", False), ("held-out", True)):
-        rs = [r for r in rows if r["held_out"] == held]
+    # The tuning part; every held-out turn together; and each labels file's held-out part on
+    # its own (heldout3.json was labelled last and measured once, after the tuning).
+    parts = [("tuning", lambda r: not r["held_out"]), ("held-out, all", lambda r: r["held_out"])]
+    for f in sorted({r["file"] for r in rows if r["held_out"]}):
+        parts.append((f"held-out, {f}", lambda r, f=f: r["held_out"] and r["file"] == f))
+    for part, pick in parts:
+        rs = [r for r in rows if pick(r)]
         out = {"turns": len(rs), "sessions": len({r["session"] for r in rs}), "dims": {}}
         print(f"\n== {part}: {out['turns']} turns from {out['sessions']} sessions")
         print(f"{'dim':4} {'exact':>6} {'kappa':>6} {'label>=2,judge 0':>17} {'judge>=2,label 0':>17}")
