@@ -149,35 +149,45 @@ fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// An entry as a pattern for the automaton, with whether its start and its end must fall on a
+/// word boundary (a stem's end need not); `None` for an empty entry.
+fn pattern(e: &Entry) -> Option<(String, bool, bool)> {
+    let phrase = e.phrase();
+    if phrase.trim().is_empty() {
+        return None;
+    }
+    let (p, stem) = match phrase.strip_suffix('*') {
+        Some(stem) => (stem, true),
+        None => (&*phrase, false),
+    };
+    let b = p.as_bytes();
+    Some((
+        p.to_string(),
+        b.first().is_some_and(|c| is_word(*c)),
+        !stem && b.last().is_some_and(|c| is_word(*c)),
+    ))
+}
+
+/// One case-insensitive automaton over `patterns`, none when there are none.
+fn automaton(patterns: &[String]) -> Option<aho_corasick::AhoCorasick> {
+    if patterns.is_empty() {
+        return None;
+    }
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(patterns)
+        .ok()
+}
+
 impl Phrases {
     fn new<'a>(list: impl IntoIterator<Item = &'a Entry>) -> Phrases {
-        let mut pats: Vec<String> = Vec::new();
-        let mut bounds = Vec::new();
-        for e in list {
-            let phrase = e.phrase();
-            let p: &str = &phrase;
-            if p.trim().is_empty() {
-                continue;
-            }
-            let (p, stem) = match p.strip_suffix('*') {
-                Some(stem) => (stem, true),
-                None => (p, false),
-            };
-            let b = p.as_bytes();
-            bounds.push((
-                b.first().is_some_and(|c| is_word(*c)),
-                !stem && b.last().is_some_and(|c| is_word(*c)),
-            ));
-            pats.push(p.to_string());
-        }
-        if pats.is_empty() {
-            return Phrases { ac: None, bounds };
-        }
+        let (pats, bounds): (Vec<String>, Vec<(bool, bool)>) = list
+            .into_iter()
+            .filter_map(pattern)
+            .map(|(p, start, end)| (p, (start, end)))
+            .unzip();
         Phrases {
-            ac: aho_corasick::AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&pats)
-                .ok(),
+            ac: automaton(&pats),
             bounds,
         }
     }
@@ -260,34 +270,15 @@ impl Lists {
         let mut strings: Vec<String> = Vec::new();
         let mut pats = Vec::new();
         for (list, entries) in lists.iter().enumerate() {
-            for e in entries {
-                let phrase = e.phrase();
-                let p: &str = &phrase;
-                if p.trim().is_empty() {
-                    continue;
-                }
-                let (p, stem) = match p.strip_suffix('*') {
-                    Some(stem) => (stem, true),
-                    None => (p, false),
-                };
-                let b = p.as_bytes();
-                pats.push((
-                    list,
-                    b.first().is_some_and(|c| is_word(*c)),
-                    !stem && b.last().is_some_and(|c| is_word(*c)),
-                ));
-                strings.push(p.to_string());
+            for (p, start, end) in entries.iter().filter_map(pattern) {
+                pats.push((list, start, end));
+                strings.push(p);
             }
         }
-        let ac = (!strings.is_empty())
-            .then(|| {
-                aho_corasick::AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .build(&strings)
-                    .ok()
-            })
-            .flatten();
-        Lists { ac, pats }
+        Lists {
+            ac: automaton(&strings),
+            pats,
+        }
     }
 
     /// In prose, a word that is part of a file name or a dotted or slashed identifier
