@@ -52,6 +52,7 @@ const CWES: &[(u32, &str)] = &[
     (770, include_str!("../../templates/lexicons/cwe-770.yaml")),
     (532, include_str!("../../templates/lexicons/cwe-532.yaml")),
     (942, include_str!("../../templates/lexicons/cwe-942.yaml")),
+    (1395, include_str!("../../templates/lexicons/cwe-1395.yaml")),
 ];
 
 /// One entry of a list: a phrase, or a phrase with the reason it is there. A phrase ending in
@@ -124,6 +125,10 @@ struct CweLexicon {
     /// Names of the weakness that select this list from the task text; one word never does,
     /// unless it is the weakness's own acronym.
     keywords: Vec<String>,
+    /// Other CWEs this list serves when they have none of their own (CWE-285 improper
+    /// authorization is judged with the missing-authorization list).
+    #[serde(default)]
+    related: Vec<u32>,
     /// Phrases that count in prose (messages, reasoning).
     specific: PerDim,
     /// Phrases that count in code: the added lines of the turn's edits and its commands.
@@ -367,11 +372,22 @@ fn load_yaml<T: for<'de> Deserialize<'de>>(
 /// The CWE lists for a run: the finding's CWE first; else a CWE the task names by number
 /// (`CWE-89`) or by a name of more than one word (or the weakness's acronym, `SQLi`).
 fn select(all: &[CweLexicon], task: &str, cwe_hint: Option<u32>) -> (Vec<CweLexicon>, String) {
-    if let Some(l) = cwe_hint.and_then(|c| all.iter().find(|l| l.cwe == c)) {
-        return (
-            vec![l.clone()],
-            format!("from the finding: CWE-{} {}", l.cwe, l.name),
-        );
+    if let Some(c) = cwe_hint {
+        if let Some(l) = all.iter().find(|l| l.cwe == c) {
+            return (
+                vec![l.clone()],
+                format!("from the finding: CWE-{} {}", l.cwe, l.name),
+            );
+        }
+        if let Some(l) = all.iter().find(|l| l.related.contains(&c)) {
+            return (
+                vec![l.clone()],
+                format!(
+                    "from the finding: CWE-{c}, judged with the list of CWE-{} {}",
+                    l.cwe, l.name
+                ),
+            );
+        }
     }
     let t = task.to_ascii_lowercase();
     let by_number: Vec<CweLexicon> = all
@@ -601,8 +617,13 @@ impl Offline {
                 let defence_everywhere = u.source == Source::Prose
                     && complete
                     && (h.affirmed(SPECIFIC + 1) || h.affirmed(SPECIFIC));
+                // "Protect every users route": a generic defence word with completeness.
+                let generic_everywhere =
+                    u.source == Source::Prose && complete && (h.affirmed(GENERIC + 1) || weak);
                 if specific || named || defence_everywhere {
                     if complete { 3 } else { 2 }
+                } else if generic_everywhere {
+                    2
                 } else {
                     u8::from(generic && context)
                 }
@@ -993,6 +1014,14 @@ mod tests {
         assert!(
             o.selected.contains("CWE-918"),
             "the finding's CWE first: {}",
+            o.selected
+        );
+        // a CWE without a list of its own is judged with its family's
+        let o = Offline::new("security", "", Some(285), None, None).unwrap();
+        assert!(
+            o.selected
+                .contains("CWE-285, judged with the list of CWE-862"),
+            "{}",
             o.selected
         );
     }
