@@ -53,6 +53,8 @@ const CWES: &[(u32, &str)] = &[
     (532, include_str!("../../templates/lexicons/cwe-532.yaml")),
     (942, include_str!("../../templates/lexicons/cwe-942.yaml")),
     (1395, include_str!("../../templates/lexicons/cwe-1395.yaml")),
+    (226, include_str!("../../templates/lexicons/cwe-226.yaml")),
+    (614, include_str!("../../templates/lexicons/cwe-614.yaml")),
 ];
 
 /// One entry of a list: a phrase, or a phrase with the reason it is there. A phrase ending in
@@ -115,6 +117,9 @@ struct CriterionLexicon {
     /// Phrases that, before a match in the same sentence, say the opposite ("no need to").
     #[serde(default)]
     negation: Vec<Entry>,
+    /// Code that refuses a request or an input (`raise`, `abort(`, `status(403`): a guard.
+    #[serde(default)]
+    rejects: Vec<Entry>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -243,7 +248,8 @@ const COMPLETE: usize = 13;
 const VERIFY: usize = 14;
 const NEGATION: usize = 15;
 const WEAK: usize = 16;
-const LISTS: usize = 20;
+const REJECTS: usize = 20;
+const LISTS: usize = 21;
 
 /// Where each list first matches in a piece of text (whole words), from one pass.
 #[derive(Debug, Clone, Copy, Default)]
@@ -478,6 +484,7 @@ impl Offline {
         lists[COMPLETE] = criterion.completeness.clone();
         lists[VERIFY] = criterion.verification.clone();
         lists[NEGATION] = criterion.negation.clone();
+        lists[REJECTS] = criterion.rejects.clone();
         for (i, d) in Dim::ALL.iter().enumerate() {
             lists[WEAK + i] = cwes
                 .iter()
@@ -589,7 +596,12 @@ impl Offline {
             Source::Prose => h.affirmed(SPECIFIC + i) || (weak && h.affirmed(WEAK + i)),
             // Code counts where the finding is, when it is known: a seed script's query is not
             // the defence of the anchored one.
-            Source::Code => (h.any(CODE + i) || weak) && (self.anchor.is_none() || u.anchored),
+            Source::Code => {
+                // A line that refuses, added in the anchored code of a security task, is a
+                // guard whatever the weakness.
+                let guard = d == Dim::Di && threat && h.any(REJECTS);
+                (h.any(CODE + i) || weak || guard) && (self.anchor.is_none() || u.anchored)
+            }
             // A check (a test, a reproduction, a command run) speaks to verification only.
             Source::Check => d == Dim::Vr && (h.any(CODE + i) || h.any(SPECIFIC + i) || weak),
         };
@@ -617,12 +629,20 @@ impl Offline {
                 let defence_everywhere = u.source == Source::Prose
                     && complete
                     && (h.affirmed(SPECIFIC + 1) || h.affirmed(SPECIFIC));
+                // "Add the check to `list`, `create` and `delete`": three or more code names in a
+                // sentence about the defence or the threat.
+                let enumerates = u.source == Source::Prose
+                    && u.text.matches('`').count() >= 6
+                    && (h.affirmed(SPECIFIC + 1)
+                        || h.affirmed(SPECIFIC)
+                        || h.affirmed(GENERIC + 1)
+                        || weak);
                 // "Protect every users route": a generic defence word with completeness.
                 let generic_everywhere =
                     u.source == Source::Prose && complete && (h.affirmed(GENERIC + 1) || weak);
                 if specific || named || defence_everywhere {
                     if complete { 3 } else { 2 }
-                } else if generic_everywhere {
+                } else if generic_everywhere || enumerates {
                     2
                 } else {
                     u8::from(generic && context)
