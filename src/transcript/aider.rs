@@ -167,7 +167,10 @@ pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
             aider_line(&mut st, t);
             st.b.count("tool line");
             st.last_was_tool = true;
-            st.in_tool_message = trailing_spaces && !t.is_empty() && !raw.ends_with("  ");
+            // A question Aider asked and the user answered ("Add … to the chat? n") is one line.
+            let answered = ["? n", "? y", "? N", "? Y"].iter().any(|a| t.ends_with(a));
+            st.in_tool_message =
+                trailing_spaces && !t.is_empty() && !raw.ends_with("  ") && !answered;
             continue;
         }
         if line.is_empty() {
@@ -432,6 +435,20 @@ mod tests {
         );
         assert_eq!(t.commits[0].sha, "abc1234");
         assert_eq!(t.commits[0].turn, 1);
+    }
+
+    #[test]
+    fn a_response_after_an_answered_question_is_a_turn() {
+        // Aider writes the user's answer to its last question without the trailing spaces;
+        // the model's response after it must not be taken for the rest of Aider's message.
+        let h = "# aider chat started at 2026-01-01 10:00:00\n\n#### it fails: POST https://x.example/a  \n\n> Add https://x.example/a to the chat? n  \n> Add https://y.example/b to the chat? n\n\nLet us look at the files first.\n\nPlease add app/auth.tsx.\n\n> Tokens: 1k sent.  \n\n#### here it is  \n\nThanks.\n";
+        let t = parse(h.as_bytes(), "h.md").unwrap();
+        assert_eq!(t.turns.len(), 2, "{:?}", t.turns);
+        assert!(
+            t.turns[0].text.starts_with("Let us look"),
+            "{:?}",
+            t.turns[0].text
+        );
     }
 
     #[test]
