@@ -312,12 +312,25 @@ impl Lists {
                 || !(is_word(b[i])
                     || (prose && joiner(b[i]) && b.get(i + 1).is_some_and(|c| is_word(*c))))
         };
+        // In prose, a word in quotes is a name ("the “security” workflow"), not the word.
+        let quote = |c: Option<char>| {
+            matches!(
+                c,
+                Some('"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '«' | '»')
+            )
+        };
+        let named = |a: usize, z: usize| {
+            prose && quote(text[..a].chars().next_back()) && quote(text[z..].chars().next())
+        };
         for m in ac.find_overlapping_iter(text) {
             let (list, start, end) = self.pats[m.pattern().as_usize()];
             if hits.0[list].is_some_and(|at| at <= m.start()) {
                 continue;
             }
-            if (!start || before(m.start())) && (!end || after(m.end())) {
+            if (!start || before(m.start()))
+                && (!end || after(m.end()))
+                && !named(m.start(), m.end())
+            {
                 hits.0[list] = Some(m.start());
             }
         }
@@ -955,6 +968,14 @@ mod tests {
         assert!(named.scores.sa >= 2, "{named:?}");
         let mention = o.score(&view(3, "Opening app.py to read it."), TurnKind::Planning);
         assert_eq!(mention.scores.sa, 0, "{mention:?}");
+        // a word in quotes is a name, and "injection" alone is no attack
+        for text in [
+            "The “security” workflow failed at setup.",
+            "Injection of the JSON-LD block for search engines.",
+        ] {
+            let a = o.score(&view(3, text), TurnKind::Planning);
+            assert_eq!(a.scores.tr, 0, "{text}: {a:?}");
+        }
         // a word inside a file name is not the word
         let path = o.score(
             &view(3, "Next, create app/utils/security.py with the helpers."),
