@@ -361,6 +361,8 @@ struct Unit<'a> {
     text: &'a str,
     source: Source,
     anchored: bool,
+    /// An added line of a real diff: written in this turn, not carried by a whole-file write.
+    fresh: bool,
     hits: Hits,
 }
 
@@ -541,7 +543,8 @@ impl Offline {
                 u.source == Source::Prose && (u.hits.affirmed(GENERIC) || u.hits.affirmed(SPECIFIC))
             });
         if applicable {
-            // The defence written into the anchored file: the line that puts it there.
+            // The defence written into the anchored file: the line of the diff that puts it
+            // there (a whole-file write may carry a defence that was already in place).
             let mut anchored_defence: Option<&str> = None;
             for d in Dim::ALL {
                 let mut best: Option<(u8, &str)> = None;
@@ -550,7 +553,8 @@ impl Offline {
                     if lvl > best.map_or(0, |b| b.0) {
                         best = Some((lvl, u.text));
                     }
-                    if d == Dim::Di && lvl >= 2 && u.source == Source::Code && u.anchored {
+                    if d == Dim::Di && lvl >= 2 && u.source == Source::Code && u.anchored && u.fresh
+                    {
                         anchored_defence.get_or_insert(u.text);
                     }
                 }
@@ -720,13 +724,14 @@ impl Offline {
     /// arguments. Lines of test files and shell commands are checks.
     fn units<'a>(&self, v: &'a TurnView) -> Vec<Unit<'a>> {
         let mut out: Vec<Unit<'a>> = Vec::new();
-        let mut push = |s: &'a str, source: Source, anchored: bool| {
+        let mut push = |s: &'a str, source: Source, anchored: bool, fresh: bool| {
             let s = s.trim();
             if s.chars().nth(2).is_some() {
                 out.push(Unit {
                     text: s,
                     source,
                     anchored,
+                    fresh,
                     hits: self.lists.scan(s, source == Source::Prose),
                 });
             }
@@ -743,11 +748,11 @@ impl Offline {
                     continue;
                 }
                 if fenced {
-                    push(line, Source::Code, proposed);
+                    push(line, Source::Code, proposed, false);
                     continue;
                 }
                 for sentence in split_sentences(line) {
-                    push(sentence, Source::Prose, false);
+                    push(sentence, Source::Prose, false, false);
                 }
             }
         }
@@ -794,7 +799,7 @@ impl Offline {
                 continue;
             };
             for piece in c.args.split("\\n").flat_map(str::lines) {
-                push(piece, source, anchored);
+                push(piece, source, anchored, false);
             }
         }
         for ch in &v.changes {
@@ -824,18 +829,19 @@ impl Offline {
                 // A document the agent writes (a report, a README) is prose.
                 if prose_doc {
                     for sentence in split_sentences(added) {
-                        push(sentence, Source::Prose, anchored);
+                        push(sentence, Source::Prose, anchored, diff);
                     }
                     continue;
                 }
                 if let Some(words) = comment(added).filter(|_| !test) {
-                    push(words, Source::Prose, anchored);
+                    push(words, Source::Prose, anchored, diff);
                     continue;
                 }
                 push(
                     added,
                     if test { Source::Check } else { Source::Code },
                     anchored,
+                    diff,
                 );
             }
         }
