@@ -46,8 +46,11 @@ def specstory_truth(text):
     parts = re.split(r"^(?:---|_\*\*(?:User|Assistant|Agent)\b.*\*\*_)\s*$", text, flags=re.M)
     for part in parts:
         body = part.strip()
-        m = re.search(r"Tool use: \*\*([A-Za-z_]+)\*\*|data-tool-name=\"([A-Za-z_]+)\"", body)
-        name = (m.group(1) or m.group(2)).lower() if m else None
+        m = re.search(r"Tool use: \*\*([A-Za-z0-9_]+)\*\*|data-tool-name=\"([A-Za-z0-9_]+)\"", body)
+        # newer Cursor builds version their tools: edit_file_v2
+        name = re.sub(r"_v\d+$", "", (m.group(1) or m.group(2)).lower()) if m else None
+        if name is not None and 'data-tool-type="write"' in body:
+            EDIT_TOOLS.add(name)
         named_file = re.search(r"Edit file: |filePath|file_path|relativeWorkspacePath|targetFile|The file \S+ has been (updated|created)|File created successfully at: ", body)
         if name in EDIT_TOOLS and named_file:
             n += 1

@@ -55,6 +55,7 @@ const SHELL_TOOLS: &[&str] = &[
     "run_in_terminal",
     "execute_command",
     "run_command",
+    "run_terminal_command",
 ];
 
 /// Tools that only keep books (plans, todo lists, handshakes).
@@ -69,6 +70,11 @@ const BOOKKEEPING_TOOLS: &[&str] = &[
     "manage_todo_list",
     "finish",
     "attempt_completion",
+    "taskcreate",
+    "taskupdate",
+    "tasklist",
+    "taskget",
+    "update_topic",
 ];
 
 /// Tools that only read (files, searches, listings): inspection, not change.
@@ -89,6 +95,9 @@ const READ_TOOLS: &[&str] = &[
     "search_file_content",
     "read_lints",
     "get_errors",
+    "ripgrep_search",
+    "ripgrep_raw_search",
+    "semantic_search_full",
 ];
 
 fn tests_re() -> &'static Regex {
@@ -155,8 +164,18 @@ fn judges_change_re() -> &'static Regex {
     })
 }
 
+/// A tool name as the tables spell it: lower case, without the version suffix newer Cursor
+/// builds add (`edit_file_v2`, `run_terminal_command_v2`).
 fn norm(name: &str) -> String {
-    name.trim().to_ascii_lowercase()
+    let n = name.trim().to_ascii_lowercase();
+    match n.rsplit_once("_v") {
+        Some((base, v))
+            if !base.is_empty() && !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            base.to_string()
+        }
+        _ => n,
+    }
 }
 
 /// The shell command of a tool call, if it is one.
@@ -206,13 +225,44 @@ fn is_admin_call(name: &str, args: &serde_json::Value) -> bool {
         return true;
     }
     match shell_command(name, args) {
-        Some(cmd) => cmd
+        Some(cmd) => without_heredocs(&cmd)
             .split(['&', ';', '|', '\n'])
             .map(str::trim)
-            .filter(|c| !c.is_empty())
+            // `)"` closing a command substitution is no command of its own
+            .filter(|c| c.chars().any(char::is_alphanumeric))
             .all(|c| admin_re().is_match(c)),
         None => false,
     }
+}
+
+/// A command without the bodies of its here-documents: the lines of a commit message given
+/// as `git commit -m "$(cat <<'EOF' … EOF)"` are text, not commands.
+fn without_heredocs(cmd: &str) -> String {
+    let mut out = String::new();
+    let mut until: Option<String> = None;
+    for line in cmd.lines() {
+        if let Some(end) = &until {
+            if line.trim() == end.as_str() || line.trim_start().starts_with(&format!("{end})")) {
+                until = None;
+            }
+            continue;
+        }
+        if let Some((_, rest)) = line.split_once("<<") {
+            let word: String = rest
+                .trim_start_matches('-')
+                .trim()
+                .trim_matches(['\'', '"'])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !word.is_empty() {
+                until = Some(word);
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// A command without the `bash -lc '…'` wrapper agents put around it.
@@ -521,6 +571,18 @@ mod tests {
             shell_command("exec_command", &json!({"cmd": ["bash", "-lc", "ls"]})).as_deref(),
             Some("bash -lc ls")
         );
+    }
+
+    #[test]
+    fn bookkeeping_and_commits_with_messages_are_administrative() {
+        let commit = "git add -A && git commit -m \"$(cat <<'EOF'\nfix: refuse tokens\n\nrun the tests before merge\nEOF\n)\"";
+        assert!(is_admin_call("Bash", &json!({ "command": commit })));
+        // a here-document that feeds a program is still that program
+        let script = "python3 - <<'EOF'\nimport app\nEOF";
+        assert!(!is_admin_call("Bash", &json!({ "command": script })));
+        for name in ["TaskUpdate", "update_topic", "todo_write"] {
+            assert!(is_admin_call(name, &json!({})), "{name}");
+        }
     }
 
     #[test]

@@ -162,6 +162,11 @@ pub(crate) fn detect(head: &[u8], name: &str) -> Option<Format> {
         if has("sessionId") && has("messages") {
             return Some(Format::GeminiCli);
         }
+        // OpenCode's session export (`info` and `messages` whose entries hold `parts`) is
+        // no chat-message list: better "not a format we know" than a wrong parse.
+        if has("info") && has("parts") {
+            return None;
+        }
         if has("messages") && has("role") {
             return Some(Format::MiniSweAgent);
         }
@@ -279,6 +284,13 @@ mod tests {
         assert_eq!(
             d("{\"info\": {\"mini_version\": \"2\"}, \"messages\": []}"),
             Some(Format::MiniSweAgent)
+        );
+        // OpenCode's export is not mini-swe-agent's, though both have `info` and `messages`
+        assert_eq!(
+            d(
+                "{\"info\": {\"id\": \"ses_1\"}, \"messages\": [{\"info\": {\"role\": \"user\"}, \"parts\": []}]}"
+            ),
+            None
         );
         assert_eq!(
             d("\n# aider chat started at 2026-01-01 10:00:00\n"),

@@ -42,16 +42,18 @@ fn named_path_re() -> &'static Regex {
     // Copilot's `- filePath: `x``, Claude Code's `file_path` or its result's "The file x has
     // been updated", "Read file: x".
     RE.get_or_init(|| {
-        Regex::new(r#"(?m)(?:relativeWorkspacePath|targetFile|target_file|filePath|file_path|path)["`]?\s*[:=]\s*["`]([^"`\n]+)["`]|^Read file: (.+)$|The file (\S+) has been (?:updated|created)|File created successfully at: (\S+)"#)
+        Regex::new(r#"(?m)(?:relativeWorkspacePath|targetFile|target_file|filePath|file_path|path)["`]?\s*[:=]\s*["`]([^"`\n]+)["`]|(?:^|• )Read file: ([^<\n]+?)\s*(?:</summary>|$)|The file (\S+) has been (?:updated|created)|File created successfully at: (\S+)"#)
             .expect("valid regex")
     })
 }
 
 fn prose_path_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    // A back-quoted file name, or a bare one with a directory, named in prose.
+    // A back-quoted file name, or a bare one with a directory, named in prose. A back-quoted
+    // name without a directory needs an extension of a source, config or document file:
+    // `response.token` or `user.role` is an expression, not a file.
     RE.get_or_init(|| {
-        Regex::new(r"`([\w./-]+\.[A-Za-z0-9]+)`|(?:^|\s)((?:\.?[\w-]+/)+[\w.-]+\.[A-Za-z0-9]+)\b")
+        Regex::new(r"`((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]+|[\w.-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|rb|java|kt|kts|scala|c|cc|cpp|h|hpp|cs|php|swift|m|sh|bash|zsh|ps1|sql|html|htm|css|scss|vue|svelte|json|yaml|yml|toml|ini|cfg|conf|env|xml|md|txt|properties|gradle|tf|lock|prisma|graphql|proto|dockerfile))`|(?:^|\s)((?:\.?[\w-]+/)+[\w.-]+\.[A-Za-z0-9]+)\b")
             .expect("valid regex")
     })
 }
@@ -154,6 +156,45 @@ fn timestamp(s: &str) -> Option<String> {
     ))
 }
 
+/// The tool an old export's unnamed `<details>` block stands for, from its summary
+/// ("Searched codebase …", "Grep search for …", "Listed directory …").
+fn summary_tool(part: &str) -> Option<&'static str> {
+    let summary = part
+        .split("<summary>")
+        .nth(1)?
+        .split("</summary>")
+        .next()?
+        .trim();
+    [
+        ("Searched codebase", "codebase_search"),
+        ("Grep search for", "grep_search"),
+        ("Searched files", "file_search"),
+        ("Listed directory", "list_dir"),
+        ("Listed current directory", "list_dir"),
+        ("Read file", "read_file"),
+        ("Searched web", "web_search"),
+    ]
+    .iter()
+    .find(|(said, _)| summary.starts_with(said))
+    .map(|(_, tool)| *tool)
+}
+
+/// A part that opens with a shell code block.
+fn is_shell_fence(part: &str) -> bool {
+    let first = part.lines().next().unwrap_or("").trim();
+    [
+        "```bash",
+        "```sh",
+        "```shell",
+        "```zsh",
+        "```powershell",
+        "```console",
+        "```cmd",
+    ]
+    .iter()
+    .any(|f| first.eq_ignore_ascii_case(f))
+}
+
 /// The few HTML entities v2.1 exports write inside tool envelopes.
 fn unescape(s: &str) -> String {
     if !s.contains('&') {
@@ -231,7 +272,7 @@ struct Reader {
     user_text: String,
     user_line: u64,
     user_time: Option<String>,
-    /// Prose of the agent so far: where an old export's bare diff learns its file.
+    /// Prose of the agent's current response: where an old export's bare diff learns its file.
     prose_before: String,
     pending_reasoning: String,
 }
@@ -258,6 +299,7 @@ impl Reader {
         }
         self.speaker = who.to_string();
         if who == "User" {
+            self.prose_before.clear();
             self.user_line = line;
             self.user_time = detail.as_deref().and_then(timestamp);
         } else if let Some(d) = detail {
@@ -308,8 +350,9 @@ impl Reader {
                 Builder::push_reasoning(t, Some(self.pending_reasoning.trim()));
                 self.pending_reasoning.clear();
             }
-            self.prose_before.push_str(trimmed);
-            self.prose_before.push('\n');
+            // Only this response's prose names the file of its bare diff: a name from an
+            // earlier response is another edit's.
+            self.prose_before = trimmed.to_string();
             return;
         }
         self.tool(line, trimmed);
@@ -355,6 +398,11 @@ impl Reader {
                 "edit_file".into()
             } else if part.starts_with("Read file:") {
                 "read_file".into()
+            } else if let Some(tool) = summary_tool(&part) {
+                tool.into()
+            } else if is_shell_fence(&part) {
+                // An old export's terminal command: a shell block, then its output.
+                "run_terminal_cmd".into()
             } else {
                 "status".into()
             }
@@ -393,8 +441,24 @@ impl Reader {
             args.insert("command".into(), Value::String(cmd.trim().to_string()));
         }
         if args.is_empty() {
-            let first = part.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            args.insert("summary".into(), Value::String(first.trim().to_string()));
+            // What the envelope's summary says after the tool's name ("• Searched for x"),
+            // else the first line that is not markup.
+            let said = part
+                .split("<summary>")
+                .nth(1)
+                .and_then(|r| r.split("</summary>").next())
+                .map(|s| match s.split_once('•') {
+                    Some((head, rest)) if head.contains("Tool use:") => rest.trim().to_string(),
+                    _ => s.trim().to_string(),
+                })
+                .filter(|s| !s.is_empty() && !s.starts_with("Tool use:"));
+            let first = part
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('<'))
+                .unwrap_or("");
+            let summary = said.unwrap_or_else(|| first.to_string());
+            args.insert("summary".into(), Value::String(summary));
         }
         let result = command
             .as_ref()
@@ -410,7 +474,10 @@ impl Reader {
         }
         let ci = t.tool_calls.len();
         let arguments = Value::Object(args);
-        let edits = super::classify::is_edit_call(&name, &arguments) || !diffs.is_empty();
+        // v2.1 envelopes say what the tool does (`data-tool-type="write"`), whatever its name.
+        let typed_write = enveloped && part.contains("data-tool-type=\"write\"");
+        let edits =
+            super::classify::is_edit_call(&name, &arguments) || !diffs.is_empty() || typed_write;
         let lower = name.to_ascii_lowercase();
         t.tool_calls.push(ToolCall {
             id: None,
@@ -442,11 +509,12 @@ impl Reader {
                 },
             );
         }
-        // An edit whose file the log hides (Copilot's replaceString) still shows what it wrote:
-        // kept with no path, for the fragment evidence.
         let path = match path {
             Some(p) => p,
-            None if matches!(changes.first(), Some(Edit::Fragment { .. })) => String::new(),
+            // What it wrote is known though where is not (Copilot's replaceString, an old
+            // export's bare diff whose response names no file): kept with no path, for the
+            // fragment evidence.
+            None if !matches!(changes.first(), Some(Edit::Opaque) | None) => String::new(),
             None => {
                 self.b.count("edit without a file name");
                 return;
@@ -622,5 +690,55 @@ mod tests {
             timestamp("2025-10-01 07:22+0200").as_deref(),
             Some("2025-10-01T07:22:00+02:00")
         );
+    }
+
+    /// Newer Cursor exports: a speaker header before every block and no `---`, versioned tool
+    /// names, envelopes that carry no diff, and an empty twin after each envelope.
+    #[test]
+    fn versioned_cursor_tools_without_separators() {
+        let e = "<!-- Generated by SpecStory, Markdown v2.1.0 -->\n\n_**User**_\n\nfix the cookies\n\n---\n\n_**Agent (claude-sonnet-4)**_\n\nReading it first.\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"read\" data-tool-name=\"read_file_v2\">\n<details><summary>Tool use: **read_file_v2** • Read file: /p/src/app/Bookings.tsx</summary>\n\n</details>\n</tool-use>\n\n<tool-use data-tool-type=\"read\" data-tool-name=\"read_file_v2\"><details>\n<summary>Tool use: **read_file_v2**</summary>\n\n</details></tool-use>\n\n_**Agent (claude-sonnet-4)**_\n\nNow the hook.\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"write\" data-tool-name=\"edit_file_v2\">\n\n<details><summary>Tool use: **edit_file_v2** • Edit file: /p/src/hooks/useAuth.ts</summary>\n\n</details>\n\n</tool-use>\n\n<tool-use data-tool-type=\"write\" data-tool-name=\"edit_file_v2\"><details>\n<summary>Tool use: **edit_file_v2**</summary>\n\n</details></tool-use>\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"shell\" data-tool-name=\"run_terminal_command_v2\">\n<details><summary>Tool use: **run_terminal_command_v2** • Run command: npm test</summary>\n\n```bash\nnpm test\n```\n\n```\n3 passed\n```\n</details>\n</tool-use>\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"generic\" data-tool-name=\"todo_write\">\n<details><summary>Tool use: **todo_write** • Todo List</summary>\n</details>\n</tool-use>\n";
+        let t = parse(e.as_bytes(), "e.md").unwrap();
+        assert_eq!(t.turns.len(), 2, "{:#?}", t.turns);
+        let read = &t.turns[0].tool_calls[0];
+        assert_eq!(read.arguments["path"], "/p/src/app/Bookings.tsx");
+        let edit = &t.turns[1];
+        assert_eq!(edit.file_changes.len(), 1, "{edit:#?}");
+        assert_eq!(edit.file_changes[0].path, "/p/src/hooks/useAuth.ts");
+        assert_eq!(edit.tool_calls[1].arguments["command"], "npm test");
+        assert_eq!(edit.tool_calls[2].arguments["summary"], "Todo List");
+        assert!(super::super::classify::is_edit_call(
+            "edit_file_v2",
+            &serde_json::json!({})
+        ));
+        assert_eq!(
+            super::super::classify::shell_command(
+                "run_terminal_command_v2",
+                &serde_json::json!({"command": "npm test"})
+            )
+            .as_deref(),
+            Some("npm test")
+        );
+    }
+
+    /// Old exports: unnamed `<details>` searches, shell blocks, and a bare diff that takes its
+    /// file only from its own response's prose.
+    #[test]
+    fn old_exports_name_their_searches_and_place_bare_diffs_carefully() {
+        let e = "<!-- Generated by SpecStory -->\n\n_**User**_\n\nadd the origins\n\n---\n\n_**Assistant**_\n\nLooking at `config/WebConfig.java` first.\n\n---\n\n<details>\n            <summary>Grep search for \"allowedOrigins\" • **2** files</summary>\n\n| File | Line |\n\n</details>\n\n---\n\n```bash\nchmod +x scripts/t.sh\n```\n\n---\n\nNow a test script, and `response.token` stays as is:\n\n---\n\n```diff\n- \n+ #!/bin/bash\n+ curl -s localhost\n```\n\n---\n";
+        let t = parse(e.as_bytes(), "o.md").unwrap();
+        let names: Vec<&str> = t
+            .turns
+            .iter()
+            .flat_map(|t| t.tool_calls.iter().map(|c| c.name.as_str()))
+            .collect();
+        assert_eq!(names, ["grep_search", "run_terminal_cmd", "edit_file"]);
+        assert_eq!(
+            t.turns[0].tool_calls[0].arguments["summary"],
+            "Grep search for \"allowedOrigins\" • **2** files"
+        );
+        // neither the earlier response's file nor an expression in backticks is the diff's file
+        let last = t.turns.last().unwrap();
+        assert_eq!(last.file_changes.len(), 1);
+        assert_eq!(last.file_changes[0].path, "");
     }
 }
