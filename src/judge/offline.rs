@@ -531,8 +531,45 @@ impl Offline {
         })
     }
 
-    /// Scores one turn from its own content (the prefix adds nothing to phrase matching).
+    /// Scores one turn from its own content alone.
+    #[cfg(test)]
     pub(crate) fn score(&self, v: &TurnView, kind: TurnKind) -> Answer {
+        self.score_in(v, kind, &[])
+    }
+
+    /// The test and reproduction files that earlier turns wrote with attacking inputs in them,
+    /// by base name, with the turn that wrote each: running one later is a check of the threat.
+    pub(crate) fn attack_files(&self, views: &[TurnView]) -> Vec<(u32, String)> {
+        let mut out: Vec<(u32, String)> = Vec::new();
+        for v in views {
+            for u in self.units(v) {
+                let attacking =
+                    u.source == Source::Check && (u.hits.any(CODE + 2) || u.hits.any(SPECIFIC + 2));
+                if !attacking {
+                    continue;
+                }
+                for ch in &v.changes {
+                    let base = ch.path.rsplit('/').next().unwrap_or(&ch.path);
+                    if base.len() > 3
+                        && ch.diff.contains(u.text)
+                        && !out.iter().any(|(_, b)| b == base)
+                    {
+                        out.push((v.n, base.to_string()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Scores one turn from its own content and, for verification, the attack files earlier
+    /// turns wrote (`attack_files`).
+    pub(crate) fn score_in(
+        &self,
+        v: &TurnView,
+        kind: TurnKind,
+        attack_files: &[(u32, String)],
+    ) -> Answer {
         let applicable = kind != TurnKind::Administrative;
         let mut scores = Scores::default();
         let mut quotes = Quotes::default();
@@ -565,6 +602,19 @@ impl Offline {
                     && let Some(line) = anchored_defence
                 {
                     best = Some((2, line));
+                }
+                // Running a test or reproduction an earlier turn wrote with attacking inputs
+                // is a check of the threat, though the command names no attack.
+                if d == Dim::Vr && best.is_none_or(|b| b.0 < 2) {
+                    let runs = units.iter().find(|u| {
+                        u.source == Source::Check
+                            && attack_files
+                                .iter()
+                                .any(|(n, f)| *n < v.n && u.text.contains(f.as_str()))
+                    });
+                    if let Some(u) = runs {
+                        best = Some((2, u.text));
+                    }
                 }
                 // Several different attacks tried in the turn's checks: the defence's limits
                 // are being tested (VR 3).
@@ -652,7 +702,15 @@ impl Offline {
                 (h.any(CODE + i) || weak || guard) && (self.anchor.is_none() || u.anchored)
             }
             // A check (a test, a reproduction, a command run) speaks to verification only.
-            Source::Check => d == Dim::Vr && (h.any(CODE + i) || h.any(SPECIFIC + i) || weak),
+            // A test run named after the threat (`pytest -k path_traversal`) tests it too.
+            Source::Check => {
+                d == Dim::Vr
+                    && (h.any(CODE + i)
+                        || h.any(SPECIFIC + i)
+                        || weak
+                        || (h.any(SPECIFIC)
+                            && crate::transcript::classify::is_test_command(u.text)))
+            }
             Source::Search | Source::Read => false,
         };
         let generic = u.source == Source::Prose && h.affirmed(GENERIC + i);
@@ -784,10 +842,12 @@ impl Offline {
                 || ["read", "view", "open", "list", "ls"]
                     .iter()
                     .any(|w| name == *w || name.starts_with(&format!("{w}_")));
-            let runs = lower.contains("test")
-                || lower.contains("curl ")
+            // A command, a request, or a tool that runs tests; an argument that merely
+            // mentions a test (a to-do list, a file path) runs nothing.
+            let runs = lower.contains("curl ")
                 || lower.contains("\"command\"")
-                || lower.contains("\"cmd\"");
+                || lower.contains("\"cmd\"")
+                || name.contains("test");
             let anchored = self.names_anchor(&c.args);
             let source = if across {
                 Source::Search
