@@ -140,6 +140,9 @@ pub(crate) struct CallView {
 pub(crate) struct ChangeView {
     pub path: String,
     pub diff: String,
+    /// The change writes the whole file (its diff is every line, added).
+    #[serde(skip)]
+    pub whole: bool,
 }
 
 /// One turn as the judge sees it (redacted).
@@ -276,6 +279,7 @@ fn views_of<T: std::borrow::Borrow<Turn>>(turns: &[T]) -> (Vec<TurnView>, usize)
                     .map(|c| ChangeView {
                         path: r(&c.path),
                         diff: r(&change_text(c)),
+                        whole: matches!(c.edit, Edit::Write { .. }),
                     })
                     .collect(),
             }

@@ -275,14 +275,14 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
     info.warnings
         .push(format!("offline lexicons: {}", off.selected));
     info.calls = input.views.len() as u64;
-    // What earlier turns wrote into tests: each turn still sees only its prefix, since a file
-    // counts only for the turns after the one that wrote it.
-    let attack_files = off.attack_files(&input.views);
+    // What earlier turns wrote (tests with attacks, whole files): each turn still sees only its
+    // prefix, since an entry counts only for the turns after the one that made it.
+    let history = off.history(&input.views);
     let score = |views: &[TurnView], kinds: &[TurnKind]| -> Vec<TurnScore> {
         views
             .iter()
             .zip(kinds)
-            .map(|(v, k)| scored_turn(off.score_in(v, *k, &attack_files), v, opts.quotes_required))
+            .map(|(v, k)| scored_turn(off.score_in(v, *k, &history), v, opts.quotes_required))
             .collect()
     };
     let parts = super::parallel_parts(input.views.len());

@@ -220,6 +220,65 @@ pub(crate) fn is_test_command(cmd: &str) -> bool {
     tests_re().is_match(cmd)
 }
 
+/// Builds, linters and type checkers: they check that code compiles, not what it does.
+fn build_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i)^\s*((npm|yarn|pnpm|bun)\s+(run\s+)?(build|lint|typecheck|type-check|format)\b|npx\s+(tsc|eslint|prettier)\b|tsc\b|eslint\b|mypy\b|pyright\b|ruff\b|flake8\b|pylint\b|cargo\s+(clippy|build|check)\b|go\s+(build|vet)\b|make\b\s*$|make\s+(build|lint|all)\b|docker\s+compose\s+config\b|gh\s)",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// The first part of a command that tries something out: a request sent, a script or the
+/// program run with an input. Not a test suite, a build or linter, a read or a filter of one,
+/// or bookkeeping (`git commit`, installs).
+pub(crate) fn probe_part(cmd: &str) -> Option<String> {
+    static FILTERS: OnceLock<Regex> = OnceLock::new();
+    let filters = FILTERS.get_or_init(|| {
+        Regex::new(r"^\s*(xargs|sort|uniq|cut|tr|diff|column|xxd|od|sleep|true|false|clear|date|env|printenv|whoami|id|uname|set|exit)\b")
+            .expect("valid regex")
+    });
+    shell_parts(&without_heredocs(cmd))
+        .into_iter()
+        .map(|p| strip_shell(p.trim()))
+        .filter(|p| p.chars().any(char::is_alphanumeric))
+        .find(|p| {
+            !(admin_re().is_match(p)
+                || read_command_re().is_match(p)
+                || tests_re().is_match(p)
+                || build_re().is_match(p)
+                || shell_write_re().is_match(p)
+                || filters.is_match(p))
+        })
+}
+
+/// The commands of a command line, split at `&`, `;`, `|` and line ends outside quotes
+/// (`curl -d 'a;b' x` is one command).
+fn shell_parts(cmd: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut quote, mut escaped) = (0, None, false);
+    for (i, c) in cmd.char_indices() {
+        match (quote, c) {
+            _ if escaped => escaped = false,
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => escaped = true,
+            (Some('"'), '"') => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '&' | ';' | '|' | '\n') => {
+                out.push(&cmd[start..i]);
+                start = i + c.len_utf8();
+            }
+            (None, _) => {}
+        }
+    }
+    out.push(&cmd[start..]);
+    out
+}
+
 fn is_admin_call(name: &str, args: &serde_json::Value) -> bool {
     if BOOKKEEPING_TOOLS.contains(&norm(name).as_str()) {
         return true;
@@ -515,6 +574,30 @@ mod tests {
             file_changes: vec![],
             timestamp: None,
             source: SourceRef::line(1),
+        }
+    }
+
+    #[test]
+    fn probes_are_commands_that_try_something() {
+        let probe = |c: &str| probe_part(c);
+        assert_eq!(
+            probe("cd /app && curl -X POST -d 'name=a;id' http://localhost/forms").as_deref(),
+            Some("curl -X POST -d 'name=a;id' http://localhost/forms")
+        );
+        assert_eq!(
+            probe("bash -lc 'node scripts/verify-rls.mjs'").as_deref(),
+            Some("node scripts/verify-rls.mjs")
+        );
+        for not_one in [
+            "pytest -q tests/",
+            "npm run build && npx eslint .",
+            "cat app.py | grep execute | sort | uniq",
+            "find . -name '*.py' | xargs grep -l cursor",
+            "git add -A && git commit -m 'fix'",
+            "sed 's/None/0o644/' a.py > b.py",
+            "pip install requests",
+        ] {
+            assert_eq!(probe(not_one), None, "{not_one}");
         }
     }
 
