@@ -99,8 +99,11 @@ def kappa(pairs, k=4):
 
 def main():
     rows = []
+    # SAGE_EVAL_EXCLUDE=a.json,b.json leaves label files out: a held-out set kept unseen while
+    # tuning, to be measured once at the end.
+    exclude = set(filter(None, os.environ.get("SAGE_EVAL_EXCLUDE", "").split(",")))
     for f in sorted(os.listdir(os.path.join(ROOT, "bench", "judge_labels"))):
-        if not f.endswith(".json"):
+        if not f.endswith(".json") or f in exclude:
             continue
         doc = json.load(open(os.path.join(ROOT, "bench", "judge_labels", f)))
         for s in doc["sessions"]:
