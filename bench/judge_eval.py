@@ -10,7 +10,9 @@ for the tuning part and the held-out part separately:
   (label >= 2 and judge 0; judge >= 2 and label 0);
 - kind agreement and opportunity agreement;
 - every non-zero judge score of the held-out part with its quote, for a person to mark
-  whether the quote supports it (--quotes).
+  whether the quote supports it (--quotes);
+- on the turns a second labeller scored blind (judge_labels/agreement/), how far the two
+  labellers agree, beside the judge's agreement with each.
 
 Logs come from ../shared/fixtures/real (SAGE_REAL, for "fixture" sources) or from a git
 mirror or clone of the named repository at the named commit (SAGE_MIRRORS, default
@@ -97,6 +99,41 @@ def kappa(pairs, k=4):
     return 1.0 if e == 0 else 1 - o / e
 
 
+def second_labels(rows, report):
+    """The turns a second labeller scored blind (bench/judge_labels/agreement/): how far two
+    careful labellers agree, beside how far the judge agrees with each."""
+    d = os.path.join(ROOT, "bench", "judge_labels", "agreement")
+    if not os.path.isdir(d):
+        return
+    by = {(r["session"], r["turn"]): r for r in rows}
+    pairs = []
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".json"):
+            for s in json.load(open(os.path.join(d, f)))["sessions"]:
+                for t in s["turns"]:
+                    r = by.get((s["id"], t["turn"]))
+                    if r is not None:
+                        pairs.append((r, t))
+    if not pairs:
+        return
+    print(f"\n== two labellers: {len(pairs)} turns labelled twice, blind")
+    print(f"{'dim':4} {'kappa 1-2':>10} {'exact 1-2':>10} {'judge-1':>8} {'judge-2':>8}")
+    out = {"turns": len(pairs), "dims": {}}
+    for dim in DIMS:
+        ll = [(r["label"][dim], t[dim]) for r, t in pairs]
+        j1 = [(r["label"][dim], r["judge"][dim]) for r, t in pairs]
+        j2 = [(t[dim], r["judge"][dim]) for r, t in pairs]
+        exact = sum(a == b for a, b in ll) / len(ll)
+        out["dims"][dim] = {"labellers_kappa": kappa(ll), "labellers_exact": exact,
+                            "judge_first_kappa": kappa(j1), "judge_second_kappa": kappa(j2)}
+        print(f"{dim.upper():4} {kappa(ll):10.2f} {exact:10.0%} {kappa(j1):8.2f} {kappa(j2):8.2f}")
+    kinds = sum(r["label"]["kind"] == t["kind"] for r, t in pairs) / len(pairs)
+    opp = sum(r["label"]["opportunity"] == t["opportunity"] for r, t in pairs) / len(pairs)
+    out.update(labellers_kind=kinds, labellers_opportunity=opp)
+    print(f"labellers' kind agreement {kinds:.0%} · opportunity agreement {opp:.0%}")
+    report["two labellers"] = out
+
+
 def main():
     rows = []
     # SAGE_EVAL_EXCLUDE=a.json,b.json leaves label files out: a held-out set kept unseen while
@@ -142,6 +179,7 @@ def main():
         out.update(kind_agreement=kinds, opportunity_agreement=opp, judge_nonzero=nonzero)
         print(f"kind agreement {kinds:.0%} · opportunity agreement {opp:.0%} · judge non-zero scores {nonzero}")
         report[part] = out
+    second_labels(rows, report)
     if "--quotes" in sys.argv:
         print("\n== held-out non-zero scores and their quotes (mark each: supports / does not)")
         for r in rows:
