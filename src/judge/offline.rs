@@ -769,18 +769,6 @@ impl Offline {
             }
             Source::Search | Source::Read => false,
         };
-        // The weakness's defence written in code outside the anchored file (a fresh line, not a
-        // seed script's `VALUES (?, ?)` carried by a whole-file write): a defence, but not of
-        // the anchored code (DI 1).
-        if d == Dim::Di
-            && u.source == Source::Code
-            && !specific
-            && u.fresh
-            && !u.anchored
-            && h.any(CODE + i)
-        {
-            return 1;
-        }
         let generic = u.source == Source::Prose && h.affirmed(GENERIC + i);
         // Security words around it, so that "Validate required env vars" is no defence.
         let context = h.affirmed(GENERIC) || h.affirmed(SPECIFIC);
