@@ -344,9 +344,13 @@ impl Lists {
         // In prose, a stem that runs on into an identifier (`RedactBytes`, `redact_test.go`)
         // is part of a name, as a word inside a file name is.
         let identifier = |z: usize| {
+            let mut k = z;
+            while k < b.len() && b[k].is_ascii_lowercase() {
+                k += 1;
+            }
             prose
-                && z < b.len()
-                && (b[z] == b'_' || (b[z].is_ascii_uppercase() && b[z - 1].is_ascii_lowercase()))
+                && k < b.len()
+                && (b[k] == b'_' || (b[k].is_ascii_uppercase() && b[k - 1].is_ascii_lowercase()))
         };
         let bounded = |list: usize, start: bool, end: bool, a: usize, z: usize| {
             (!start || before(a))
