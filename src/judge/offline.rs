@@ -128,6 +128,9 @@ struct CriterionLexicon {
     /// `\Z`"): what the agent sees, not what it means to do.
     #[serde(default)]
     observed: Vec<Entry>,
+    /// What a check reports when the defence holds ("both tokens are rejected", "gets 403").
+    #[serde(default)]
+    refused: Vec<Entry>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -259,7 +262,8 @@ const WEAK: usize = 16;
 const REJECTS: usize = 20;
 const NAMES: usize = 21;
 const OBSERVED: usize = 22;
-const LISTS: usize = 23;
+const REFUSED: usize = 23;
+const LISTS: usize = 24;
 
 /// Where each list first matches in a piece of text (whole words), from one pass.
 #[derive(Debug, Clone, Copy, Default)]
@@ -575,6 +579,7 @@ impl Offline {
         lists[REJECTS] = criterion.rejects.clone();
         lists[NAMES] = criterion.names.clone();
         lists[OBSERVED] = criterion.observed.clone();
+        lists[REFUSED] = criterion.refused.clone();
         for (i, d) in Dim::ALL.iter().enumerate() {
             lists[WEAK + i] = cwes
                 .iter()
@@ -703,6 +708,19 @@ impl Offline {
                         best = Some((2, q));
                         rule = "vr-probe";
                     }
+                }
+                // A turn that runs or reviews checks and reports the attack refused ("both
+                // tokens are rejected") has checked the defence against it.
+                if d == Dim::Vr
+                    && best.is_none_or(|b| b.0 < 2)
+                    && (matches!(kind, TurnKind::Verification | TurnKind::Review)
+                        || units.iter().any(|u| u.source == Source::Check))
+                    && let Some(u) = units
+                        .iter()
+                        .find(|u| u.source == Source::Prose && u.hits.affirmed(REFUSED))
+                {
+                    best = Some((2, u.text));
+                    rule = "vr-refused";
                 }
                 // Several different attacks tried in the turn's checks, said to be about edge
                 // cases or bypasses: the defence's limits are being tested (VR 3). The lists
@@ -1392,6 +1410,17 @@ mod tests {
                 .vr,
             0
         );
+    }
+
+    #[test]
+    fn a_check_that_reports_the_attack_refused_is_verification() {
+        let o = Offline::new("security", "Rotate refresh tokens", Some(613), None, None).unwrap();
+        let said = "Replayed the old refresh token: both tokens are rejected.";
+        let a = o.score(&view(7, said), TurnKind::Verification);
+        assert_eq!(a.scores.vr, 2, "{a:?}");
+        assert_eq!(a.quotes.vr.as_deref(), Some(said));
+        // The same words in a plan, with nothing run or reviewed, check nothing.
+        assert_eq!(o.score(&view(7, said), TurnKind::Planning).scores.vr, 0);
     }
 
     #[test]
