@@ -361,22 +361,30 @@ impl Lists {
                 && (if end { after(z) } else { !identifier(z) })
                 && !(list < SPECIFIC && named(a, z))
         };
-        // Names first: a generic word inside one ("the security workflow") is not the word.
+        // One pass; generic matches wait for the names, since a generic word inside one ("the
+        // security workflow") is not the word.
         let mut names: Vec<(usize, usize)> = Vec::new();
+        let mut generic: Vec<(usize, usize, usize)> = Vec::new();
         for m in ac.find_overlapping_iter(text) {
             let (list, start, end) = self.pats[m.pattern().as_usize()];
-            if list == NAMES && bounded(list, start, end, m.start(), m.end()) {
-                names.push((m.start(), m.end()));
-            }
-        }
-        for m in ac.find_overlapping_iter(text) {
-            let (list, start, end) = self.pats[m.pattern().as_usize()];
-            if hits.0[list].is_some_and(|at| at <= m.start()) {
+            if hits.0[list].is_some_and(|at| at <= m.start())
+                || !bounded(list, start, end, m.start(), m.end())
+            {
                 continue;
             }
-            let in_name = || names.iter().any(|&(a, z)| a <= m.start() && m.end() <= z);
-            if bounded(list, start, end, m.start(), m.end()) && !(list < SPECIFIC && in_name()) {
+            if list == NAMES {
+                names.push((m.start(), m.end()));
+            }
+            if list < SPECIFIC {
+                generic.push((list, m.start(), m.end()));
+            } else {
                 hits.0[list] = Some(m.start());
+            }
+        }
+        for (list, a, z) in generic {
+            let in_name = names.iter().any(|&(na, nz)| na <= a && z <= nz);
+            if !in_name && hits.0[list].is_none_or(|at| at > a) {
+                hits.0[list] = Some(a);
             }
         }
         hits
