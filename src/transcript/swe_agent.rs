@@ -23,6 +23,27 @@ fn line_edit() -> &'static Regex {
     })
 }
 
+/// SWE-agent's own commands (its tool bundles); any other action is a shell command.
+const AGENT_TOOLS: &[&str] = &[
+    "edit",
+    "create",
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "search_dir",
+    "search_file",
+    "find_file",
+    "insert",
+    "append",
+    "submit",
+    "str_replace_editor",
+    "filemap",
+    "edit_linting",
+    "exit_forfeit",
+    "skip",
+];
+
 const EDIT_FAILED: &[&str] = &[
     "Your proposed edit has introduced new syntax error",
     "Your changes have NOT been applied",
@@ -137,12 +158,14 @@ pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
         let (tool, args) = match structured.get(k).cloned().flatten() {
             Some((n, a)) => (n, a),
             None => {
+                // The action's first word names a tool of SWE-agent's own, else the action is a
+                // shell command (`cd /testbed && python reproduce.py`).
                 let first = action.split_whitespace().next().unwrap_or("").to_string();
                 (
-                    if first.is_empty() {
-                        "bash".into()
-                    } else {
+                    if AGENT_TOOLS.contains(&first.as_str()) {
                         first
+                    } else {
+                        "bash".into()
                     },
                     Value::String(action.trim_end().to_string()),
                 )
@@ -238,9 +261,10 @@ fn change_of(
     let rel = |p: &str| relative_path(p, wd);
     let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
     let a = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-    // Structured tool calls first.
+    // Structured tool calls first; an action string under the tool's name (`str_replace_editor
+    // create /r/a.py --file_text …`) is read as the command text below.
     match tool {
-        "str_replace_editor" => {
+        "str_replace_editor" if args.is_object() => {
             let path = rel(&a("path")?);
             return match a("command")?.as_str() {
                 "create" => mk(
@@ -434,6 +458,27 @@ mod tests {
                 new: "x = 2".into(),
                 all: false
             }
+        );
+        // The action string under the tool's name, as newer trajectories keep it.
+        let action = "str_replace_editor str_replace /r/t.py   --old_str 'a = 1' --new_str 'a = 2'";
+        let c = change_of(
+            action,
+            "str_replace_editor",
+            &Value::String(action.into()),
+            None,
+            Some("/r"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.path.as_str(), &c.edit),
+            (
+                "t.py",
+                &Edit::Replace {
+                    old: "a = 1".into(),
+                    new: "a = 2".into(),
+                    all: false
+                }
+            )
         );
         let c = change_of(
             "",

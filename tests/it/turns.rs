@@ -229,7 +229,8 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         21,
         2,
         2,
-        "19/2/0/0/0",
+        // its curl requests are shell commands: the exploit's tries are verification
+        "1/2/18/0/0",
     ),
     (
         "swe-agent",
@@ -247,7 +248,8 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         12,
         3,
         3,
-        "6/6/0/0/0",
+        // `python reproduce_bug.py` is a shell command that verifies
+        "3/6/2/1/0",
     ),
     (
         "swe-agent",
