@@ -638,10 +638,16 @@ impl Offline {
                 if base.len() <= 3 || h.attack_files.iter().any(|(_, b)| b == base) {
                     continue;
                 }
-                let attacking = added_lines(&ch.diff).any(|l| {
-                    let hits = self.lists.scan(l, false);
-                    hits.any(CODE + 2) || hits.any(SPECIFIC + 2)
-                });
+                // A reproduction or proof of concept is aimed at the reported weakness by what
+                // it is; a test, by an attacking input in it.
+                let lower = ch.path.to_ascii_lowercase();
+                let attacking = ["repro", "poc", "exploit"]
+                    .iter()
+                    .any(|w| lower.contains(w))
+                    || added_lines(&ch.diff).any(|l| {
+                        let hits = self.lists.scan(l, false);
+                        hits.any(CODE + 2) || hits.any(SPECIFIC + 2)
+                    });
                 if attacking {
                     h.attack_files.push((v.n, base.to_string()));
                 }
@@ -699,7 +705,18 @@ impl Offline {
                                 .any(|(n, f)| *n < v.n && u.text.contains(f.as_str()))
                     });
                     if let Some(u) = runs {
-                        best = Some((2, u.text));
+                        // A run that crashed before checking anything only tried to check.
+                        let crashed = v
+                            .calls
+                            .iter()
+                            .find(|c| c.args.contains(u.text))
+                            .is_some_and(|c| {
+                                c.is_error
+                                    || c.result.as_deref().is_some_and(|r| {
+                                        r.contains("Traceback (most recent call last)")
+                                    })
+                            });
+                        best = Some((if crashed { 1 } else { 2 }, u.text));
                         rule = "vr-runs-attack-file";
                     }
                 }
@@ -1039,10 +1056,20 @@ impl Offline {
                     .any(|w| name == *w || name.starts_with(&format!("{w}_")));
             // A command, a request, or a tool that runs tests; an argument that merely
             // mentions a test (a to-do list, a file path) runs nothing.
+            // A shell tool's command line, when its arguments are one (SWE-agent's `bash`
+            // with `cd /testbed && python reproduce.py`).
+            let shell = shell_text(c);
             let runs = lower.contains("curl ")
                 || lower.contains("\"command\"")
                 || lower.contains("\"cmd\"")
-                || name.contains("test");
+                || name.contains("test")
+                || shell
+                    .as_deref()
+                    .is_some_and(|cmd| !crate::transcript::classify::reads_only(cmd));
+            let reads = reads
+                || shell
+                    .as_deref()
+                    .is_some_and(crate::transcript::classify::reads_only);
             let anchored = self.names_anchor(&c.args);
             let source = if across {
                 Source::Search
@@ -1106,19 +1133,26 @@ impl Offline {
     }
 }
 
-/// The part of a call's command that tries something out (`probe_part`), as it stands in the
-/// call's arguments (a quote must be verbatim).
-fn probe(c: &crate::judge::prompt::CallView) -> Option<&str> {
-    let args: serde_json::Value =
-        serde_json::from_str(&c.args).unwrap_or_else(|_| serde_json::Value::String(c.args.clone()));
+/// The command line a call runs: a shell tool's command, or the arguments of a tool named
+/// after the program it sends requests with (SWE-agent's `curl`).
+fn shell_text(c: &crate::judge::prompt::CallView) -> Option<String> {
+    let args: serde_json::Value = if c.args.trim_start().starts_with('{') {
+        serde_json::from_str(&c.args).unwrap_or_else(|_| serde_json::Value::String(c.args.clone()))
+    } else {
+        serde_json::Value::String(c.args.clone())
+    };
     let name = c.name.to_ascii_lowercase();
-    let cmd = crate::transcript::classify::shell_command(&c.name, &args).or_else(|| {
-        // A tool named after the program it sends requests with (SWE-agent's `curl`), its
-        // arguments the command line.
+    crate::transcript::classify::shell_command(&c.name, &args).or_else(|| {
         ["curl", "wget", "http"]
             .contains(&name.as_str())
             .then(|| c.args.clone())
-    })?;
+    })
+}
+
+/// The part of a call's command that tries something out (`probe_part`), as it stands in the
+/// call's arguments (a quote must be verbatim).
+fn probe(c: &crate::judge::prompt::CallView) -> Option<&str> {
+    let cmd = shell_text(c)?;
     let part = crate::transcript::classify::probe_part(&cmd)?;
     // In JSON arguments the command's quotes are escaped: quote what stands verbatim, up to
     // the first quote if need be.
@@ -1414,6 +1448,58 @@ mod tests {
         // A request in a turn that names no threat checks nothing about one.
         assert_eq!(
             turn("Let me try the page.", "curl http://localhost/")
+                .scores
+                .vr,
+            0
+        );
+    }
+
+    #[test]
+    fn running_the_reproduction_written_earlier_is_a_check() {
+        let o = Offline::new(
+            "security",
+            "Reset tokens survive an email change",
+            Some(640),
+            None,
+            None,
+        )
+        .unwrap();
+        let mut write = view(1, "Writing a reproduction.");
+        write.changes.push(ChangeView {
+            path: "reproduce_issue.py".into(),
+            diff: "+print(token_valid_after_email_change())\n".into(),
+            whole: true,
+        });
+        let run = |n: u32, result: &str| {
+            let mut v = view(n, "Running it.");
+            v.calls.push(CallView {
+                name: "bash".into(),
+                args: "cd /testbed && python reproduce_issue.py".into(),
+                result: Some(result.into()),
+                is_error: false,
+            });
+            v
+        };
+        let views = vec![
+            write,
+            run(2, "Is token valid after email change? True"),
+            run(3, "Traceback (most recent call last):\n  ..."),
+        ];
+        let h = o.history(&views);
+        let ran = o.score_in(&views[1], TurnKind::Verification, &h);
+        assert_eq!(ran.scores.vr, 2, "{ran:?}");
+        assert_eq!(
+            ran.quotes.vr.as_deref(),
+            Some("cd /testbed && python reproduce_issue.py")
+        );
+        // A run that crashed before it checked anything only tried to.
+        assert_eq!(
+            o.score_in(&views[2], TurnKind::Verification, &h).scores.vr,
+            1
+        );
+        // The same command before the file exists checks nothing the judge can see.
+        assert_eq!(
+            o.score_in(&run(0, "ok"), TurnKind::Verification, &h)
                 .scores
                 .vr,
             0

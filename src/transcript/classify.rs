@@ -254,6 +254,15 @@ pub(crate) fn probe_part(cmd: &str) -> Option<String> {
         })
 }
 
+/// Whether a command only reads (files, searches, listings) or keeps the books (`git add`,
+/// `cd`, installs): inspection, not a run.
+pub(crate) fn reads_only(cmd: &str) -> bool {
+    cmd.split(['&', ';', '|', '\n'])
+        .map(|p| strip_shell(p.trim()))
+        .filter(|p| !p.is_empty())
+        .all(|p| admin_re().is_match(&p) || read_command_re().is_match(&p))
+}
+
 /// The commands of a command line, split at `&`, `;`, `|` and line ends outside quotes
 /// (`curl -d 'a;b' x` is one command).
 fn shell_parts(cmd: &str) -> Vec<&str> {
@@ -500,17 +509,6 @@ pub(crate) fn guess(t: &Turn, edited_before: bool) -> TurnKind {
     }
     // Other commands run (a server started, a request sent, a script tried) verify; reading
     // with cat, rg or sed -n is inspection, like a read tool.
-    let pieces = |c: &str| -> Vec<String> {
-        c.split(['&', ';', '|', '\n'])
-            .map(|p| strip_shell(p.trim()))
-            .filter(|p| !p.is_empty())
-            .collect()
-    };
-    let reads_only = |c: &str| {
-        pieces(c)
-            .iter()
-            .all(|p| admin_re().is_match(p) || read_command_re().is_match(p))
-    };
     let runs = commands.iter().any(|c| !reads_only(c));
     if runs {
         return TurnKind::Verification;
