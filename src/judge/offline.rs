@@ -478,33 +478,31 @@ fn load_yaml<T: for<'de> Deserialize<'de>>(
 /// The CWE lists for a run: the finding's CWE first; else a CWE the task names by number
 /// (`CWE-89`) or by a name of more than one word (or the weakness's acronym, `SQLi`).
 fn select(all: &[CweLexicon], task: &str, cwe_hint: Option<u32>) -> (Vec<CweLexicon>, String) {
+    let mut out: Vec<CweLexicon> = Vec::new();
+    let mut said: Vec<String> = Vec::new();
     if let Some(c) = cwe_hint {
         if let Some(l) = all.iter().find(|l| l.cwe == c) {
-            return (
-                vec![l.clone()],
-                format!("from the finding: CWE-{} {}", l.cwe, l.name),
-            );
-        }
-        if let Some(l) = all.iter().find(|l| l.related.contains(&c)) {
-            return (
-                vec![l.clone()],
-                format!(
-                    "from the finding: CWE-{c}, judged with the list of CWE-{} {}",
-                    l.cwe, l.name
-                ),
-            );
+            said.push(format!("from the finding: CWE-{} {}", l.cwe, l.name));
+            out.push(l.clone());
+        } else if let Some(l) = all.iter().find(|l| l.related.contains(&c)) {
+            said.push(format!(
+                "from the finding: CWE-{c}, judged with the list of CWE-{} {}",
+                l.cwe, l.name
+            ));
+            out.push(l.clone());
         }
     }
+    // The task's own weaknesses too: a remediation task that names an auth bypass and open
+    // CORS besides the finding's SSRF is judged on all of them.
     let t = task.to_ascii_lowercase();
-    let by_number: Vec<CweLexicon> = all
+    let by_number: Vec<&CweLexicon> = all
         .iter()
         .filter(|l| {
             Phrases::new(&[Entry::Plain(format!("cwe-{}", l.cwe))]).any(&t)
                 || Phrases::new(&[Entry::Plain(format!("cwe {}", l.cwe))]).any(&t)
         })
-        .cloned()
         .collect();
-    let named: Vec<CweLexicon> = if by_number.is_empty() {
+    let named: Vec<&CweLexicon> = if by_number.is_empty() {
         all.iter()
             .filter(|l| {
                 let names: Vec<Entry> = l
@@ -518,30 +516,36 @@ fn select(all: &[CweLexicon], task: &str, cwe_hint: Option<u32>) -> (Vec<CweLexi
                     .collect();
                 Phrases::new(&names).any(&t)
             })
-            .cloned()
             .collect()
     } else {
         by_number
     };
-    if named.is_empty() {
+    let named: Vec<&CweLexicon> = named
+        .into_iter()
+        .filter(|l| !out.iter().any(|o| o.cwe == l.cwe))
+        .collect();
+    if !named.is_empty() {
+        let names: Vec<String> = named
+            .iter()
+            .map(|l| format!("CWE-{} {}", l.cwe, l.name))
+            .collect();
+        said.push(format!("named by the task: {}", names.join(", ")));
+        out.extend(named.into_iter().cloned());
+    }
+    if out.is_empty() {
         return (
             Vec::new(),
             "no CWE list applies: generic phrases only".to_string(),
         );
     }
-    let names: Vec<String> = named
-        .iter()
-        .map(|l| format!("CWE-{} {}", l.cwe, l.name))
-        .collect();
-    let s = format!("named by the task: {}", names.join(", "));
-    (named, s)
+    (out, said.join("; "))
 }
 
 /// A weakness's own acronym (`sqli`, `xss`, `ssrf`, `csrf`, `xxe`): one word that names it.
 fn acronym(k: &str) -> bool {
     matches!(
         k.to_ascii_lowercase().as_str(),
-        "sqli" | "xss" | "ssrf" | "csrf" | "xsrf" | "xxe"
+        "sqli" | "xss" | "ssrf" | "csrf" | "xsrf" | "xxe" | "cors" | "idor"
     )
 }
 
@@ -1837,10 +1841,27 @@ mod tests {
         )
         .unwrap();
         assert!(
-            o.selected.contains("CWE-918"),
+            o.selected.starts_with("from the finding: CWE-918"),
             "the finding's CWE first: {}",
             o.selected
         );
+        // and the weaknesses the task names besides it
+        assert!(
+            o.selected.contains("named by the task: CWE-89"),
+            "{}",
+            o.selected
+        );
+        let o = Offline::new(
+            "security",
+            "Fix the findings: X-Persona auth bypass, open CORS, SSRF via user URLs",
+            Some(918),
+            None,
+            None,
+        )
+        .unwrap();
+        for c in ["CWE-918", "CWE-287", "CWE-942"] {
+            assert!(o.selected.contains(c), "{c}: {}", o.selected);
+        }
         // a CWE without a list of its own is judged with its family's
         let o = Offline::new("security", "", Some(285), None, None).unwrap();
         assert!(
