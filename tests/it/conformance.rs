@@ -185,8 +185,8 @@ fn offline_judge_agrees_with_hand_labels_on_the_real_logs() {
         }
     }
     assert_eq!(turns, 186, "the labelled set changed: set the floors again");
-    // (kappa, exact) floors per dimension, measured at 0.47/0.85, 0.65/0.93, 0.54/0.80, 0.34/0.81.
-    let floors = [(0.42, 0.82), (0.60, 0.90), (0.49, 0.77), (0.29, 0.78)];
+    // (kappa, exact) floors per dimension, measured at 0.48/0.86, 0.72/0.95, 0.64/0.82, 0.48/0.82.
+    let floors = [(0.43, 0.82), (0.67, 0.91), (0.59, 0.78), (0.43, 0.78)];
     for (i, d) in dims.iter().enumerate() {
         let k = weighted_kappa(&pairs[i]);
         let exact = pairs[i].iter().filter(|(a, b)| a == b).count() as f64 / turns as f64;
@@ -198,5 +198,6 @@ fn offline_judge_agrees_with_hand_labels_on_the_real_logs() {
         );
     }
     let kind = kinds as f64 / turns as f64;
-    assert!(kind >= 0.74, "kind agreement {kind:.2} (floor 0.74)");
+    // measured at 0.83
+    assert!(kind >= 0.79, "kind agreement {kind:.2} (floor 0.79)");
 }
