@@ -1137,7 +1137,7 @@ impl Offline {
                 .filter(|l| !l.is_empty())
                 .collect();
             for added in added_lines(&ch.diff) {
-                if removed.contains(added.trim()) {
+                if !removed.is_empty() && removed.contains(added.trim()) {
                     continue;
                 }
                 // A line a rewrite keeps from the file as an earlier turn wrote it is not
@@ -1179,17 +1179,20 @@ impl Offline {
 /// The command line a call runs: a shell tool's command, or the arguments of a tool named
 /// after the program it sends requests with (SWE-agent's `curl`).
 fn shell_text(c: &crate::judge::prompt::CallView) -> Option<String> {
+    let name = c.name.to_ascii_lowercase();
+    let requests = ["curl", "wget", "http"].contains(&name.as_str());
+    // Parsing every call's arguments (whole files, for a write) would cost more than the
+    // judging: the name says first whether there is a command to read.
+    if !requests && !crate::transcript::classify::is_shell_tool(&c.name) {
+        return None;
+    }
     let args: serde_json::Value = if c.args.trim_start().starts_with('{') {
         serde_json::from_str(&c.args).unwrap_or_else(|_| serde_json::Value::String(c.args.clone()))
     } else {
         serde_json::Value::String(c.args.clone())
     };
-    let name = c.name.to_ascii_lowercase();
-    crate::transcript::classify::shell_command(&c.name, &args).or_else(|| {
-        ["curl", "wget", "http"]
-            .contains(&name.as_str())
-            .then(|| c.args.clone())
-    })
+    crate::transcript::classify::shell_command(&c.name, &args)
+        .or_else(|| requests.then(|| c.args.clone()))
 }
 
 /// The part of a call's command that tries something out (`probe_part`), as it stands in the

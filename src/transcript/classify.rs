@@ -178,6 +178,11 @@ fn norm(name: &str) -> String {
     }
 }
 
+/// Whether a tool runs shell commands (by its name).
+pub(crate) fn is_shell_tool(name: &str) -> bool {
+    SHELL_TOOLS.contains(&norm(name).as_str())
+}
+
 /// The shell command of a tool call, if it is one.
 pub(crate) fn shell_command(name: &str, args: &serde_json::Value) -> Option<String> {
     if !SHELL_TOOLS.contains(&norm(name).as_str()) {
