@@ -113,10 +113,12 @@ pub(crate) fn redact(text: &str) -> (String, usize) {
         regex::RegexSet::new(rules().iter().map(|r| r.re.as_str()))
             .expect("valid redaction regexes")
     });
-    let hits = any.matches(text);
-    if !hits.matched_any() {
+    // A yes/no search stops at the first hit and skips the overlapping search that says which
+    // rules match: most text answers no.
+    if !any.is_match(text) {
         return (text.to_string(), 0);
     }
+    let hits = any.matches(text);
     let mut out = std::borrow::Cow::Borrowed(text);
     let mut count = 0;
     for (i, rule) in rules().iter().enumerate() {
