@@ -841,13 +841,7 @@ impl Offline {
             return None;
         }
         let names = |s: &&str| names_project_file(s) && s.chars().nth(2).is_some();
-        let prose: Vec<&str> = std::iter::once(v.text.as_str())
-            .chain(v.reasoning.as_deref())
-            .flat_map(str::lines)
-            .flat_map(split_sentences)
-            .map(str::trim)
-            .filter(names)
-            .collect();
+        let prose: Vec<&str> = prose_sentences(v).filter(names).collect();
         let security = |s: &&&str| {
             let h = self.lists.scan(s, true);
             (0..4).any(|j| h.affirmed(GENERIC + j) || h.affirmed(SPECIFIC + j))
@@ -860,7 +854,7 @@ impl Offline {
             .or_else(|| {
                 v.calls
                     .iter()
-                    .flat_map(|c| c.args.split("\\n").flat_map(str::lines))
+                    .flat_map(|c| arg_lines(&c.args))
                     .map(str::trim)
                     .find(names)
             })
@@ -870,12 +864,7 @@ impl Offline {
     /// else the path as a tool call's arguments hold it.
     fn anchor_named<'a>(&self, v: &'a TurnView) -> Option<&'a str> {
         let (path, base) = self.anchor.as_ref()?;
-        let sentence = std::iter::once(v.text.as_str())
-            .chain(v.reasoning.as_deref())
-            .flat_map(str::lines)
-            .flat_map(split_sentences)
-            .map(str::trim)
-            .find(|s| self.names_anchor(s));
+        let sentence = prose_sentences(v).find(|s| self.names_anchor(s));
         sentence.or_else(|| {
             v.calls.iter().find_map(|c| {
                 let at = c.args.find(path.as_str()).map(|at| (at, path.len()));
@@ -1105,7 +1094,7 @@ impl Offline {
             } else {
                 continue;
             };
-            for piece in c.args.split("\\n").flat_map(str::lines) {
+            for piece in arg_lines(&c.args) {
                 push(piece, source, anchored, (false, false));
             }
         }
@@ -1218,6 +1207,20 @@ fn probe(c: &crate::judge::prompt::CallView) -> Option<&str> {
         end += if b[end] == b'\\' { 2 } else { 1 };
     }
     c.args.get(at..end.min(b.len()))
+}
+
+/// The sentences of a turn's message and reasoning, trimmed.
+fn prose_sentences(v: &TurnView) -> impl Iterator<Item = &str> {
+    std::iter::once(v.text.as_str())
+        .chain(v.reasoning.as_deref())
+        .flat_map(str::lines)
+        .flat_map(split_sentences)
+        .map(str::trim)
+}
+
+/// The lines of a tool call's arguments, breaking at JSON's escaped `\n` too.
+fn arg_lines(args: &str) -> impl Iterator<Item = &str> {
+    args.split("\\n").flat_map(str::lines)
 }
 
 /// A code file's name in text: `app/db.py`, `useFolder.ts`, `SecurityConfig.java`.

@@ -159,22 +159,19 @@ pub(crate) struct TurnView {
 }
 
 impl TurnView {
-    /// What a quote may come from: message, reasoning, tool arguments, file changes.
+    /// What a quote may come from, part by part: message, reasoning, tool arguments, file
+    /// changes.
+    pub(crate) fn parts(&self) -> Vec<&str> {
+        std::iter::once(self.text.as_str())
+            .chain(self.reasoning.as_deref())
+            .chain(self.calls.iter().map(|c| c.args.as_str()))
+            .chain(self.changes.iter().map(|c| c.diff.as_str()))
+            .collect()
+    }
+
+    /// What a quote may come from, as one text.
     pub(crate) fn quotable(&self) -> String {
-        let mut s = self.text.clone();
-        if let Some(r) = &self.reasoning {
-            s.push('\n');
-            s.push_str(r);
-        }
-        for c in &self.calls {
-            s.push('\n');
-            s.push_str(&c.args);
-        }
-        for c in &self.changes {
-            s.push('\n');
-            s.push_str(&c.diff);
-        }
-        s
+        self.parts().join("\n")
     }
 
     fn size(&self) -> usize {

@@ -18,7 +18,7 @@ use super::jobs::{self, Job, JobError, JobResult, Ran, Recorder};
 use super::offline::Offline;
 use super::prompt::{Renderer, Templates, TurnView, fence_for, views};
 use super::scores::{
-    Dim, FailedTurn, FailureCause, JudgeInfo, SCORES_SCHEMA, ScoreSet, Scores, ScoresDoc, TurnScore,
+    FailedTurn, FailureCause, JudgeInfo, SCORES_SCHEMA, ScoreSet, Scores, ScoresDoc, TurnScore,
 };
 use super::verify::verify;
 use crate::error::{Error, Result};
@@ -473,30 +473,7 @@ fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
 
 /// A turn the judge answered for, its quotes checked against what the turn really says.
 fn scored_turn(mut a: Answer, v: &TurnView, quotes_required: bool) -> TurnScore {
-    // The turn's whole text is put together (and its whitespace folded) only when a quote of a
-    // non-zero score is not found as it stands in one part of the turn: an offline judge's
-    // quotes always are, and most turns score nothing.
-    let verbatim = |q: &str| {
-        !q.trim().is_empty()
-            && (v.text.contains(q)
-                || v.reasoning.as_deref().is_some_and(|r| r.contains(q))
-                || v.calls.iter().any(|c| c.args.contains(q))
-                || v.changes.iter().any(|c| c.diff.contains(q)))
-    };
-    let plain = Dim::ALL
-        .iter()
-        .all(|d| a.scores.get(*d) == 0 || a.quotes.get(*d).is_some_and(verbatim));
-    let (quotes, rejected) = if plain {
-        let mut kept = super::scores::Quotes::default();
-        for d in Dim::ALL {
-            if a.scores.get(d) > 0 {
-                kept.set(d, a.quotes.get(d).map(str::to_string));
-            }
-        }
-        (kept, Vec::new())
-    } else {
-        verify(&mut a.scores, &a.quotes, &v.quotable(), quotes_required)
-    };
+    let (quotes, rejected) = verify(&mut a.scores, &a.quotes, &v.parts(), quotes_required);
     TurnScore {
         turn: v.n,
         kind: a.kind,

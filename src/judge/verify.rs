@@ -8,14 +8,23 @@ pub(crate) fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Sets unsupported scores to 0 and says why; returns the kept quotes.
+/// Sets unsupported scores to 0 and says why; returns the kept quotes. `parts` are the pieces of
+/// the turn a quote may come from (`TurnView::parts`); a quote may also span them.
 pub(crate) fn verify(
     scores: &mut Scores,
     quotes: &Quotes,
-    corpus: &str,
+    parts: &[&str],
     required: bool,
 ) -> (Quotes, Vec<Rejected>) {
-    let hay = squash(corpus);
+    // A quote that stands as it is in one part needs no folded copy of the whole turn: an
+    // offline judge's quotes always do, and the copy is the cost on a long log.
+    let mut folded: Option<String> = None;
+    let mut found = |q: &str| {
+        parts.iter().any(|p| p.contains(q))
+            || folded
+                .get_or_insert_with(|| squash(&parts.join("\n")))
+                .contains(&squash(q))
+    };
     let mut kept = Quotes::default();
     let mut rejected = Vec::new();
     for d in Dim::ALL {
@@ -24,10 +33,10 @@ pub(crate) fn verify(
         if s == 0 {
             continue;
         }
-        let reason = match q.map(squash) {
+        let reason = match q {
             None => Some("no quote given for a non-zero score".to_string()),
-            Some(q) if q.is_empty() => Some("empty quote".to_string()),
-            Some(q) if !hay.contains(&q) => Some("the quote is not in this turn".to_string()),
+            Some(q) if squash(q).is_empty() => Some("empty quote".to_string()),
+            Some(q) if !found(q) => Some("the quote is not in this turn".to_string()),
             Some(_) => None,
         };
         match reason {
@@ -65,7 +74,7 @@ mod tests {
             vr: None,
             sa: Some("ignored: score is 0".into()),
         };
-        let (kept, rejected) = verify(&mut s, &q, corpus, true);
+        let (kept, rejected) = verify(&mut s, &q, &[corpus], true);
         assert_eq!(
             s,
             Scores {
@@ -86,7 +95,7 @@ mod tests {
             vr: 0,
             sa: 0,
         };
-        let (_, rejected) = verify(&mut s, &Quotes::default(), corpus, false);
+        let (_, rejected) = verify(&mut s, &Quotes::default(), &[corpus], false);
         assert!(rejected.is_empty());
         assert_eq!(s.tr, 2);
     }

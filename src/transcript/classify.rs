@@ -185,7 +185,7 @@ pub(crate) fn is_shell_tool(name: &str) -> bool {
 
 /// The shell command of a tool call, if it is one.
 pub(crate) fn shell_command(name: &str, args: &serde_json::Value) -> Option<String> {
-    if !SHELL_TOOLS.contains(&norm(name).as_str()) {
+    if !is_shell_tool(name) {
         return None;
     }
     let pick = |v: &serde_json::Value| -> Option<String> {
@@ -245,27 +245,32 @@ pub(crate) fn probe_part(cmd: &str) -> Option<String> {
         Regex::new(r"^\s*(xargs|sort|uniq|cut|tr|diff|column|xxd|od|sleep|true|false|clear|date|env|printenv|whoami|id|uname|set|exit)\b")
             .expect("valid regex")
     });
-    shell_parts(&without_heredocs(cmd))
-        .into_iter()
-        .map(|p| strip_shell(p.trim()))
-        .filter(|p| p.chars().any(char::is_alphanumeric))
-        .find(|p| {
-            !(admin_re().is_match(p)
-                || read_command_re().is_match(p)
-                || tests_re().is_match(p)
-                || build_re().is_match(p)
-                || shell_write_re().is_match(p)
-                || filters.is_match(p))
-        })
+    commands_of(cmd).into_iter().find(|p| {
+        !(admin_re().is_match(p)
+            || read_command_re().is_match(p)
+            || tests_re().is_match(p)
+            || build_re().is_match(p)
+            || shell_write_re().is_match(p)
+            || filters.is_match(p))
+    })
 }
 
 /// Whether a command only reads (files, searches, listings) or keeps the books (`git add`,
 /// `cd`, installs): inspection, not a run.
 pub(crate) fn reads_only(cmd: &str) -> bool {
-    cmd.split(['&', ';', '|', '\n'])
+    commands_of(cmd)
+        .iter()
+        .all(|p| admin_re().is_match(p) || read_command_re().is_match(p))
+}
+
+/// The commands of a command line without its here-document bodies, each without a
+/// `bash -c` wrapper; empty pieces and bare punctuation (`)"` closing a substitution) left out.
+fn commands_of(cmd: &str) -> Vec<String> {
+    shell_parts(&without_heredocs(cmd))
+        .into_iter()
         .map(|p| strip_shell(p.trim()))
-        .filter(|p| !p.is_empty())
-        .all(|p| admin_re().is_match(&p) || read_command_re().is_match(&p))
+        .filter(|p| p.chars().any(char::is_alphanumeric))
+        .collect()
 }
 
 /// The commands of a command line, split at `&`, `;`, `|` and line ends outside quotes
@@ -298,12 +303,7 @@ fn is_admin_call(name: &str, args: &serde_json::Value) -> bool {
         return true;
     }
     match shell_command(name, args) {
-        Some(cmd) => without_heredocs(&cmd)
-            .split(['&', ';', '|', '\n'])
-            .map(str::trim)
-            // `)"` closing a command substitution is no command of its own
-            .filter(|c| c.chars().any(char::is_alphanumeric))
-            .all(|c| admin_re().is_match(c)),
+        Some(cmd) => commands_of(&cmd).iter().all(|c| admin_re().is_match(c)),
         None => false,
     }
 }

@@ -148,7 +148,8 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         71,
         11,
         11,
-        "13/4/15/4/0",
+        // `rg -n "a|b|c" dir` reads: a `|` inside quotes does not split the command
+        "18/4/9/5/0",
     ),
     (
         "codex",
@@ -157,7 +158,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         61,
         9,
         9,
-        "15/2/12/1/4",
+        "25/2/2/1/4",
     ),
     (
         "gemini-cli",
@@ -267,7 +268,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         48,
         9,
         9,
-        "14/9/11/14/0",
+        "14/9/10/15/0",
     ),
     (
         "mini-swe-agent",
@@ -276,7 +277,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         42,
         8,
         8,
-        "2/8/13/16/3",
+        "3/8/10/18/3",
     ),
     (
         "mini-swe-agent",
