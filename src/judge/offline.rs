@@ -413,6 +413,9 @@ struct Unit<'a> {
     text: &'a str,
     source: Source,
     anchored: bool,
+    /// Code where a defence counts: the anchored file, or other project code that is not
+    /// data (a seed script's query is not the defence of the anchored one).
+    place: bool,
     /// An added line of a real diff: written in this turn, not carried by a whole-file write.
     fresh: bool,
     /// A line of a whole-file write that the file already held when an earlier turn last
@@ -430,6 +433,8 @@ pub(crate) struct Offline {
     anchor: Option<(String, String)>,
     /// Whether the task names a threat: then weak phrases count in every turn.
     task_threat: bool,
+    /// Whether a finding's CWE is known: the case is about a weakness, whatever the task says.
+    finding: bool,
     /// Which CWE lists apply, and why (for the report).
     pub selected: String,
 }
@@ -441,6 +446,10 @@ pub(crate) struct Offline {
 #[derive(Default)]
 pub(crate) struct History<'a> {
     attack_files: Vec<(u32, String)>,
+    /// The test files the session wrote, by base name, and the turn that first did.
+    checks: Vec<(u32, &'a str)>,
+    /// Functions a turn defined in the anchored file while writing a defence into it.
+    defences: Vec<(u32, &'a str)>,
     /// Per path, the turns that wrote it whole and what they wrote.
     written: std::collections::HashMap<&'a str, Vec<(u32, &'a str)>>,
 }
@@ -606,6 +615,7 @@ impl Offline {
         let task_threat = task_hits.affirmed(GENERIC) || task_hits.affirmed(SPECIFIC);
         Ok(Offline {
             task_threat,
+            finding: cwe_hint.is_some(),
             lists,
             attacks,
             anchor,
@@ -630,21 +640,44 @@ impl Offline {
                         .or_default()
                         .push((v.n, ch.diff.as_str()));
                 }
-                // Only the test files a turn writes are scanned again: scanning every turn
-                // twice would double the judge's time on a long log.
+                // The functions a defence written into the anchored file defines: calling one
+                // elsewhere later applies that defence there. Only the anchored file is
+                // scanned again, and the test files: scanning every turn twice would double
+                // the judge's time on a long log.
+                if self.is_anchor(&ch.path) {
+                    // A function whose own added lines hold the defence (one defined deeper
+                    // inside it, or in its docstring's example, is still part of it).
+                    let mut current: Option<(&str, usize)> = None;
+                    for l in added_lines(&ch.diff) {
+                        let indent = l.len() - l.trim_start().len();
+                        if let Some(name) = defined_name(l)
+                            && current.is_none_or(|(_, at)| indent <= at)
+                        {
+                            current = Some((name, indent));
+                        }
+                        let Some((name, _)) = current else { continue };
+                        let hits = self.lists.scan(l, false);
+                        if (hits.any(CODE + 1) || hits.any(REJECTS))
+                            && !h.defences.iter().any(|(_, d)| *d == name)
+                        {
+                            h.defences.push((v.n, name));
+                        }
+                    }
+                }
                 if !is_check_file(&ch.path) {
                     continue;
                 }
                 let base = ch.path.rsplit('/').next().unwrap_or(&ch.path);
+                if !h.checks.iter().any(|(_, b)| *b == base) {
+                    h.checks.push((v.n, base));
+                }
                 if base.len() <= 3 || h.attack_files.iter().any(|(_, b)| b == base) {
                     continue;
                 }
                 // A reproduction or proof of concept is aimed at the reported weakness by what
                 // it is; a test, by an attacking input in it.
                 let lower = ch.path.to_ascii_lowercase();
-                let attacking = ["repro", "poc", "exploit"]
-                    .iter()
-                    .any(|w| lower.contains(w))
+                let attacking = is_repro_file(&lower)
                     || added_lines(&ch.diff).any(|l| {
                         let hits = self.lists.scan(l, false);
                         hits.any(CODE + 2) || hits.any(SPECIFIC + 2)
@@ -696,6 +729,25 @@ impl Offline {
                     best = Some((2, self.anchor_named(v).unwrap_or(line)));
                     rule = "sa-anchored-defence";
                 }
+                // Calling, in other code, a function an earlier turn defined with a defence in
+                // the anchored file ("Depends(get_current_user_id)" in every router) applies
+                // that defence there.
+                if d == Dim::Di
+                    && best.is_none_or(|b| b.0 < 2)
+                    && let Some(u) = units.iter().find(|u| {
+                        u.source == Source::Code
+                            && u.fresh
+                            && u.place
+                            && !u.anchored
+                            && history
+                                .defences
+                                .iter()
+                                .any(|(n, f)| *n < v.n && calls_name(u.text, f))
+                    })
+                {
+                    best = Some((2, u.text));
+                    rule = "di-applies-defence";
+                }
                 // Running a test or reproduction an earlier turn wrote with attacking inputs
                 // is a check of the threat, though the command names no attack.
                 if d == Dim::Vr && best.is_none_or(|b| b.0 < 2) {
@@ -720,6 +772,41 @@ impl Offline {
                             });
                         best = Some((if crashed { 1 } else { 2 }, u.text));
                         rule = "vr-runs-attack-file";
+                    }
+                }
+                // Writing a reproduction of the weakness, in a task or turn that names the
+                // threat, is checking it (VR 2); working again on a reproduction or an
+                // attacking test an earlier turn wrote is work on the check (VR 1).
+                if d == Dim::Vr && best.is_none_or(|b| b.0 < 2) && (threat || self.finding) {
+                    let repro = v.changes.iter().find(|c| is_repro_file(&c.path));
+                    let again = v.changes.iter().find(|c| {
+                        let base = c.path.rsplit('/').next().unwrap_or(&c.path);
+                        history
+                            .attack_files
+                            .iter()
+                            .any(|(n, f)| *n < v.n && f == base)
+                            || history.checks.iter().any(|(n, f)| *n < v.n && *f == base)
+                    });
+                    let wrote = repro.filter(|c| {
+                        !history
+                            .attack_files
+                            .iter()
+                            .any(|(n, f)| *n < v.n && c.path.ends_with(f.as_str()))
+                    });
+                    let (lvl, change) = match (wrote, again.or(repro)) {
+                        (Some(c), _) => (2, Some(c)),
+                        (None, Some(c)) => (1, Some(c)),
+                        _ => (0, None),
+                    };
+                    if lvl > best.map_or(0, |b| b.0)
+                        && let Some(q) = change.and_then(|c| path_named(v, &c.path))
+                    {
+                        best = Some((lvl, q));
+                        rule = if lvl == 2 {
+                            "vr-writes-repro"
+                        } else {
+                            "vr-works-on-check"
+                        };
                     }
                 }
                 // Trying something out (a request sent, a script run with an input) in a turn
@@ -778,6 +865,27 @@ impl Offline {
                     best = Some((2, q));
                     rule = "sa-places";
                 }
+                // Reading or editing the place the finding names is working where the defence
+                // is needed, without saying why there (SA 1, docs/method.md); the quote is
+                // where the turn names that place.
+                if d == Dim::Sa
+                    && best.is_none()
+                    && self.touches_anchor(v)
+                    && let Some(q) = self.anchor_named(v)
+                {
+                    best = Some((1, q));
+                    rule = "sa-works-on-anchor";
+                }
+                // A turn that speaks to the threat or the defence while it names the files it
+                // works on knows, in general, where the defence goes (SA 1).
+                if d == Dim::Sa
+                    && best.is_none()
+                    && scores.tr.max(scores.di) >= 1
+                    && let Some(q) = self.anchor_named(v).or_else(|| self.place_quote(v))
+                {
+                    best = Some((1, q));
+                    rule = "sa-speaks-at-place";
+                }
                 if let Some((lvl, unit)) = best {
                     if trace() {
                         eprintln!(
@@ -821,6 +929,13 @@ impl Offline {
         }
     }
 
+    /// Whether a changed path is the anchored file.
+    fn is_anchor(&self, path: &str) -> bool {
+        self.anchor
+            .as_ref()
+            .is_some_and(|(p, _)| path == p || path.ends_with(&format!("/{p}")))
+    }
+
     /// Whether the turn edits the anchored file, or reads it or names it in a tool call.
     fn touches_anchor(&self, v: &TurnView) -> bool {
         let Some((path, base)) = &self.anchor else {
@@ -829,8 +944,8 @@ impl Offline {
         v.changes
             .iter()
             .any(|c| c.path == *path || c.path.ends_with(&format!("/{path}")))
-            || v.calls.iter().any(|c| c.args.contains(path.as_str()))
-            || (base.len() > 3 && v.calls.iter().any(|c| c.args.contains(base.as_str())))
+            || v.calls.iter().any(|c| file_at(&c.args, path).is_some())
+            || (base.len() > 3 && v.calls.iter().any(|c| file_at(&c.args, base).is_some()))
     }
 
     /// When a turn touches two or more code files: where it names one, verbatim — a sentence
@@ -840,6 +955,11 @@ impl Offline {
         if code_places(v).len() < 2 {
             return None;
         }
+        self.place_quote(v)
+    }
+
+    /// Where a turn names a project file, verbatim (as `places_quote`, for any number).
+    fn place_quote<'a>(&self, v: &'a TurnView) -> Option<&'a str> {
         let names = |s: &&str| names_project_file(s) && s.chars().nth(2).is_some();
         let prose: Vec<&str> = prose_sentences(v).filter(names).collect();
         let security = |s: &&&str| {
@@ -867,20 +987,15 @@ impl Offline {
         let sentence = prose_sentences(v).find(|s| self.names_anchor(s));
         sentence.or_else(|| {
             v.calls.iter().find_map(|c| {
-                let at = c.args.find(path.as_str()).map(|at| (at, path.len()));
-                let at = at.or_else(|| {
-                    (base.len() > 3)
-                        .then(|| c.args.find(base.as_str()).map(|at| (at, base.len())))
-                        .flatten()
-                });
-                at.map(|(at, len)| &c.args[at..at + len])
+                file_at(&c.args, path)
+                    .or_else(|| (base.len() > 3).then(|| file_at(&c.args, base)).flatten())
             })
         })
     }
 
     fn names_anchor(&self, text: &str) -> bool {
         self.anchor.as_ref().is_some_and(|(path, base)| {
-            text.contains(path.as_str()) || (base.len() > 3 && text.contains(base.as_str()))
+            file_at(text, path).is_some() || (base.len() > 3 && file_at(text, base).is_some())
         })
     }
 
@@ -907,7 +1022,7 @@ impl Offline {
                 // A line that refuses, added in the anchored code of a security task, is a
                 // guard whatever the weakness.
                 let guard = d == Dim::Di && threat && h.any(REJECTS);
-                (h.any(CODE + i) || weak || guard) && (self.anchor.is_none() || u.anchored)
+                (h.any(CODE + i) || weak || guard) && (self.anchor.is_none() || u.place)
             }
             // A check (a test, a reproduction, a command run) speaks to verification only.
             // A test run named after the threat (`pytest -k path_traversal`) tests it too.
@@ -1007,13 +1122,17 @@ impl Offline {
     fn units<'a>(&self, v: &'a TurnView, history: &History) -> Vec<Unit<'a>> {
         let mut out: Vec<Unit<'a>> = Vec::new();
         // `(fresh, kept)`: see `Unit`.
-        let mut push = |s: &'a str, source: Source, anchored: bool, (fresh, kept): (bool, bool)| {
+        let mut push = |s: &'a str,
+                        source: Source,
+                        (anchored, place): (bool, bool),
+                        (fresh, kept): (bool, bool)| {
             let s = s.trim();
             if s.chars().nth(2).is_some() {
                 out.push(Unit {
                     text: s,
                     source,
                     anchored,
+                    place,
                     fresh,
                     kept,
                     hits: self.lists.scan(s, source == Source::Prose),
@@ -1032,11 +1151,11 @@ impl Offline {
                     continue;
                 }
                 if fenced {
-                    push(line, Source::Code, proposed, (false, false));
+                    push(line, Source::Code, (proposed, proposed), (false, false));
                     continue;
                 }
                 for sentence in split_sentences(line) {
-                    push(sentence, Source::Prose, false, (false, false));
+                    push(sentence, Source::Prose, (false, false), (false, false));
                 }
             }
         }
@@ -1095,17 +1214,15 @@ impl Offline {
                 continue;
             };
             for piece in arg_lines(&c.args) {
-                push(piece, source, anchored, (false, false));
+                push(piece, source, (anchored, anchored), (false, false));
             }
         }
         for ch in &v.changes {
             // Tests, reproductions and proofs of concept check; they defend nothing.
             let test = is_check_file(&ch.path);
-            let anchored = self
-                .anchor
-                .as_ref()
-                .is_some_and(|(p, _)| ch.path == *p || ch.path.ends_with(&format!("/{p}")));
+            let anchored = self.is_anchor(&ch.path);
             let prose_doc = is_prose_file(&ch.path);
+            let place = anchored || (!test && !is_data_file(&ch.path));
             let diff = ch
                 .diff
                 .lines()
@@ -1139,14 +1256,14 @@ impl Offline {
                 if prose_doc {
                     if !kept {
                         for sentence in split_sentences(added) {
-                            push(sentence, Source::Prose, anchored, (diff, false));
+                            push(sentence, Source::Prose, (anchored, place), (diff, false));
                         }
                     }
                     continue;
                 }
                 if let Some(words) = comment(added).filter(|_| !test) {
                     if !kept {
-                        push(words, Source::Prose, anchored, (diff, false));
+                        push(words, Source::Prose, (anchored, place), (diff, false));
                     }
                     continue;
                 }
@@ -1156,7 +1273,7 @@ impl Offline {
                 push(
                     added,
                     if test { Source::Check } else { Source::Code },
-                    anchored,
+                    (anchored, place),
                     (diff && !kept, kept),
                 );
             }
@@ -1307,6 +1424,87 @@ fn trace() -> bool {
 fn is_check_file(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     ["test", "repro", "poc", "exploit"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// The function or constant a line of code defines (`def check(`, `function check(`,
+/// `func check(`, `fn check(`, `const check = (`), when its name is long enough to be its own.
+fn defined_name(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let t = ["export ", "pub ", "async ", "static "]
+        .iter()
+        .fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
+    let t = ["async ", "default "]
+        .iter()
+        .fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
+    let (keyword, rest) = ["def ", "function ", "func ", "fn ", "const "]
+        .iter()
+        .find_map(|k| t.strip_prefix(k).map(|r| (*k, r)))?;
+    // Go methods: `func (a *Auth) check(`.
+    let rest = match rest.strip_prefix('(') {
+        Some(r) => r.split_once(')')?.1.trim_start(),
+        None => rest,
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..end];
+    let follows = rest[end..].trim_start();
+    // A `const` is a function only when a function is what it holds.
+    let function = if keyword == "const " {
+        follows.strip_prefix('=').is_some_and(|v| {
+            let v = v.trim_start();
+            v.starts_with('(') || v.starts_with("async") || v.starts_with("function")
+        })
+    } else {
+        follows.starts_with('(') || follows.starts_with('<')
+    };
+    (function && name.len() >= 6 && !name.starts_with("__")).then_some(name)
+}
+
+/// Whether `line` uses `name` as a whole identifier and does not define it.
+fn calls_name(line: &str, name: &str) -> bool {
+    defined_name(line) != Some(name)
+        && line.match_indices(name).any(|(at, _)| {
+            let b = line.as_bytes();
+            (at == 0 || !is_word(b[at - 1])) && b.get(at + name.len()).is_none_or(|c| !is_word(*c))
+        })
+}
+
+/// A reproduction or proof of concept, by its name.
+fn is_repro_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    ["repro", "poc", "exploit"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// Where a turn's tool call names a changed file, verbatim: the path as the arguments hold it,
+/// else its base name.
+fn path_named<'a>(v: &'a TurnView, path: &str) -> Option<&'a str> {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    v.calls.iter().find_map(|c| {
+        file_at(&c.args, path)
+            .or_else(|| (base.len() > 3).then(|| file_at(&c.args, base)).flatten())
+    })
+}
+
+/// Where `text` names the file `name` (a path or a base name), verbatim: not inside a longer
+/// file name (`fetcher.py` is not named by `test_fetcher.py`).
+fn file_at<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let b = text.as_bytes();
+    text.match_indices(name).find_map(|(at, m)| {
+        let before = at == 0 || !(is_word(b[at - 1]) || b[at - 1] == b'.' || b[at - 1] == b'-');
+        let after = b.get(at + m.len()).is_none_or(|c| !is_word(*c));
+        (before && after).then(|| &text[at..at + m.len()])
+    })
+}
+
+/// Files that hold data, not the code a defence belongs in: seed scripts, fixtures, samples.
+fn is_data_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    ["seed", "fixture", "sample", "example", "mock", "demo"]
         .iter()
         .any(|w| lower.contains(w))
 }
@@ -1621,9 +1819,159 @@ mod tests {
             TurnKind::Planning,
         );
         assert_eq!(plain.scores.sa, 0, "{plain:?}");
-        // A framework named like a file is no second place; a test is none either.
+        // A framework named like a file is no second place; a test is none either: the
+        // defence at one named place knows where, not how far (SA 1).
         let one = "Use a parameterised query in `app/db.py` (Next.js 15); see `tests/test_db.py`.";
-        assert_eq!(o.score(&view(2, one), TurnKind::Planning).scores.sa, 0);
+        let a = o.score(&view(2, one), TurnKind::Planning);
+        assert_eq!(a.scores.sa, 1, "{a:?}");
+        assert_eq!(
+            a.quotes.sa.as_deref(),
+            Some("Use a parameterised query in `app/db.py` (Next.js 15);")
+        );
+    }
+
+    fn edit_call(path: &str, new: &str) -> (CallView, ChangeView) {
+        (
+            CallView {
+                name: "Edit".into(),
+                args: serde_json::json!({ "file_path": path, "new_string": new }).to_string(),
+                result: None,
+                is_error: false,
+            },
+            ChangeView {
+                path: path.into(),
+                diff: new.lines().map(|l| format!("+{l}\n")).collect(),
+                whole: false,
+            },
+        )
+    }
+
+    #[test]
+    fn working_on_the_anchored_file_is_scope_without_words() {
+        let o = sqli(Some("app/db.py"));
+        let mut v = view(3, "");
+        v.calls.push(CallView {
+            name: "Read".into(),
+            args: serde_json::json!({ "file_path": "/src/app/db.py" }).to_string(),
+            result: None,
+            is_error: false,
+        });
+        let a = o.score(&v, TurnKind::Planning);
+        assert_eq!(a.scores.sa, 1, "{a:?}");
+        assert_eq!(a.quotes.sa.as_deref(), Some("app/db.py"));
+        // Another file read without a word on security is no scope.
+        let mut other = view(3, "");
+        other.calls.push(CallView {
+            name: "Read".into(),
+            args: serde_json::json!({ "file_path": "/src/app/views.py" }).to_string(),
+            result: None,
+            is_error: false,
+        });
+        assert_eq!(o.score(&other, TurnKind::Planning).scores.sa, 0);
+        // Administrative turns are not scored at all.
+        assert_eq!(o.score(&v, TurnKind::Administrative).scores.sa, 0);
+    }
+
+    #[test]
+    fn a_defence_function_called_elsewhere_applies_the_defence() {
+        let o = Offline::new(
+            "security",
+            "Take the user from the token",
+            Some(639),
+            Some("src/auth.py"),
+            None,
+        )
+        .unwrap();
+        let mut define = view(1, "");
+        let (c, ch) = edit_call(
+            "src/auth.py",
+            "async def current_user_id(creds):\n    \"\"\"\n    async def example(u = Depends(current_user_id)):\n    \"\"\"\n    if not creds:\n        raise HTTPException(status_code=401)\n",
+        );
+        define.calls.push(c);
+        define.changes.push(ch);
+        let mut wire = view(2, "");
+        let (c, ch) = edit_call("src/routers/items.py", "from auth import current_user_id\n");
+        wire.calls.push(c);
+        wire.changes.push(ch);
+        let views = vec![define, wire];
+        let h = o.history(&views);
+        let a = o.score_in(&views[1], TurnKind::Implementation, &h);
+        assert_eq!(a.scores.di, 2, "{a:?}");
+        assert_eq!(
+            a.quotes.di.as_deref(),
+            Some("from auth import current_user_id")
+        );
+        // Before the turn that defined it, the name is nothing.
+        let early = o.score_in(&views[1], TurnKind::Implementation, &History::default());
+        assert_eq!(early.scores.di, 0, "{early:?}");
+        // A local variable is no defence function; a docstring's example is part of the one
+        // it documents.
+        assert_eq!(defined_name("const formData = new FormData()"), None);
+        assert_eq!(
+            defined_name("export const checkOwner = async (req) => {"),
+            Some("checkOwner")
+        );
+        assert_eq!(
+            defined_name("func (a *Auth) verifyKey(k string) error {"),
+            Some("verifyKey")
+        );
+        assert_eq!(defined_name("def __init__(self):"), None);
+        assert!(calls_name(
+            "user: str = Depends(current_user_id)",
+            "current_user_id"
+        ));
+        assert!(!calls_name("current_user_ids = []", "current_user_id"));
+    }
+
+    #[test]
+    fn writing_a_reproduction_checks_the_weakness() {
+        let o = sqli(Some("app/db.py"));
+        let mut write = view(4, "");
+        let (c, ch) = edit_call("/testbed/reproduce_issue.py", "print(lookup(\"x\"))\n");
+        write.calls.push(c);
+        write.changes.push(ch);
+        let mut fix = view(5, "");
+        let (c, ch) = edit_call("/testbed/reproduce_issue.py", "import django\n");
+        fix.calls.push(c);
+        fix.changes.push(ch);
+        let views = vec![write, fix];
+        let h = o.history(&views);
+        let a = o.score_in(&views[0], TurnKind::Implementation, &h);
+        assert_eq!(a.scores.vr, 2, "{a:?}");
+        assert_eq!(a.quotes.vr.as_deref(), Some("/testbed/reproduce_issue.py"));
+        // Mending the reproduction later is work on the check, not a new one.
+        let b = o.score_in(&views[1], TurnKind::Implementation, &h);
+        assert_eq!(b.scores.vr, 1, "{b:?}");
+        // Without a finding or a threat in the task, a script is just a script.
+        let plain = Offline::new("security", "Tidy the code", None, None, None).unwrap();
+        assert_eq!(
+            plain
+                .score_in(&views[0], TurnKind::Implementation, &h)
+                .scores
+                .vr,
+            0
+        );
+    }
+
+    #[test]
+    fn a_defence_in_other_project_code_counts_but_data_does_not() {
+        let o = sqli(Some("app/db.py"));
+        let mut v = view(2, "");
+        let (c, ch) = edit_call(
+            "app/admin.py",
+            "cur.execute(\"SELECT * FROM t WHERE name = ?\", (name,))\n",
+        );
+        v.calls.push(c);
+        v.changes.push(ch);
+        assert_eq!(o.score(&v, TurnKind::Implementation).scores.di, 2);
+        let mut seed = view(2, "");
+        let (c, ch) = edit_call(
+            "db/seed_users.py",
+            "cur.execute(\"INSERT INTO t VALUES (?, ?)\", row)\n",
+        );
+        seed.calls.push(c);
+        seed.changes.push(ch);
+        assert_eq!(o.score(&seed, TurnKind::Implementation).scores.di, 0);
     }
 
     #[test]

@@ -185,8 +185,10 @@ fn offline_judge_agrees_with_hand_labels_on_the_real_logs() {
         }
     }
     assert_eq!(turns, 186, "the labelled set changed: set the floors again");
-    // (kappa, exact) floors per dimension, measured at 0.48/0.86, 0.72/0.95, 0.64/0.82, 0.48/0.82.
-    let floors = [(0.43, 0.82), (0.67, 0.91), (0.59, 0.78), (0.43, 0.78)];
+    // (kappa, exact) floors per dimension, measured at 0.48/0.86, 0.72/0.95, 0.64/0.82, and SA
+    // 0.53/0.71 against its blind revision (fixtures.json `sa_revision`: reading or editing
+    // the place that needs the defence is SA 1).
+    let floors = [(0.43, 0.82), (0.67, 0.91), (0.59, 0.78), (0.48, 0.66)];
     for (i, d) in dims.iter().enumerate() {
         let k = weighted_kappa(&pairs[i]);
         let exact = pairs[i].iter().filter(|(a, b)| a == b).count() as f64 / turns as f64;
