@@ -363,11 +363,15 @@ impl Lists {
         };
         // One pass; generic matches wait for the names, since a generic word inside one ("the
         // security workflow") is not the word.
+        // Completeness words wait for the weakness's terms too: "redirect" inside "open
+        // redirect" names the weakness, it says nothing of its routes.
         let mut names: Vec<(usize, usize)> = Vec::new();
+        let mut terms: Vec<(usize, usize)> = Vec::new();
         let mut generic: Vec<(usize, usize, usize)> = Vec::new();
         for m in ac.find_overlapping_iter(text) {
             let (list, start, end) = self.pats[m.pattern().as_usize()];
-            if hits.0[list].is_some_and(|at| at <= m.start())
+            let term = (SPECIFIC..NOT).contains(&list);
+            if (!term && hits.0[list].is_some_and(|at| at <= m.start()))
                 || !bounded(list, start, end, m.start(), m.end())
             {
                 continue;
@@ -375,15 +379,26 @@ impl Lists {
             if list == NAMES {
                 names.push((m.start(), m.end()));
             }
-            if list < SPECIFIC {
+            if term {
+                terms.push((m.start(), m.end()));
+                if hits.0[list].is_none() {
+                    hits.0[list] = Some(m.start());
+                }
+            } else if list < SPECIFIC || list == COMPLETE {
                 generic.push((list, m.start(), m.end()));
             } else {
                 hits.0[list] = Some(m.start());
             }
         }
         for (list, a, z) in generic {
-            let in_name = names.iter().any(|&(na, nz)| na <= a && z <= nz);
-            if !in_name && hits.0[list].is_none_or(|at| at > a) {
+            let within =
+                |spans: &[(usize, usize)]| spans.iter().any(|&(na, nz)| na <= a && z <= nz);
+            let hidden = if list == COMPLETE {
+                within(&terms)
+            } else {
+                within(&names)
+            };
+            if !hidden && hits.0[list].is_none_or(|at| at > a) {
                 hits.0[list] = Some(a);
             }
         }
@@ -674,15 +689,7 @@ impl Offline {
                 if base.len() <= 3 || h.attack_files.iter().any(|(_, b)| b == base) {
                     continue;
                 }
-                // A reproduction or proof of concept is aimed at the reported weakness by what
-                // it is; a test, by an attacking input in it.
-                let lower = ch.path.to_ascii_lowercase();
-                let attacking = is_repro_file(&lower)
-                    || added_lines(&ch.diff).any(|l| {
-                        let hits = self.lists.scan(l, false);
-                        hits.any(CODE + 2) || hits.any(SPECIFIC + 2)
-                    });
-                if attacking {
+                if self.aimed(ch) {
                     h.attack_files.push((v.n, base.to_string()));
                 }
             }
@@ -927,6 +934,16 @@ impl Offline {
             scores,
             quotes,
         }
+    }
+
+    /// Whether a test or reproduction is aimed at the weakness: a reproduction or proof of
+    /// concept by what it is, a test by an attacking input in it.
+    fn aimed(&self, ch: &crate::judge::prompt::ChangeView) -> bool {
+        is_repro_file(&ch.path)
+            || added_lines(&ch.diff).any(|l| {
+                let hits = self.lists.scan(l, false);
+                hits.any(CODE + 2) || hits.any(SPECIFIC + 2)
+            })
     }
 
     /// Whether a changed path is the anchored file.

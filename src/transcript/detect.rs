@@ -162,6 +162,13 @@ pub(crate) fn detect(head: &[u8], name: &str) -> Option<Format> {
         if has("sessionId") && has("messages") {
             return Some(Format::GeminiCli);
         }
+        // Gemini's message list without the session's header (Antigravity writes one): the
+        // model's messages are of type "gemini", which no other format uses.
+        if has("messages")
+            && (t.contains("\"type\": \"gemini\"") || t.contains("\"type\":\"gemini\""))
+        {
+            return Some(Format::GeminiCli);
+        }
         // OpenCode's session export (`info` and `messages` whose entries hold `parts`) is
         // no chat-message list: better "not a format we know" than a wrong parse.
         if has("info") && has("parts") {
@@ -238,6 +245,21 @@ mod tests {
             "2026-03-23T13:26:37.614Z"
         );
         assert_eq!(iso_from_millis(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn gemini_messages_without_a_session_header() {
+        let doc = "{\n  \"messages\": [\n    {\n      \"type\": \"user\",\n      \"content\": \"hi\"\n    },\n    {\n      \"type\": \"gemini\",\n      \"content\": \"ok\"\n    }\n  ]\n}";
+        assert_eq!(
+            detect(doc.as_bytes(), "full.jsonl"),
+            Some(Format::GeminiCli)
+        );
+        let compact =
+            r#"{"messages":[{"type":"user","content":"hi"},{"type":"gemini","content":"ok"}]}"#;
+        assert_eq!(
+            detect(compact.as_bytes(), "full.jsonl"),
+            Some(Format::GeminiCli)
+        );
     }
 
     #[test]

@@ -30,7 +30,9 @@ fn heredoc() -> &'static Regex {
 fn sed_inplace() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"\bsed\s+-i\S*\s+(?:-e\s+)?(?:'[^']*'|\S+)\s+(\S+)").expect("valid regex")
+        // The script may be in single or double quotes (`sed -i "s/A = None/A = 1/" f`).
+        Regex::new(r#"\bsed\s+-i\S*\s+(?:-e\s+)?(?:'[^']*'|"(?:[^"\\]|\\.)*"|\S+)\s+(\S+)"#)
+            .expect("valid regex")
     })
 }
 
@@ -263,5 +265,17 @@ mod tests {
             (c[0].path.as_str(), &c[0].edit),
             ("tests/t.py", &Edit::Opaque)
         );
+        // A double-quoted script with spaces is one argument (a real mini-swe-agent run).
+        let c = shell_changes(
+            "sed -i \"s/POLICY = None/POLICY = 'same-origin'/\" django/conf/global_settings.py",
+            None,
+        );
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].path, "django/conf/global_settings.py");
+        let c = shell_changes(
+            r#"sed -i "s/Default: \`\`None\`\`/x/" docs/ref/settings.txt"#,
+            None,
+        );
+        assert_eq!(c[0].path, "docs/ref/settings.txt");
     }
 }
