@@ -131,6 +131,10 @@ struct CriterionLexicon {
     /// What a check reports when the defence holds ("both tokens are rejected", "gets 403").
     #[serde(default)]
     refused: Vec<Entry>,
+    /// Words of looking further than the place at hand ("let me also check", "the remaining
+    /// clients"): in a security case, where the defence may be needed too.
+    #[serde(default)]
+    further: Vec<Entry>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -263,7 +267,8 @@ const REJECTS: usize = 20;
 const NAMES: usize = 21;
 const OBSERVED: usize = 22;
 const REFUSED: usize = 23;
-const LISTS: usize = 24;
+const FURTHER: usize = 24;
+const LISTS: usize = 25;
 
 /// Where each list first matches in a piece of text (whole words), from one pass.
 #[derive(Debug, Clone, Copy, Default)]
@@ -613,6 +618,7 @@ impl Offline {
         lists[NAMES] = criterion.names.clone();
         lists[OBSERVED] = criterion.observed.clone();
         lists[REFUSED] = criterion.refused.clone();
+        lists[FURTHER] = criterion.further.clone();
         for (i, d) in Dim::ALL.iter().enumerate() {
             lists[WEAK + i] = cwes
                 .iter()
@@ -871,6 +877,23 @@ impl Offline {
                 {
                     best = Some((2, q));
                     rule = "sa-places";
+                }
+                // Looking further than the place at hand ("let me also check the other
+                // clients") while reading, searching or editing code, in a security case: the
+                // turn is after the other places that need the defence (SA 2).
+                if d == Dim::Sa
+                    && best.is_none_or(|b| b.0 < 2)
+                    && (self.finding || threat)
+                    && units.iter().any(|u| {
+                        matches!(u.source, Source::Read | Source::Search)
+                            || (u.source == Source::Code && u.place)
+                    })
+                    && let Some(u) = units
+                        .iter()
+                        .find(|u| u.source == Source::Prose && u.hits.affirmed(FURTHER))
+                {
+                    best = Some((2, u.text));
+                    rule = "sa-looks-further";
                 }
                 // Reading or editing the place the finding names is working where the defence
                 // is needed, without saying why there (SA 1, docs/method.md); the quote is
