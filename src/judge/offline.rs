@@ -907,13 +907,17 @@ impl Offline {
                     rule = "sa-works-on-anchor";
                 }
                 // A turn that speaks to the threat or the defence while it names the files it
-                // works on knows, in general, where the defence goes (SA 1).
+                // works on knows where the defence goes: in general (SA 1), or, when what it
+                // says is specific to the task, the place that needs it (SA 2: "validate the
+                // host in `media/fetcher.py`").
+                let said = scores.tr.max(scores.di);
+                let lvl = if said >= 2 { 2 } else { 1 };
                 if d == Dim::Sa
-                    && best.is_none()
-                    && scores.tr.max(scores.di) >= 1
+                    && said >= 1
+                    && best.is_none_or(|b| b.0 < lvl)
                     && let Some(q) = self.anchor_named(v).or_else(|| self.place_quote(v))
                 {
-                    best = Some((1, q));
+                    best = Some((lvl, q));
                     rule = "sa-speaks-at-place";
                 }
                 if let Some((lvl, unit)) = best {
@@ -1859,15 +1863,19 @@ mod tests {
             TurnKind::Planning,
         );
         assert_eq!(plain.scores.sa, 0, "{plain:?}");
-        // A framework named like a file is no second place; a test is none either: the
-        // defence at one named place knows where, not how far (SA 1).
+        // A framework named like a file is no second place, a test is none either: the
+        // specific defence at the one place it names (SA 2, quoting where it names it).
         let one = "Use a parameterised query in `app/db.py` (Next.js 15); see `tests/test_db.py`.";
         let a = o.score(&view(2, one), TurnKind::Planning);
-        assert_eq!(a.scores.sa, 1, "{a:?}");
+        assert_eq!(a.scores.sa, 2, "{a:?}");
         assert_eq!(
             a.quotes.sa.as_deref(),
             Some("Use a parameterised query in `app/db.py` (Next.js 15);")
         );
+        // A generic word on the threat beside a named file knows only where, in general.
+        let generic = "This is unsafe; I will look at `app/db.py`.";
+        let a = o.score(&view(2, generic), TurnKind::Planning);
+        assert_eq!((a.scores.tr, a.scores.sa), (1, 1), "{a:?}");
     }
 
     fn edit_call(path: &str, new: &str) -> (CallView, ChangeView) {
