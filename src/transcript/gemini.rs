@@ -224,12 +224,123 @@ fn message(b: &mut Builder, rec: Rec) {
                 .unwrap_or_else(|| parts_text(v.get("content")));
             b.message("user", text, ts, rec.source);
         }
-        "gemini" | "model" => gemini_turn(b, v, ts, rec.source),
+        "gemini" | "model" => match v.get("content").and_then(Value::as_str).and_then(step) {
+            Some(body) => step_result(b, body, ts, rec.source),
+            None => gemini_turn(b, v, ts, rec.source),
+        },
         other => b.count(&format!(
             "{} message",
             if other.is_empty() { "untyped" } else { other }
         )),
     }
+}
+
+/// Antigravity's Gemini log keeps no tool calls: what each step did is a message of its own,
+/// `Created At: …` / `Completed At: …` and then the step's output, after the model message
+/// that made the call. The output, when it is one, without those two lines.
+fn step(content: &str) -> Option<&str> {
+    let rest = content.strip_prefix("Created At: ")?;
+    let (_, rest) = rest.split_once('\n')?;
+    let rest = rest.strip_prefix("Completed At: ")?;
+    Some(rest.split_once('\n').map_or("", |(_, body)| body))
+}
+
+/// A step's output joins the turn that made the call, as the call it must have been: a file
+/// created or changed (with the diff the log shows), a file read, a command run, a search.
+fn step_result(b: &mut Builder, body: &str, ts: Option<String>, source: SourceRef) {
+    let file_url = |s: &str| {
+        let s = s.trim().trim_matches('`');
+        s.strip_prefix("file://").unwrap_or(s).to_string()
+    };
+    let trimmed = body.trim_start();
+    let mut change = None;
+    let mut is_error = false;
+    let (name, args) = if let Some(rest) = trimmed.strip_prefix("Created file ") {
+        let path = file_url(rest.split(" with requested content").next().unwrap_or(rest));
+        change = Some(FileChange::new(path.clone(), Edit::Opaque));
+        ("write_to_file", serde_json::json!({ "path": path }))
+    } else if let Some(rest) = trimmed.strip_prefix("The following changes were made by the ") {
+        let (tool, rest) = rest.split_once(" tool to: ").unwrap_or(("edit", rest));
+        let path = rest
+            .split(". If relevant")
+            .next()
+            .unwrap_or(rest)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_end_matches('.')
+            .to_string();
+        let diff = rest
+            .split_once("[diff_block_start]")
+            .map(|(_, d)| d.split("[diff_block_end]").next().unwrap_or(d))
+            .map(|d| d.trim_start_matches('\n').to_string());
+        change = Some(FileChange::new(
+            path.clone(),
+            match diff.filter(|d| d.contains("@@")) {
+                Some(patch) => Edit::Patch { patch },
+                None => Edit::Opaque,
+            },
+        ));
+        let tool: &'static str = match tool {
+            "replace_file_content" => "replace_file_content",
+            "multi_replace_file_content" => "multi_replace_file_content",
+            _ => "edit_file",
+        };
+        (tool, serde_json::json!({ "path": path }))
+    } else if let Some(rest) = trimmed.strip_prefix("File Path: ") {
+        let path = file_url(rest.lines().next().unwrap_or(""));
+        ("view_file", serde_json::json!({ "path": path }))
+    } else if let Some(rest) = trimmed.strip_prefix("Task Description: ") {
+        let what = rest.lines().next().unwrap_or("").trim();
+        if what.starts_with("Timer:") {
+            ("schedule", serde_json::json!({ "description": what }))
+        } else {
+            ("run_command", serde_json::json!({ "command": what }))
+        }
+    } else if trimmed.starts_with("The command completed")
+        || trimmed.starts_with("The command failed")
+    {
+        is_error = trimmed.starts_with("The command failed");
+        ("run_command", Value::Null)
+    } else if let Some(rest) = trimmed.strip_prefix("The search for ") {
+        let query = rest
+            .split(" returned")
+            .next()
+            .unwrap_or(rest)
+            .trim_matches('"');
+        ("search_web", serde_json::json!({ "query": query }))
+    } else if trimmed.starts_with("{\"File\":") || trimmed.starts_with("No results found") {
+        ("grep_search", Value::Null)
+    } else if trimmed.starts_with("{\"name\":") || trimmed.contains("\nSummary: This directory") {
+        ("list_dir", Value::Null)
+    } else {
+        is_error = trimmed.starts_with("Encountered error");
+        ("step", Value::Null)
+    };
+    let call = ToolCall {
+        id: None,
+        name: name.to_string(),
+        arguments: args,
+        result: Some(super::ToolResult {
+            text: body.to_string(),
+            is_error,
+        }),
+    };
+    // The model message that made the call; a step with none before it is a turn of its own.
+    let index = match b.turn_count() {
+        0 => {
+            b.new_turn(ts, source);
+            0
+        }
+        n => n - 1,
+    };
+    let ci = b.call_at(index, call);
+    if let Some(mut c) = change.filter(|_| !is_error) {
+        c.tool_call = Some(ci);
+        b.turn_at(index).file_changes.push(c);
+    }
+    b.count("step result");
 }
 
 fn response_text(r: Option<&Value>) -> String {
@@ -397,6 +508,57 @@ mod tests {
 {"id":"g","type":"gemini","content":"Writing it.","toolCalls":[{"id":"c","name":"write_file","args":{"file_path":"/home/me/proj/docs/a.md","content":"x"},"status":"success"}]}]}"#;
         let t = parse(j.as_bytes(), "g.json").unwrap();
         assert_eq!(t.turns[0].file_changes[0].path, "docs/a.md");
+    }
+
+    #[test]
+    fn antigravity_step_results_are_the_calls_of_the_turn_before() {
+        let step = |body: &str| serde_json::json!({"type": "gemini", "content": format!("Created At: 2026-06-05T16:39:53Z\nCompleted At: 2026-06-05T16:39:58Z\n{body}")});
+        let doc = serde_json::json!({"messages": [
+            {"type": "user", "content": "<USER_REQUEST>\nlet only owners edit bookmarks\n</USER_REQUEST>"},
+            {"type": "gemini", "content": "I will read the action, then fix it."},
+            step("File Path: `file:///home/me/app/src/actions.ts`\nTotal Lines: 27"),
+            step("The following changes were made by the replace_file_content tool to: /home/me/app/src/actions.ts. If relevant, proactively run terminal commands.\n[diff_block_start]\n@@ -1,1 +1,1 @@\n-  .eq('id', id)\n+  .eq('id', id).eq('user_id', user.id)\n[diff_block_end]"),
+            step("Created file file:///home/me/app/supabase/policies.sql with requested content.\nIf relevant, run it."),
+            {"type": "gemini", "content": "Now the build."},
+            step("Task Description: npm run build\nStatus: done"),
+            step("\n\t\t\t\tThe command failed with exit code 1.\n\t\t\t\tOutput:\nerror"),
+        ]});
+        let t = parse(doc.to_string().as_bytes(), "full.jsonl").unwrap();
+        assert_eq!(t.turns.len(), 2, "{:?}", t.turns);
+        let names: Vec<&str> = t.turns[0]
+            .tool_calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["view_file", "replace_file_content", "write_to_file"]
+        );
+        assert_eq!(
+            t.turns[0].tool_calls[0].arguments["path"],
+            "/home/me/app/src/actions.ts"
+        );
+        let fc = &t.turns[0].file_changes;
+        assert_eq!(fc.len(), 2);
+        assert_eq!(fc[0].path, "/home/me/app/src/actions.ts");
+        assert!(
+            matches!(&fc[0].edit, Edit::Patch { patch } if patch.contains("+  .eq('id', id).eq('user_id', user.id)")),
+            "{:?}",
+            fc[0].edit
+        );
+        assert_eq!(
+            (fc[1].path.as_str(), &fc[1].edit),
+            ("/home/me/app/supabase/policies.sql", &Edit::Opaque)
+        );
+        let run = &t.turns[1].tool_calls;
+        assert_eq!(run[0].arguments["command"], "npm run build");
+        assert!(run[1].result.as_ref().unwrap().is_error);
+        assert_eq!(
+            t.turns[1].kind,
+            crate::transcript::TurnKind::Verification,
+            "{:?}",
+            t.turns[1]
+        );
     }
 
     #[test]
