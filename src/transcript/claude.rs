@@ -242,6 +242,12 @@ fn assistant(st: &mut State, line: Line, n: u64, ts: Option<String>) {
         st.b.skip(n, "assistant record without a message");
         return;
     };
+    // Claude Code writes a `<synthetic>` message of its own ("No response requested.") after
+    // an interruption or a meta prompt: no model answered, so it is no turn.
+    if msg.model.as_deref() == Some("<synthetic>") {
+        st.b.count("synthetic message");
+        return;
+    }
     if st.b.model.is_none()
         && let Some(m) = msg.model.as_deref().filter(|m| !m.starts_with('<'))
     {
@@ -564,6 +570,21 @@ mod tests {
             Some(Format::ClaudeCode),
         )
         .unwrap()
+    }
+
+    /// Claude Code's own "No response requested." after a meta prompt is no model's answer.
+    #[test]
+    fn synthetic_messages_are_no_turns() {
+        let mut s = String::new();
+        s += "{\"type\":\"user\",\"cwd\":\"/r\",\"message\":{\"role\":\"user\",\"content\":\"fix it\"}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\",\"content\":[{\"type\":\"text\",\"text\":\"Reading.\"}]}}\n";
+        s += "{\"type\":\"user\",\"isMeta\":true,\"message\":{\"role\":\"user\",\"content\":\"Continue from where you left off.\"}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"x\",\"model\":\"<synthetic>\",\"content\":[{\"type\":\"text\",\"text\":\"No response requested.\"}]}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"m2\",\"model\":\"claude-x\",\"content\":[{\"type\":\"text\",\"text\":\"Done.\"}]}}\n";
+        let t = parse_str(&s);
+        let texts: Vec<&str> = t.turns.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(texts, ["Reading.", "Done."]);
+        assert_eq!(t.model.as_deref(), Some("claude-x"));
     }
 
     /// A subagent's Write, relayed in `progress` records while the Task call runs, is a change
