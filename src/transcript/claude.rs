@@ -150,7 +150,20 @@ struct State {
     /// A subagent's edit calls: tool_use id → the main-thread call that started the subagent
     /// (None: the turn open when the call was made).
     sub_calls: HashMap<String, Option<String>>,
+    /// Results written before their call (a checkpoint that imported records out of order):
+    /// tool_use id → what the result line held, until the call arrives.
+    early: HashMap<String, Early>,
     cwd: Option<String>,
+}
+
+/// A tool result that came before its call.
+struct Early {
+    text: String,
+    is_error: bool,
+    /// The record's `toolUseResult`, when it was the record's only result.
+    edit: Option<Box<RawValue>>,
+    ts: Option<String>,
+    line: u64,
 }
 
 pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
@@ -158,6 +171,7 @@ pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
         b: Builder::new("claude-code"),
         by_message: HashMap::new(),
         pending: HashMap::new(),
+        early: HashMap::new(),
         sub_calls: HashMap::new(),
         cwd: None,
     };
@@ -200,6 +214,11 @@ pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
             }
         };
         line_record(&mut st, line, n);
+    }
+    let mut never: Vec<(u64, String)> = st.early.drain().map(|(id, e)| (e.line, id)).collect();
+    never.sort();
+    for (n, id) in never {
+        st.b.skip(n, format!("tool result for unknown call {id}"));
     }
     st.b.finish(Format::ClaudeCode, name)
 }
@@ -299,12 +318,20 @@ fn assistant(st: &mut State, line: Line, n: u64, ts: Option<String>) {
                 st.b.call_at(
                     ti,
                     ToolCall {
-                        id,
+                        id: id.clone(),
                         name,
                         arguments: input,
                         result: None,
                     },
                 );
+                if let Some(i) = id
+                    && let Some(e) = st.early.remove(&i)
+                {
+                    st.b.result(&i, e.text, e.is_error);
+                    if let Some(edit) = e.edit.filter(|_| !e.is_error) {
+                        file_change(st, &i, Some(&i), Some(&edit), e.ts, e.line);
+                    }
+                }
             }
             other => st.b.count(&format!("assistant block {other}")),
         }
@@ -337,8 +364,22 @@ fn user(st: &mut State, line: Line, n: u64, ts: Option<String>) {
             let id = b.tool_use_id.as_deref().unwrap_or("");
             let text = b.content.as_ref().map(value_text).unwrap_or_default();
             let is_error = b.is_error.unwrap_or(false);
-            if !st.b.result(id, text, is_error) {
-                st.b.skip(n, format!("tool result for unknown call {id}"));
+            if !st.b.result(id, text.clone(), is_error) {
+                // Its call may still come (records imported out of order); if it never
+                // does, the result is reported as skipped at the end.
+                st.early.insert(
+                    id.to_string(),
+                    Early {
+                        text,
+                        is_error,
+                        edit: line
+                            .tool_use_result
+                            .filter(|_| single)
+                            .and_then(|r| RawValue::from_string(r.get().to_string()).ok()),
+                        ts: ts.clone(),
+                        line: n,
+                    },
+                );
                 continue;
             }
             if single && !is_error {
@@ -570,6 +611,32 @@ mod tests {
             Some(Format::ClaudeCode),
         )
         .unwrap()
+    }
+
+    /// A result line written before its call's line still belongs to the call.
+    #[test]
+    fn a_result_before_its_call_is_kept() {
+        let mut s = String::new();
+        s += "{\"type\":\"user\",\"cwd\":\"/r\",\"message\":{\"role\":\"user\",\"content\":\"add it\"}}\n";
+        s += "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"w1\",\"content\":\"created\"}]},\"toolUseResult\":{\"type\":\"create\",\"filePath\":\"/r/a.go\",\"content\":\"package a\\n\"}}\n";
+        s += "{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":\"tool_use\",\"id\":\"w1\",\"name\":\"Write\",\"input\":{\"file_path\":\"/r/a.go\",\"content\":\"package a\\n\"}}]}}\n";
+        s += "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"nope\",\"content\":\"x\"}]}}\n";
+        let t = parse_str(&s);
+        let call = &t.turns[0].tool_calls[0];
+        assert_eq!(
+            call.result.as_ref().map(|r| r.text.as_str()),
+            Some("created")
+        );
+        assert_eq!(t.turns[0].file_changes.len(), 1, "{:?}", t.turns[0]);
+        assert_eq!(t.turns[0].file_changes[0].path, "a.go");
+        // A result whose call never comes is still reported as skipped, with its line.
+        assert!(
+            t.skipped
+                .iter()
+                .any(|s| s.line == 4 && s.reason.contains("unknown call nope")),
+            "{:?}",
+            t.skipped
+        );
     }
 
     /// Claude Code's own "No response requested." after a meta prompt is no model's answer.
