@@ -376,7 +376,10 @@ impl Reader {
         let diffs = diff_blocks(&part);
         // Copilot's blocks: `Parameters:` and `Result:` as JSON (the result holds the text the
         // edit wrote, `textEditContent`).
-        let params = json_after(&part, "Parameters:");
+        // Copilot's newer exports: an `**Input:**` list of `- key: \`value\`` lines (or a
+        // fenced block under `- key:`), then the result under `**Result:**`.
+        let listed = input_list(&part);
+        let params = json_after(&part, "Parameters:").or_else(|| listed.clone());
         let result_json = json_after(&part, "Result:");
         let param = |keys: &[&str]| {
             keys.iter().find_map(|k| {
@@ -410,6 +413,11 @@ impl Reader {
         let path = edit_path
             .or_else(|| param(&["file_path", "filePath", "path"]).map(|p| p.replace('\\', "/")))
             .or_else(|| {
+                // A listed input names its own file or none: a path in the result (a search's
+                // matches) is not the tool's.
+                if listed.is_some() {
+                    return None;
+                }
                 named_path_re()
                     .captures(&part)
                     .and_then(|c| (1..=4).find_map(|i| c.get(i)))
@@ -427,13 +435,36 @@ impl Reader {
                 })
                 .flatten()
         });
-        let command = (name.contains("terminal") || name.contains("shell") || name == "Bash")
-            .then(|| code_blocks(&part))
-            .and_then(|blocks| {
-                let mut it = blocks.into_iter();
+        let shell = name.contains("terminal") || name.contains("shell") || name == "Bash";
+        let command = match (shell, param(&["command"])) {
+            (true, Some(cmd)) => Some((cmd, result_block(&part))),
+            (true, None) => {
+                let mut it = code_blocks(&part).into_iter();
                 it.next().map(|cmd| (cmd, it.next()))
-            });
+            }
+            _ => None,
+        };
         let mut args = serde_json::Map::new();
+        // What a listed input says besides the file, the command and the edit's text (a
+        // search's query, a command's purpose).
+        if let Some(Value::Object(m)) = &listed {
+            for (k, v) in m {
+                if ![
+                    "filePath",
+                    "file_path",
+                    "path",
+                    "command",
+                    "newString",
+                    "oldString",
+                    "replacements",
+                    "content",
+                ]
+                .contains(&k.as_str())
+                {
+                    args.insert(k.clone(), v.clone());
+                }
+            }
+        }
         if let Some(p) = &path {
             args.insert("path".into(), Value::String(p.clone()));
         }
@@ -489,6 +520,22 @@ impl Reader {
             return;
         }
         let mut changes: Vec<Edit> = diffs.iter().map(|d| rendered_diff(d)).collect();
+        // Copilot's several replacements in one call, printed as Go maps
+        // (`[map[filePath:/p/a.hpp newString:… oldString:…] …]`): one change per file, with
+        // the text each wrote.
+        let mut per_file: Vec<(String, Edit)> = param(&["replacements"])
+            .map(|r| go_map_replacements(&r))
+            .unwrap_or_default();
+        if changes.is_empty() && !per_file.is_empty() {
+            let t = self.b.turn(None, SourceRef::line(line));
+            for (p, edit) in per_file.drain(..) {
+                t.file_changes.push(FileChange {
+                    tool_call: Some(ci),
+                    ..FileChange::new(p.replace('\\', "/"), edit)
+                });
+            }
+            return;
+        }
         if changes.is_empty() {
             changes.push(
                 match (
@@ -528,6 +575,86 @@ impl Reader {
             });
         }
     }
+}
+
+/// The `**Input:**` list of a Copilot tool block: `- key: \`value\`` lines, or `- key:` and
+/// a fenced block under it, up to `**Result:**`.
+fn input_list(part: &str) -> Option<Value> {
+    let at = part.find("**Input:**")?;
+    let rest = &part[at + "**Input:**".len()..];
+    let body = &rest[..rest.find("**Result:**").unwrap_or(rest.len())];
+    let mut map = serde_json::Map::new();
+    let mut lines = body.lines();
+    while let Some(l) = lines.next() {
+        let Some((key, val)) = l.strip_prefix("- ").and_then(|i| i.split_once(':')) else {
+            continue;
+        };
+        let key = key.trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            continue;
+        }
+        let val = val.trim();
+        if !val.is_empty() {
+            let v = val
+                .strip_prefix('`')
+                .and_then(|v| v.strip_suffix('`'))
+                .unwrap_or(val);
+            map.insert(key.to_string(), Value::String(v.to_string()));
+            continue;
+        }
+        // The value is the fenced block that follows.
+        let Some(open) = lines.by_ref().map(str::trim).find(|l| !l.is_empty()) else {
+            break;
+        };
+        let ticks: String = open.chars().take_while(|c| *c == '`').collect();
+        if ticks.len() < 3 {
+            continue;
+        }
+        let mut text = String::new();
+        for l in lines.by_ref() {
+            if l.trim_end() == ticks {
+                break;
+            }
+            text.push_str(l);
+            text.push('\n');
+        }
+        map.insert(key.to_string(), Value::String(text));
+    }
+    (!map.is_empty()).then_some(Value::Object(map))
+}
+
+/// The body of the fenced block after `**Result:**`.
+fn result_block(part: &str) -> Option<String> {
+    let at = part.find("**Result:**")?;
+    code_blocks(&part[at..]).into_iter().next()
+}
+
+/// Copilot's `multi_replace_string_in_file` replacements as Go prints them: per `filePath:`,
+/// the text after its `newString:` (up to `oldString:`) as what the edit wrote there.
+fn go_map_replacements(r: &str) -> Vec<(String, Edit)> {
+    let mut out = Vec::new();
+    for chunk in r.split("map[filePath:").skip(1) {
+        let path = chunk
+            .split(char::is_whitespace)
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(']')
+            .to_string();
+        if path.is_empty() {
+            continue;
+        }
+        let new = chunk
+            .split_once(" newString:")
+            .map(|(_, n)| n.split(" oldString:").next().unwrap_or(n).to_string());
+        out.push((
+            path,
+            match new.filter(|n| !n.trim().is_empty()) {
+                Some(text) => Edit::Fragment { text },
+                None => Edit::Opaque,
+            },
+        ));
+    }
+    out
 }
 
 /// The JSON of the ```json block right after a `label` line (`Parameters:`, `Result:`).
@@ -694,6 +821,47 @@ mod tests {
 
     /// Newer Cursor exports: a speaker header before every block and no `---`, versioned tool
     /// names, envelopes that carry no diff, and an empty twin after each envelope.
+    #[test]
+    fn copilot_input_lists_are_the_calls_arguments() {
+        let e = "<!-- Generated by SpecStory, Markdown v2.1.0 -->\n\n<!-- VS Code Copilot IDE Session 9 (2026-04-11 13:46:22Z) -->\n\n_**User (2026-04-11 13:46:22Z)**_\n\nreview the schema route\n\n---\n\n_**Agent (copilot/claude-sonnet-4.5)**_\n\n<tool-use data-tool-type=\"generic\" data-tool-name=\"run_in_terminal\"><details>\n<summary>Tool use: **run_in_terminal**</summary>\n\n**Input:**\n\n- command: `cd /w && ls schema | wc -l`\n- explanation: `Count the schemas`\n\n**Result:**\n\n```\n0\n```\n</details></tool-use>\n\n_**Agent (copilot/claude-sonnet-4.5)**_\n\n<tool-use data-tool-type=\"search\" data-tool-name=\"grep_search\"><details>\n<summary>Tool use: **grep_search**</summary>\n\n**Input:**\n\n- query: `BMCWEB_ROUTE.*schema`\n\n**Result:**\n\n```\n{\"match\":\"/w/lib/other.hpp\"}\n```\n</details></tool-use>\n\n_**Agent (copilot/claude-sonnet-4.5)**_\n\n<tool-use data-tool-type=\"generic\" data-tool-name=\"replace_string_in_file\"><details>\n<summary>Tool use: **replace_string_in_file**</summary>\n\n**Input:**\n\n- filePath: `/w/lib/metadata.hpp`\n- newString:\n\n```\nif (schema.find(\"..\") != npos) { return; }\nopen(schema);\n```\n\n- oldString:\n\n```\nopen(schema);\n```\n\n</details></tool-use>\n\n_**Agent (copilot/claude-sonnet-4.5)**_\n\n<tool-use data-tool-type=\"generic\" data-tool-name=\"multi_replace_string_in_file\"><details>\n<summary>Tool use: **multi_replace_string_in_file**</summary>\n\n**Input:**\n\n- replacements:\n\n```\n[map[filePath:/w/lib/a.hpp newString:check(a); oldString:a;] map[filePath:/w/lib/b.hpp newString:check(b); oldString:b;]]\n```\n\n</details></tool-use>\n";
+        let t = parse(e.as_bytes(), "x.md").unwrap();
+        let calls = &t.turns[0].tool_calls;
+        assert_eq!(calls[0].arguments["command"], "cd /w && ls schema | wc -l");
+        assert_eq!(calls[0].result.as_ref().unwrap().text, "0\n");
+        assert_eq!(calls[1].arguments["query"], "BMCWEB_ROUTE.*schema");
+        // A search's matches are not its path.
+        assert!(calls[1].arguments.get("path").is_none(), "{:?}", calls[1]);
+        let fc = &t.turns[0].file_changes;
+        assert_eq!(fc[0].path, "/w/lib/metadata.hpp");
+        assert_eq!(
+            fc[0].edit,
+            Edit::Replace {
+                old: "open(schema);\n".into(),
+                new: "if (schema.find(\"..\") != npos) { return; }\nopen(schema);\n".into(),
+                all: false
+            }
+        );
+        let multi: Vec<(&str, &Edit)> =
+            fc[1..].iter().map(|c| (c.path.as_str(), &c.edit)).collect();
+        assert_eq!(
+            multi,
+            [
+                (
+                    "/w/lib/a.hpp",
+                    &Edit::Fragment {
+                        text: "check(a);".into()
+                    }
+                ),
+                (
+                    "/w/lib/b.hpp",
+                    &Edit::Fragment {
+                        text: "check(b);".into()
+                    }
+                )
+            ]
+        );
+    }
+
     #[test]
     fn versioned_cursor_tools_without_separators() {
         let e = "<!-- Generated by SpecStory, Markdown v2.1.0 -->\n\n_**User**_\n\nfix the cookies\n\n---\n\n_**Agent (claude-sonnet-4)**_\n\nReading it first.\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"read\" data-tool-name=\"read_file_v2\">\n<details><summary>Tool use: **read_file_v2** • Read file: /p/src/app/Bookings.tsx</summary>\n\n</details>\n</tool-use>\n\n<tool-use data-tool-type=\"read\" data-tool-name=\"read_file_v2\"><details>\n<summary>Tool use: **read_file_v2**</summary>\n\n</details></tool-use>\n\n_**Agent (claude-sonnet-4)**_\n\nNow the hook.\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"write\" data-tool-name=\"edit_file_v2\">\n\n<details><summary>Tool use: **edit_file_v2** • Edit file: /p/src/hooks/useAuth.ts</summary>\n\n</details>\n\n</tool-use>\n\n<tool-use data-tool-type=\"write\" data-tool-name=\"edit_file_v2\"><details>\n<summary>Tool use: **edit_file_v2**</summary>\n\n</details></tool-use>\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"shell\" data-tool-name=\"run_terminal_command_v2\">\n<details><summary>Tool use: **run_terminal_command_v2** • Run command: npm test</summary>\n\n```bash\nnpm test\n```\n\n```\n3 passed\n```\n</details>\n</tool-use>\n\n_**Agent (claude-sonnet-4)**_\n\n<tool-use data-tool-type=\"generic\" data-tool-name=\"todo_write\">\n<details><summary>Tool use: **todo_write** • Todo List</summary>\n</details>\n</tool-use>\n";
