@@ -494,7 +494,11 @@ pub(crate) fn guess(t: &Turn, edited_before: bool) -> TurnKind {
             .iter()
             .any(|c| is_edit_call(&c.name, &c.arguments))
         || commands.iter().any(|c| shell_writes(c))
-        || (t.tool_calls.is_empty() && !super::edits::all_edits(text).is_empty());
+        // An edit written out in the text counts when the turn made no calls, or, in Aider,
+        // only suggested commands (`pip install …` beside the files it rewrote): elsewhere a
+        // file quoted after a `cat` is what the agent read.
+        || ((t.tool_calls.is_empty() || (t.agent == "aider" && commands.len() == t.tool_calls.len()))
+            && !super::edits::all_edits(text).is_empty());
     if edits {
         return TurnKind::Implementation;
     }
@@ -578,6 +582,19 @@ mod tests {
             timestamp: None,
             source: SourceRef::line(1),
         }
+    }
+
+    #[test]
+    fn files_written_out_beside_suggested_commands() {
+        let text = "Here is the rewritten code:\n\napp.py\n```python\nprint('hi')\n```\n";
+        let shell = [("shell", json!({"command": "pip install flask"}))];
+        let mut aider = turn(text, &shell);
+        aider.agent = "aider".into();
+        // Aider's suggested command does not hide the files it wrote out.
+        assert_eq!(guess(&aider, true), TurnKind::Implementation);
+        // Elsewhere a file shown after a command is what the command printed.
+        let read = [("bash", json!({"command": "cat app.py"}))];
+        assert_ne!(guess(&turn(text, &read), true), TurnKind::Implementation);
     }
 
     #[test]
