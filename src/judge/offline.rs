@@ -1090,9 +1090,10 @@ impl Offline {
                 // the threat.
                 Source::Check if specific => (2, "vr-check-attack"),
                 // A check planned or reported against the named threat or with an attack.
-                Source::Prose if (specific || h.affirmed(SPECIFIC)) && h.any(VERIFY) => {
-                    (2, "vr-prose-specific")
-                }
+                Source::Prose if specific && h.any(VERIFY) => (2, "vr-prose-specific"),
+                // The named threat beside a word of testing, with no attack in it ("update the
+                // tests for the hard-coded key"): an intent to check it.
+                Source::Prose if h.affirmed(SPECIFIC) && h.any(VERIFY) => (1, "vr-prose-threat"),
                 Source::Prose if generic && context && h.any(VERIFY) => (1, "vr-prose-generic"),
                 _ => (0, ""),
             },
@@ -1892,6 +1893,17 @@ mod tests {
                 whole: false,
             },
         )
+    }
+
+    #[test]
+    fn a_test_planned_against_the_threat_needs_an_attack_for_vr_2() {
+        let o = Offline::new("security", "Fix the preview fetcher", Some(918), None, None).unwrap();
+        let attack = "Add a test that http://169.254.169.254/ is refused.";
+        assert_eq!(o.score(&view(2, attack), TurnKind::Planning).scores.vr, 2);
+        let intent = "I'll update the tests for the SSRF fix later.";
+        let a = o.score(&view(2, intent), TurnKind::Planning);
+        assert_eq!(a.scores.vr, 1, "{a:?}");
+        assert_eq!(a.quotes.vr.as_deref(), Some(intent));
     }
 
     #[test]
