@@ -475,6 +475,12 @@ pub(crate) struct History<'a> {
 }
 
 impl<'a> History<'a> {
+    /// Whether a turn before `n` wrote the test or reproduction at `path` (by base name).
+    fn wrote_check(&self, n: u32, path: &str) -> bool {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        self.checks.iter().any(|(t, f)| *t < n && *f == base)
+    }
+
     /// The lines of `path` as the last turn before `n` wrote it whole, if one did (a set built
     /// only for a file written whole more than once).
     fn before(&self, n: u32, path: &str) -> Option<std::collections::HashSet<&'a str>> {
@@ -709,6 +715,7 @@ impl Offline {
         let mut scores = Scores::default();
         let mut quotes = Quotes::default();
         let units = self.units(v, history);
+        let touches = self.touches_anchor(v);
         // Whether the task or the turn names a threat: weak phrases count then.
         let threat = self.task_threat
             || units.iter().any(|u| {
@@ -791,25 +798,15 @@ impl Offline {
                 // threat, is checking it (VR 2); working again on a reproduction or an
                 // attacking test an earlier turn wrote is work on the check (VR 1).
                 if d == Dim::Vr && best.is_none_or(|b| b.0 < 2) && (threat || self.finding) {
-                    let repro = v.changes.iter().find(|c| is_repro_file(&c.path));
-                    let again = v.changes.iter().find(|c| {
-                        let base = c.path.rsplit('/').next().unwrap_or(&c.path);
-                        history
-                            .attack_files
-                            .iter()
-                            .any(|(n, f)| *n < v.n && f == base)
-                            || history.checks.iter().any(|(n, f)| *n < v.n && *f == base)
-                    });
-                    let wrote = repro.filter(|c| {
-                        !history
-                            .attack_files
-                            .iter()
-                            .any(|(n, f)| *n < v.n && c.path.ends_with(f.as_str()))
-                    });
-                    let (lvl, change) = match (wrote, again.or(repro)) {
-                        (Some(c), _) => (2, Some(c)),
-                        (None, Some(c)) => (1, Some(c)),
-                        _ => (0, None),
+                    let earlier =
+                        |c: &&crate::judge::prompt::ChangeView| history.wrote_check(v.n, &c.path);
+                    let wrote = v
+                        .changes
+                        .iter()
+                        .find(|c| is_repro_file(&c.path) && !earlier(c));
+                    let (lvl, change) = match wrote {
+                        Some(c) => (2, Some(c)),
+                        None => (1, v.changes.iter().find(earlier)),
                     };
                     if lvl > best.map_or(0, |b| b.0)
                         && let Some(q) = change.and_then(|c| path_named(v, &c.path))
@@ -900,7 +897,7 @@ impl Offline {
                 // where the turn names that place.
                 if d == Dim::Sa
                     && best.is_none()
-                    && self.touches_anchor(v)
+                    && touches
                     && let Some(q) = self.anchor_named(v)
                 {
                     best = Some((1, q));
@@ -932,7 +929,6 @@ impl Offline {
                 }
             }
         }
-        let touches = self.touches_anchor(v);
         let any = Dim::ALL.iter().any(|d| scores.get(*d) > 0);
         // Words of the weakness anywhere in the turn, read or searched for too: the turn is
         // working on what the finding is about.
@@ -1027,14 +1023,10 @@ impl Offline {
     /// Where a turn names the anchored file, verbatim: a sentence of its message or reasoning,
     /// else the path as a tool call's arguments hold it.
     fn anchor_named<'a>(&self, v: &'a TurnView) -> Option<&'a str> {
-        let (path, base) = self.anchor.as_ref()?;
-        let sentence = prose_sentences(v).find(|s| self.names_anchor(s));
-        sentence.or_else(|| {
-            v.calls.iter().find_map(|c| {
-                file_at(&c.args, path)
-                    .or_else(|| (base.len() > 3).then(|| file_at(&c.args, base)).flatten())
-            })
-        })
+        let (path, _) = self.anchor.as_ref()?;
+        prose_sentences(v)
+            .find(|s| self.names_anchor(s))
+            .or_else(|| path_named(v, path))
     }
 
     fn names_anchor(&self, text: &str) -> bool {
@@ -1467,10 +1459,7 @@ fn trace() -> bool {
 
 /// Tests, reproductions and proofs of concept: files that check, not defend.
 fn is_check_file(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    ["test", "repro", "poc", "exploit"]
-        .iter()
-        .any(|w| lower.contains(w))
+    path.to_ascii_lowercase().contains("test") || is_repro_file(path)
 }
 
 /// The function or constant a line of code defines (`def check(`, `function check(`,

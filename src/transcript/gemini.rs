@@ -282,11 +282,7 @@ fn step_result(b: &mut Builder, body: &str, ts: Option<String>, source: SourceRe
                 None => Edit::Opaque,
             },
         ));
-        let tool: &'static str = match tool {
-            "replace_file_content" => "replace_file_content",
-            "multi_replace_file_content" => "multi_replace_file_content",
-            _ => "edit_file",
-        };
+        // The log names the tool (`replace_file_content`): keep its name.
         (tool, serde_json::json!({ "path": path }))
     } else if let Some(rest) = trimmed.strip_prefix("File Path: ") {
         let path = file_url(rest.lines().next().unwrap_or(""));

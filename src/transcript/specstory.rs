@@ -39,10 +39,10 @@ fn edit_file_re() -> &'static Regex {
 
 fn named_path_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    // Copilot's `- filePath: `x``, Claude Code's `file_path` or its result's "The file x has
-    // been updated", "Read file: x".
+    // Copilot's `- filePath: `x``, Claude Code's `file_path`, "Read file: x" (a result's "The
+    // file x has been updated" is `result_path_re`).
     RE.get_or_init(|| {
-        Regex::new(r#"(?m)(?:relativeWorkspacePath|targetFile|target_file|filePath|file_path|path)["`]?\s*[:=]\s*["`]([^"`\n]+)["`]|(?:^|• )Read file: ([^<\n]+?)\s*(?:</summary>|$)|The file (\S+) has been (?:updated|created)|File created successfully at: (\S+)"#)
+        Regex::new(r#"(?m)(?:relativeWorkspacePath|targetFile|target_file|filePath|file_path|path)["`]?\s*[:=]\s*["`]([^"`\n]+)["`]|(?:^|• )Read file: ([^<\n]+?)\s*(?:</summary>|$)"#)
             .expect("valid regex")
     })
 }
@@ -464,7 +464,7 @@ impl Reader {
                 let outside = outside_fences(&part);
                 named_path_re()
                     .captures(&outside)
-                    .and_then(|c| (1..=4).find_map(|i| c.get(i)))
+                    .and_then(|c| c.get(1).or_else(|| c.get(2)))
                     .or_else(|| {
                         result_path_re()
                             .captures(&part)
@@ -675,23 +675,7 @@ fn input_list(part: &str) -> Option<Value> {
 /// A part without its fenced blocks: what the export says about the call, not what the call
 /// wrote or printed.
 fn outside_fences(part: &str) -> String {
-    let mut out = String::new();
-    let mut fence: Option<String> = None;
-    for line in part.lines() {
-        let t = line.trim_start();
-        match &fence {
-            None if t.starts_with("```") => {
-                fence = Some(t.chars().take_while(|c| *c == '`').collect());
-            }
-            Some(ticks) if line.trim_end() == ticks.as_str() => fence = None,
-            Some(_) => {}
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
+    split_fences(part).0
 }
 
 /// The body of the fenced block after `**Result:**`.
@@ -740,7 +724,13 @@ fn json_after(part: &str, label: &str) -> Option<Value> {
 
 /// The bodies of every fenced block of a part, in order.
 fn code_blocks(part: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    split_fences(part).1
+}
+
+/// A part's lines outside fenced blocks, and the bodies of its fenced blocks in order.
+fn split_fences(part: &str) -> (String, Vec<String>) {
+    let mut outside = String::new();
+    let mut blocks = Vec::new();
     let mut cur: Option<(String, String)> = None;
     for line in part.lines() {
         let t = line.trim_start();
@@ -751,17 +741,20 @@ fn code_blocks(part: &str) -> Vec<String> {
             }
             Some((ticks, body)) => {
                 if line.trim_end() == ticks.as_str() {
-                    out.push(std::mem::take(body));
+                    blocks.push(std::mem::take(body));
                     cur = None;
                 } else {
                     body.push_str(line);
                     body.push('\n');
                 }
             }
-            None => {}
+            None => {
+                outside.push_str(line);
+                outside.push('\n');
+            }
         }
     }
-    out
+    (outside, blocks)
 }
 
 /// The bodies of the part's ```diff blocks.
