@@ -96,6 +96,9 @@ pub struct AnchorSource {
     /// `--description` replaced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub said: Option<Said>,
+    /// The scanner's `security-severity` of the result or its rule (0.0–10.0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub security_severity: Option<String>,
 }
 
 /// The finding's own values that the user's word replaced (only those that differed).

@@ -4,12 +4,15 @@ use clap::{Args, ValueEnum};
 
 use super::Context;
 use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
+use super::output::Format;
 use super::output::{OutputArgs, emit, warn_all};
 use super::util::{finding_request, judge_options, levers, render};
-use crate::error::Result;
+use crate::anchor::Anchor;
+use crate::error::{Error, Result};
 use crate::finding;
 use crate::history::range;
 use crate::pipeline::{self, BlameRequest};
+use crate::report::doc::ReportDoc;
 
 /// What `--fail-on` gates on (exit 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -29,7 +32,9 @@ git sage blame-origin agent/fix --base main --finding scan.sarif \\\n      \
 --select B310 --out origin.md --out origin.sarif\n  \
 git sage blame-origin --judge openai:gpt-4.1 \\\n      \
 --judge anthropic:claude-sonnet-4-5 --repeat 3\n  \
-git sage blame-origin --find-anchor bandit --out sage.sarif")]
+git sage blame-origin --find-anchor bandit --out sage.sarif\n  \
+git sage blame-origin --finding scan.sarif --all \\\n      \
+--out sage.sarif --out origin.md")]
 pub(crate) struct BlameOriginArgs {
     #[command(flatten)]
     pub range: RangeArgs,
@@ -41,6 +46,12 @@ pub(crate) struct BlameOriginArgs {
     /// severe result, marked unconfirmed in every report
     #[arg(long, value_enum, value_name = "SCANNER", conflicts_with_all = ["finding", "anchor_file"], help_heading = "Finding")]
     pub find_anchor: Option<crate::settings::Scanner>,
+
+    /// Explain every result of the finding file (without --finding: of every finding file the
+    /// repository keeps) in one run: one SARIF run with a result each, one Markdown or text
+    /// section each, JSON as `sage.reports/1` (HTML holds one finding)
+    #[arg(long, conflicts_with_all = ["select", "id", "anchor_file", "find_anchor"], help_heading = "Finding")]
+    pub all: bool,
 
     /// The agent's session transcript (path or REV:path) [default: found in git]
     #[arg(long, value_name = "SESSION", help_heading = "Session")]
@@ -89,7 +100,11 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     let judge = judge_options(settings, &args.judge)?;
     let allow_partial = super::util::allow_partial(settings, &args.judge);
     let levers = levers(settings, &args.levers)?;
-    let (anchor, unconfirmed) = match args.find_anchor {
+    if args.all && targets.iter().any(|t| t.format == Format::Html) {
+        return Err(Error::input("--all writes text, Markdown, JSON and SARIF")
+            .hint("an HTML report holds one finding: pick it with --select"));
+    }
+    let anchors: Vec<(Anchor, bool)> = match args.find_anchor {
         Some(scanner) => {
             let mut a = crate::screen::anchorless::find_anchor(
                 &repo,
@@ -99,32 +114,64 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
                 args.finding.cwe.as_deref().and_then(finding::parse_cwe),
             )?;
             finding::apply_given(&mut a, &args.finding.given())?;
-            (a, true)
+            vec![(a, true)]
+        }
+        None if args.all => {
+            let given = args.finding.given();
+            let mut out = Vec::new();
+            for path in finding_files(ctx, settings, &args.finding)? {
+                for mut a in finding::load_all_checked(&path)? {
+                    finding::apply_given(&mut a, &given)?;
+                    let unconfirmed = a.unconfirmed;
+                    out.push((a, unconfirmed));
+                }
+            }
+            out
         }
         None => {
             let a = finding::load(&finding_request(ctx, settings, &args.finding)?)?;
             let unconfirmed = a.unconfirmed;
-            (a, unconfirmed)
+            vec![(a, unconfirmed)]
         }
     };
-    let templates_dir = judge.templates_dir.clone();
-    let req = BlameRequest {
-        anchor: &anchor,
-        session: args.session.as_deref(),
-        judge,
-        levers,
-        judge_sees_anchor: args.judge_sees_anchor,
-        unconfirmed,
-        templates_dir,
-    };
-    let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
-    emit(ctx, &targets, &doc, |f| render(&doc, f))?;
-    warn_all(&doc.warnings);
+    let mut docs = Vec::with_capacity(anchors.len());
+    for (anchor, unconfirmed) in &anchors {
+        let req = BlameRequest {
+            anchor,
+            session: args.session.as_deref(),
+            judge: judge.clone(),
+            levers,
+            judge_sees_anchor: args.judge_sees_anchor,
+            unconfirmed: *unconfirmed,
+            templates_dir: judge.templates_dir.clone(),
+        };
+        let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
+        docs.push(doc);
+    }
+    if args.all {
+        let set = ReportSet {
+            schema: REPORTS_SCHEMA,
+            reports: &docs,
+        };
+        emit(ctx, &targets, &set, |f| render_all(&docs, f))?;
+    } else {
+        emit(ctx, &targets, &docs[0], |f| render(&docs[0], f))?;
+    }
+    for doc in &docs {
+        warn_all(&doc.warnings);
+    }
     // Failed scoring ends the run here, before notes (shared with everyone who fetches them)
     // and before --fail-on: a gate must not pass on turns nobody judged.
-    let scored = super::util::check_scoring(&doc.failed_turns, allow_partial);
+    let failed: Vec<_> = docs
+        .iter()
+        .flat_map(|d| d.failed_turns.iter().cloned())
+        .collect();
+    let scored = super::util::check_scoring(&failed, allow_partial);
     if args.notes && scored.is_ok() {
-        let n = crate::notes::write(&repo, &doc)?;
+        let mut n = 0;
+        for doc in &docs {
+            n += crate::notes::write(&repo, doc)?;
+        }
         crate::say!(
             "git-sage: wrote {n} note(s) under {} (git log --notes=sage)",
             crate::git::NOTES_REF
@@ -132,7 +179,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     }
     std::mem::forget(repo);
     scored?;
-    let gate = match args.fail_on {
+    let gate = docs.iter().any(|doc| match args.fail_on {
         Some(FailOn::Origin) => doc.origin.status == crate::origin::Status::Localized,
         Some(FailOn::Introduced) => matches!(
             doc.provenance.status,
@@ -140,6 +187,58 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
                 | crate::history::ProvenanceStatus::IntroducedByOther
         ),
         None => false,
-    };
+    });
     Ok(if gate { 1 } else { 0 })
+}
+
+/// The finding files `--all` reads: the one `--finding` names, else every one the repository
+/// keeps under `sage.findings`.
+fn finding_files(
+    ctx: &Context,
+    settings: &crate::settings::Settings,
+    args: &super::args::FindingArgs,
+) -> Result<Vec<std::path::PathBuf>> {
+    if let Some(f) = &args.finding {
+        return Ok(vec![f.clone()]);
+    }
+    let repo = ctx.repo()?;
+    let root = repo.workdir().unwrap_or_else(|| ctx.cwd.clone());
+    let files = crate::finding::discover::all(&root, &settings.findings);
+    if files.is_empty() {
+        return Err(
+            Error::input("--all: no finding given, and none kept in the repository").hint(format!(
+                "pass --finding FILE, or keep findings at {}",
+                settings.findings.join(", ")
+            )),
+        );
+    }
+    Ok(files)
+}
+
+/// `sage.reports/1`: the reports of every finding of one run (`--all`).
+const REPORTS_SCHEMA: &str = "sage.reports/1";
+
+#[derive(serde::Serialize)]
+struct ReportSet<'a> {
+    schema: &'static str,
+    reports: &'a [ReportDoc],
+}
+
+/// Every finding's report in one document: one SARIF run, one section per finding otherwise.
+fn render_all(docs: &[ReportDoc], format: Format) -> Result<String> {
+    if format == Format::Sarif {
+        let mut s = serde_json::to_string_pretty(&crate::report::sarif::reports(docs))
+            .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
+        s.push('\n');
+        return Ok(s);
+    }
+    let sep = match format {
+        Format::Md => "\n---\n\n",
+        _ => "\n",
+    };
+    let parts = docs
+        .iter()
+        .map(|d| render(d, format))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(parts.join(sep))
 }

@@ -170,6 +170,7 @@ fn convert(raw: Raw, shown: &str, index: usize, default_id: String) -> Result<An
             path: Some(shown.to_string()),
             index: Some(index + 1),
             said: None,
+            security_severity: None,
         },
         unconfirmed: raw.unconfirmed.unwrap_or(false),
     })

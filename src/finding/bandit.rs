@@ -45,6 +45,7 @@ pub(crate) fn parse(text: &str, shown: &str) -> Result<Vec<ScanResult>> {
             cwe: i.cwe,
             message: i.text,
             severity: severity_rank(i.severity.as_deref().unwrap_or("")),
+            security_severity: None,
         })
         .collect())
 }

@@ -46,6 +46,8 @@ pub struct ScanResult {
     pub message: Option<String>,
     /// 3 high / error, 2 medium / warning, 1 low / note, 0 unknown.
     pub severity: u8,
+    /// The scanner's own `security-severity` (0.0–10.0, as GitHub code scanning reads it).
+    pub security_severity: Option<String>,
 }
 
 /// What the user gave on the command line to name the finding.
@@ -382,11 +384,20 @@ pub(crate) fn to_anchors(
                     path: Some(shown.to_string()),
                     index: Some(i + 1),
                     said: None,
+                    security_severity: r.security_severity.clone(),
                 },
                 unconfirmed: false,
             }
         })
         .collect())
+}
+
+/// Every anchor of a finding file, each checked as `--select` checks the one it picks.
+pub fn load_all_checked(path: &Path) -> Result<Vec<Anchor>> {
+    load_all(path)?
+        .into_iter()
+        .map(|a| check_selected(path, a))
+        .collect()
 }
 
 /// Picks one anchor: the only one, or the one `--select RULE|INDEX|ID` names.
@@ -533,6 +544,7 @@ fn from_inline(i: &Inline, given: &Given) -> Result<Anchor> {
             path: None,
             index: None,
             said: None,
+            security_severity: None,
         },
         unconfirmed: false,
     })

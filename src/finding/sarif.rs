@@ -80,6 +80,7 @@ fn result(run: &Value, r: &Value, tool: &str) -> ScanResult {
         snippet,
         cwe,
         message,
+        security_severity: security_severity(r).or_else(|| rule.and_then(security_severity)),
         severity: match r.get("level").and_then(Value::as_str).or_else(|| {
             rule.and_then(|x| x.pointer("/defaultConfiguration/level"))
                 .and_then(Value::as_str)
@@ -126,6 +127,18 @@ fn find_rule<'a>(run: &'a Value, r: &Value, id: Option<&str>) -> Option<&'a Valu
         .filter_map(|c| c.get("rules")?.as_array())
         .flatten()
         .find(|rule| rule.get("id").and_then(Value::as_str) == Some(id))
+}
+
+/// `properties.security-severity` (a string, or a number some tools write), when it reads as
+/// a score from 0 to 10.
+fn security_severity(v: &Value) -> Option<String> {
+    let s = v.pointer("/properties/security-severity")?;
+    let n = match s {
+        Value::String(t) => t.trim().parse::<f64>().ok()?,
+        Value::Number(n) => n.as_f64()?,
+        _ => return None,
+    };
+    (0.0..=10.0).contains(&n).then(|| format!("{n:.1}"))
 }
 
 /// CWE from `properties.tags` (either spelling) or a `properties.cwe` field.

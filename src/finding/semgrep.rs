@@ -48,6 +48,7 @@ fn result(r: &Value) -> ScanResult {
             Some("INFO") => 1,
             _ => 0,
         },
+        security_severity: None,
     }
 }
 

@@ -517,6 +517,17 @@ impl<'a> History<'a> {
     }
 }
 
+/// The name of a CWE that has an embedded lexicon (`918` → "server-side request forgery
+/// (SSRF)"), for reports.
+pub(crate) fn cwe_name(cwe: u32) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let (_, text) = CWES.iter().find(|(n, _)| *n == cwe)?;
+    serde_yaml::from_str::<Named>(text).ok().map(|l| l.name)
+}
+
 fn load_yaml<T: for<'de> Deserialize<'de>>(
     name: &str,
     embedded: &str,

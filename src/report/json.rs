@@ -57,6 +57,9 @@ pub(crate) struct SourceJson {
     /// What the finding said where the user's flags replaced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<Said>,
+    /// The scanner's `security-severity` (0.0–10.0), when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_severity: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -185,6 +188,7 @@ fn source_json(s: &AnchorSource) -> SourceJson {
         path: s.path.clone(),
         index: s.index,
         said: s.said.clone(),
+        security_severity: s.security_severity.clone(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `blame-origin --format md`: a report ready for a pull-request comment; long turn tables
-//! fold into `<details>`. Transcript text is escaped so a log cannot inject Markdown or HTML.
+//! fold into `<details>`. Transcript text goes in code spans so a log cannot inject Markdown or
+//! HTML, links or mentions.
 
 use super::clip;
 use crate::judge::scores::Dim;
@@ -24,6 +25,36 @@ pub(crate) fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// Transcript text as a Markdown code span: nothing in it is read as Markdown or HTML, and
+/// GitHub makes no links (`http://169.254.169.254`) or mentions (`@team`) of it. The fence is
+/// one backtick longer than the longest run inside; in a table cell `|` is escaped, which
+/// GitHub honours inside code spans too.
+pub(crate) fn code_span(s: &str, in_table: bool) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.is_empty() {
+        return String::new();
+    }
+    let one = if in_table {
+        one.replace('|', "\\|")
+    } else {
+        one
+    };
+    let mut longest = 0;
+    let mut run = 0;
+    for c in one.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    // A span that starts or ends with a backtick needs a space inside its fence.
+    let pad = if one.starts_with('`') || one.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{one}{pad}{fence}")
 }
 
 /// Turn tables longer than this fold into `<details>`.
@@ -75,7 +106,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         doc.judge.protocol
     ));
     if let Some(q) = &o.quote {
-        out.push_str(&format!("> {}\n\n", escape(&clip(q, 300))));
+        out.push_str(&format!("> {}\n\n", code_span(&clip(q, 300), false)));
     }
     out.push_str("#### Recommendation\n\n");
     out.push_str(&doc.recommendation);
@@ -122,7 +153,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
                 "| {}{mark} | {} | {cells} | {} |\n",
                 s.turn,
                 s.kind.as_str(),
-                escape(&clip(&text, 140))
+                code_span(&clip(&text, 140), true)
             ));
         }
         if fold {
@@ -134,4 +165,22 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         out.push_str(&format!("- ⚠️ {}\n", escape(w)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_span;
+
+    #[test]
+    fn transcript_text_is_a_code_span_that_nothing_escapes() {
+        assert_eq!(
+            code_span("fetch http://169.254.169.254 now", false),
+            "`fetch http://169.254.169.254 now`"
+        );
+        assert_eq!(code_span("use `a` | `b`", true), "`` use `a` \\| `b` ``");
+        assert_eq!(code_span("`x`", false), "`` `x` ``");
+        assert_eq!(code_span("a ``` b", false), "````a ``` b````");
+        assert_eq!(code_span("  two\n lines ", false), "`two lines`");
+        assert_eq!(code_span("", true), "");
+    }
 }

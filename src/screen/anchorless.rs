@@ -115,6 +115,7 @@ fn top_candidate(
             path: None,
             index: None,
             said: None,
+            security_severity: None,
         },
         unconfirmed: true,
     })

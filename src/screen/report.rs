@@ -213,13 +213,22 @@ pub(crate) fn sarif(d: &ScreenDoc) -> Value {
             })
         })
         .collect();
+    // Candidates are unconfirmed: a medium severity until a person confirms one and
+    // blame-origin explains it under its own CWE.
     let rule = json!({
         "id": "sage/screen-candidate",
         "name": "SilentFailureCandidate",
-        "shortDescription": {"text": "A changed file that parses, keeps its definitions and imports, and is flagged by Bandit or the rule score R"},
-        "help": {"text": "Screening (docs/method.md#screening): candidates need a person's confirmation before they become failure anchors for git sage blame-origin."}
+        "shortDescription": {"text": "Changed file that may still be vulnerable after an agent's repair"},
+        "fullDescription": {"text": "A file changed by an AI coding agent's patch that parses, keeps its definitions and imports, and is flagged by Bandit or by git-sage's rule score R: a candidate silent failure, to be confirmed by a person before it becomes a finding."},
+        "help": {
+            "text": "Screening (docs/method.md#screening) ranks the files an agent's patch changed by how likely they are to hold a defect the tests did not catch. Confirm a candidate (read the flagged lines, try an attacking input), then explain it with git sage blame-origin --finding, which finds the write and the turn where the repair went wrong.",
+            "markdown": "Screening (docs/method.md, section *Screening*) ranks the files an agent's patch changed by how likely they are to hold a defect the tests did not catch.\n\n1. Confirm the candidate: read the flagged lines, try an attacking input.\n2. Explain it: `git sage blame-origin --finding FILE` finds the write and the turn where the repair went wrong."
+        },
+        "helpUri": format!("{}/blob/main/docs/method.md#screening", env!("CARGO_PKG_REPOSITORY")),
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["security", "agent-repair", "screening"], "security-severity": "5.0", "precision": "low"}
     });
-    crate::report::sarif::log(rule, results)
+    crate::report::sarif::log(vec![rule], results)
 }
 
 fn slug(s: &str) -> String {

@@ -209,14 +209,22 @@ fn transcripts_cannot_inject_html() {
             .sage(&["blame-origin", "--finding", &f, "--format", fmt])
             .ok()
             .stdout;
+        if fmt == "md" {
+            // Markdown shows transcript text in code spans, where nothing is markup: the
+            // text is there verbatim, and what is outside the spans holds no tag.
+            let parts: Vec<&str> = out.split('`').collect();
+            let outside: String = parts.iter().step_by(2).copied().collect();
+            let inside: String = parts.iter().skip(1).step_by(2).copied().collect();
+            assert!(
+                !outside.contains("<script") && !outside.contains("<img"),
+                "{out}"
+            );
+            assert!(inside.contains("<script>alert('x')</script>"), "{out}");
+            continue;
+        }
         assert!(!out.contains("<script>alert"), "{fmt}: {out}");
         assert!(!out.contains("<img src=x"), "{fmt}: {out}");
-        assert!(
-            out.contains("&lt;script&gt;")
-                || out.contains("\\&lt;script\\&gt;")
-                || out.contains("&lt;script"),
-            "{fmt}: {out}"
-        );
+        assert!(out.contains("&lt;script"), "{fmt}: {out}");
     }
 }
 

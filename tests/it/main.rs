@@ -21,6 +21,7 @@ mod install;
 mod judge;
 mod layers;
 mod provenance;
+mod sarif;
 mod screen;
 mod secrets;
 mod sessions;
