@@ -109,7 +109,9 @@ def second_labels(rows, report):
     pairs = []
     for f in sorted(os.listdir(d)):
         if f.endswith(".json"):
-            for s in json.load(open(os.path.join(d, f)))["sessions"]:
+            doc = json.load(open(os.path.join(d, f)))
+            # Quote marks (sage.quote-marks/1) sit beside the second labels; they hold no turns.
+            for s in doc.get("sessions", []):
                 for t in s["turns"]:
                     r = by.get((s["id"], t["turn"]))
                     if r is not None:
