@@ -187,9 +187,11 @@ fn pattern(e: &Entry) -> Option<(String, bool, bool)> {
     if phrase.trim().is_empty() {
         return None;
     }
+    // A trailing `*` after a word makes a stem (`validat*`); after punctuation it is the text
+    // itself (`***`, a masked value).
     let (p, stem) = match phrase.strip_suffix('*') {
-        Some(stem) => (stem, true),
-        None => (&*phrase, false),
+        Some(stem) if stem.as_bytes().last().is_some_and(|c| is_word(*c)) => (stem, true),
+        _ => (&*phrase, false),
     };
     let b = p.as_bytes();
     Some((
@@ -1754,6 +1756,32 @@ mod tests {
         assert!(review.scores.vr <= 1 && review.scores.sa <= 1, "{review:?}");
         let strong = o.score(&view(3, "We must resolve the host and reject private, loopback and link-local addresses, and re-check after every redirect."), TurnKind::Planning);
         assert_eq!(strong.scores.di, 3, "{strong:?}");
+    }
+
+    #[test]
+    fn a_star_after_punctuation_is_text_not_a_stem() {
+        let e = |p: &str| Entry::Plain(p.to_string());
+        assert_eq!(
+            pattern(&e("validat*")),
+            Some(("validat".into(), true, false))
+        );
+        // `***` is a masked value, not a stem `**` that every `/**` comment opener matches.
+        assert_eq!(pattern(&e("***")), Some(("***".into(), false, false)));
+        let o = Offline::new(
+            "security",
+            "Stop logging the raw SQL",
+            Some(532),
+            Some("app/route.ts"),
+            None,
+        )
+        .unwrap();
+        let mut v = view(1, "Rewrite.");
+        v.changes.push(ChangeView {
+            path: "app/route.ts".into(),
+            diff: "+/**\n+ * Explorer query endpoint\n+ */\n+const x = 1\n".into(),
+            whole: false,
+        });
+        assert_eq!(o.score(&v, TurnKind::Implementation).scores.di, 0);
     }
 
     #[test]
