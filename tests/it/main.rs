@@ -21,6 +21,7 @@ mod install;
 mod judge;
 mod layers;
 mod provenance;
+mod schemas;
 mod screen;
 mod secrets;
 mod sessions;
