@@ -255,3 +255,22 @@ pub(crate) fn prepare(
         std::thread::sleep(poll);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_file_of_an_earlier_build_is_read_and_saved_naming_this_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl.judge-batches.json");
+        std::fs::write(&p, r#"{"schema":"sage.judge-batches/1","batches":[]}"#).unwrap();
+        let s = load(&p).unwrap();
+        assert!(s.tool.is_none());
+        save(&p, &s).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["tool"], crate::tool::Tool::json());
+        assert!(text.find("\"tool\"") < text.find("\"batches\""), "{text}");
+    }
+}

@@ -570,3 +570,111 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
         .collect();
     assert_eq!(seen, all, "every document kind is covered");
 }
+
+#[test]
+fn documents_written_before_tool_existed_are_still_read() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    let untooled = |p: &Path| {
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        assert!(v.as_object_mut().unwrap().remove("tool").is_some());
+        std::fs::write(p, v.to_string()).unwrap();
+    };
+    // Saved scores and provenance, as an earlier build wrote them: origin reads them.
+    let scores = d.join("scores.json");
+    let prov = d.join("prov.json");
+    r.sage(&[
+        "-C",
+        ds,
+        "judge",
+        ".sage/sessions/fix-ssrf.yaml",
+        "--out",
+        scores.to_str().unwrap(),
+    ])
+    .ok();
+    r.sage(&["-C", ds, "provenance", "--out", prov.to_str().unwrap()])
+        .ok();
+    untooled(&scores);
+    untooled(&prov);
+    let o = r
+        .sage(&[
+            "-C",
+            ds,
+            "origin",
+            "--scores",
+            scores.to_str().unwrap(),
+            "--provenance",
+            prov.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(o["origin"]["turn"], 1);
+    // A results file of an earlier build: resumed, summarised and compared; its lines keep
+    // what they were written with (no tool), the new line names this build.
+    std::fs::write(
+        r.path().join("corpus.yaml"),
+        format!(
+            "cases:\n  - {{id: a, repo: demo, tip: agent/fix-ssrf, base: main, finding: {DEMO_FINDING}}}\n  - {{id: b, repo: demo, tip: agent/fix-ssrf, base: main, finding: {DEMO_FINDING}}}\n"
+        ),
+    )
+    .unwrap();
+    r.sage(&["batch", "corpus.yaml"]).ok();
+    let results = r.path().join("corpus.results.jsonl");
+    let old: Vec<String> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"case\":\"a\""))
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("tool");
+            v["report"].as_object_mut().unwrap().remove("tool");
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&results, format!("{}\n", old.join("\n"))).unwrap();
+    let run = r.sage(&["batch", "corpus.yaml"]).ok();
+    assert!(
+        run.stderr.contains("1 already done, 1 to run"),
+        "{}",
+        run.stderr
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let by_case = |c: &str| lines.iter().find(|l| l["case"] == c).unwrap();
+    assert!(
+        by_case("a").get("tool").is_none(),
+        "an earlier line keeps its (missing) tool"
+    );
+    assert!(errors("sage.batch/1", by_case("a"), false).is_empty());
+    check(by_case("b"));
+    let s = r
+        .sage(&[
+            "batch",
+            "--summarize",
+            "corpus.results.jsonl",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(s["ok"], 2);
+    std::fs::copy(&results, r.path().join("again.jsonl")).unwrap();
+    r.sage(&[
+        "agree",
+        "corpus.results.jsonl",
+        "again.jsonl",
+        "--format",
+        "json",
+        "--splits",
+        "10",
+    ])
+    .ok()
+    .json();
+}
