@@ -201,6 +201,8 @@ pub(crate) struct DimensionAgreement {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Agreement {
     pub schema: String,
+    /// The program that wrote the document.
+    pub tool: crate::tool::Tool,
     pub raters: Vec<String>,
     pub cases: usize,
     pub origin_type: TypeAgreement,
@@ -446,6 +448,7 @@ pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
         .collect();
     Agreement {
         schema: AGREEMENT_SCHEMA.into(),
+        tool: crate::tool::Tool::current(),
         raters: r.raters.clone(),
         cases: cases.len(),
         origin_type,

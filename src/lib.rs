@@ -31,6 +31,7 @@ pub(crate) mod settings;
 pub(crate) mod stats;
 pub(crate) mod term;
 pub(crate) mod timing;
+pub(crate) mod tool;
 pub(crate) mod transcript;
 
 pub use error::{Error, ErrorKind, Result};

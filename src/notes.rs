@@ -132,6 +132,7 @@ pub(crate) fn sections(doc: &ReportDoc) -> Vec<(String, Section)> {
     let data = |role: &str| {
         json!({
             "schema": "sage.note/1",
+            "tool": crate::tool::Tool::json(),
             "finding": f.id,
             "cwe": f.cwe,
             "file": f.file,

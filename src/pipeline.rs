@@ -604,6 +604,7 @@ pub(crate) fn blame(
     }
     let doc = ReportDoc {
         schema: REPORT_SCHEMA.into(),
+        tool: Some(crate::tool::Tool::current()),
         finding: rj::finding(req.anchor, &prov),
         unconfirmed: req.unconfirmed,
         range: rj::range(range),

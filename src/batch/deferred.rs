@@ -36,6 +36,9 @@ struct Submitted {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct State {
     schema: String,
+    /// The program that last wrote the file; absent in files written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool: Option<crate::tool::Tool>,
     batches: Vec<Submitted>,
 }
 
@@ -53,6 +56,7 @@ fn load(path: &Path) -> Result<State> {
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State {
             schema: STATE_SCHEMA.into(),
+            tool: None,
             batches: Vec::new(),
         }),
         Err(e) => Err(Error::env(format!("cannot read {}: {e}", path.display()))),
@@ -60,7 +64,12 @@ fn load(path: &Path) -> Result<State> {
 }
 
 fn save(path: &Path, s: &State) -> Result<()> {
-    let bytes = serde_json::to_vec_pretty(s)
+    // Each save rewrites the whole file, so it names this build whoever wrote it before.
+    let s = State {
+        tool: Some(crate::tool::Tool::current()),
+        ..s.clone()
+    };
+    let bytes = serde_json::to_vec_pretty(&s)
         .map_err(|e| Error::env(format!("cannot encode {}: {e}", path.display())))?;
     write_atomic(path, &bytes)
         .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))
@@ -244,5 +253,24 @@ pub(crate) fn prepare(
             return Ok(false);
         }
         std::thread::sleep(poll);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_file_of_an_earlier_build_is_read_and_saved_naming_this_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl.judge-batches.json");
+        std::fs::write(&p, r#"{"schema":"sage.judge-batches/1","batches":[]}"#).unwrap();
+        let s = load(&p).unwrap();
+        assert!(s.tool.is_none());
+        save(&p, &s).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["tool"], crate::tool::Tool::json());
+        assert!(text.find("\"tool\"") < text.find("\"batches\""), "{text}");
     }
 }

@@ -321,6 +321,9 @@ impl Shard {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct CaseResult {
     pub schema: String,
+    /// The program that wrote the document; absent in documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::tool::Tool>,
     pub case: String,
     #[serde(default)]
     pub labels: Labels,

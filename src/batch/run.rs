@@ -99,6 +99,7 @@ pub(crate) fn run_one(case: &Case, opts: &RunOptions) -> CaseResult {
     };
     CaseResult {
         schema: RESULT_SCHEMA.into(),
+        tool: Some(crate::tool::Tool::current()),
         case: case.id.clone(),
         labels: case.labels.clone(),
         status,

@@ -78,6 +78,8 @@ pub(crate) struct Failure {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Summary {
     pub schema: String,
+    /// The program that wrote the document.
+    pub tool: crate::tool::Tool,
     pub cases: usize,
     pub ok: usize,
     pub failed: usize,
@@ -310,6 +312,7 @@ pub(crate) fn summarise(results: &[CaseResult]) -> Summary {
     let all: Vec<&CaseResult> = results.iter().collect();
     Summary {
         schema: SUMMARY_SCHEMA.into(),
+        tool: crate::tool::Tool::current(),
         cases: results.len(),
         ok: ok.len(),
         failed: results.len() - ok.len(),

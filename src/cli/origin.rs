@@ -39,8 +39,13 @@ pub(crate) struct OriginArgs {
     pub allow_partial: bool,
 }
 
+/// What `origin --format json` writes (docs/json.md).
+const ORIGIN_SCHEMA: &str = "sage.origin/1";
+
 #[derive(Serialize)]
 struct Out {
+    schema: &'static str,
+    tool: crate::tool::Tool,
     origin: Origin,
     missed_opportunities: Vec<Missed>,
     recommendation: String,
@@ -103,6 +108,8 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     let recommendation =
         crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None)?;
     let out = Out {
+        schema: ORIGIN_SCHEMA,
+        tool: crate::tool::Tool::current(),
         origin,
         missed_opportunities: missed,
         recommendation,

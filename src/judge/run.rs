@@ -229,6 +229,7 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
     let first = sets.remove(0);
     Ok(ScoresDoc {
         schema: SCORES_SCHEMA.into(),
+        tool: Some(crate::tool::Tool::current()),
         judge: first.judge,
         turns: first.turns,
         sets,

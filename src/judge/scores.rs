@@ -156,6 +156,9 @@ pub(crate) struct ScoreSet {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ScoresDoc {
     pub schema: String,
+    /// The program that wrote the document; absent in documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::tool::Tool>,
     pub judge: JudgeInfo,
     pub turns: Vec<TurnScore>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

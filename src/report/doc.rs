@@ -31,6 +31,9 @@ pub(crate) struct AltOrigin {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ReportDoc {
     pub schema: String,
+    /// The program that wrote the document; absent in documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::tool::Tool>,
     pub finding: FindingJson,
     /// The finding came from `--find-anchor` and no person confirmed it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

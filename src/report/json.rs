@@ -171,6 +171,9 @@ pub(crate) struct SessionJson {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct ProvenanceDoc {
     pub schema: String,
+    /// The program that wrote the document; absent in documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::tool::Tool>,
     pub finding: FindingJson,
     pub range: RangeJson,
     pub provenance: ProvenanceJson,
@@ -280,6 +283,7 @@ pub(crate) fn provenance_doc(
 ) -> ProvenanceDoc {
     ProvenanceDoc {
         schema: PROVENANCE_SCHEMA.to_string(),
+        tool: Some(crate::tool::Tool::current()),
         finding: finding(anchor, p),
         range: range(r),
         provenance: provenance(r, p),

@@ -295,6 +295,8 @@ pub(crate) struct Counts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ScreenDoc {
     pub schema: String,
+    /// The program that wrote the document.
+    pub tool: crate::tool::Tool,
     pub base: String,
     pub tip: String,
     pub commits: usize,
@@ -366,6 +368,7 @@ pub(crate) fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<Scree
     }
     Ok(ScreenDoc {
         schema: SCREEN_SCHEMA.into(),
+        tool: crate::tool::Tool::current(),
         base: range.base.to_string(),
         tip: input.tip.to_string(),
         commits: range.commits.len(),

@@ -414,6 +414,7 @@ impl Builder {
         }
         Ok(Transcript {
             schema: TURNS_SCHEMA.to_string(),
+            tool: Some(crate::tool::Tool::current()),
             format,
             source: source.to_string(),
             session_id: self.session_id,

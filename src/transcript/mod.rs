@@ -77,6 +77,9 @@ impl Format {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Transcript {
     pub schema: String,
+    /// The program that wrote the document; absent in documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<crate::tool::Tool>,
     pub format: Format,
     /// The file as the user named it.
     pub source: String,

@@ -27,12 +27,9 @@ fn corpus(r: &Repo, n: usize, extra: &str) -> std::path::PathBuf {
     m
 }
 
+/// The results lines, each checked against docs/schema/sage.batch-1.json.
 fn lines(p: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::schemas::check_lines(p)
 }
 
 #[test]
@@ -568,11 +565,9 @@ async fn openai_batch_api_submits_once_resumes_and_fills_the_cache() {
         "{}",
         run.stderr
     );
-    assert!(
-        r.path()
-            .join("corpus.results.jsonl.judge-batches.json")
-            .exists()
-    );
+    let state = r.path().join("corpus.results.jsonl.judge-batches.json");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
+    assert_eq!(crate::schemas::check(&state), "sage.judge-batches/1");
     let asked = b.uploaded.lock().unwrap().len();
     assert_eq!(
         asked, 6,

@@ -202,9 +202,12 @@ impl Run {
         self
     }
 
+    /// stdout as JSON; one of our documents (or a list of them) must match its schema.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", self.stdout))
+        let v = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", self.stdout));
+        crate::schemas::check_output(&v);
+        v
     }
 
     /// Bad input: exit 2 and exactly one line on stderr that mentions `needle`.

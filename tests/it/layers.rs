@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["error"],
     &["term"],
-    &["anchor", "files", "redact", "stats", "timing"],
+    &["anchor", "files", "redact", "stats", "timing", "tool"],
     &["git"],
     &["settings"],
     &["finding"],

@@ -22,6 +22,7 @@ mod judge;
 mod layers;
 mod provenance;
 mod sarif;
+mod schemas;
 mod screen;
 mod secrets;
 mod sessions;
