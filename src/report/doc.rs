@@ -31,6 +31,9 @@ pub(crate) struct AltOrigin {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ReportDoc {
     pub schema: String,
+    /// The repository's name: its `origin` remote's last path part, else its directory's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
     pub finding: FindingJson,
     /// The finding came from `--find-anchor` and no person confirmed it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
