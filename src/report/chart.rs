@@ -317,7 +317,7 @@ fn legend() -> String {
             esc(d.name())
         );
     }
-    out.push_str("<li><i class=\"sw s0\"></i><i class=\"sw s1\"></i><i class=\"sw s2\"></i><i class=\"sw s3\"></i>score 0–3 (darker is higher)</li>");
+    out.push_str("<li><i class=\"sw s0\"></i><i class=\"sw s1\"></i><i class=\"sw s2\"></i><i class=\"sw s3\"></i>score 0–3 (the stronger, the higher)</li>");
     out.push_str("<li><i class=\"sw na\"></i>not applicable</li><li><i class=\"sw fail\"></i>scoring failed</li>");
     out.push_str("<li><i class=\"mk origin\"></i>origin</li><li><i class=\"mk write\"></i>write of the anchored file (the introducing one named)</li><li><i class=\"mk missed\"></i>missed opportunity</li>");
     out.push_str("</ul>\n");
