@@ -263,6 +263,11 @@ turns:
         assert_eq!(t.context.len(), 2);
         assert_eq!(t.context[1].before_turn, 3);
         assert_eq!(t.turns[0].agent, "cursor");
+        assert_eq!(t.agent.as_deref(), Some("cursor"));
+        // A session that names no agent says so: its turns' "agent" is a stand-in.
+        let unnamed = "turns:\n  - text: Plan.\n";
+        let u = parse(Input::from_bytes("u.yaml", unnamed.into()), "u.yaml").unwrap();
+        assert_eq!((u.turns[0].agent.as_str(), u.agent), ("agent", None));
         assert!(!t.turns[1].reasoning_available);
         assert!(t.turns[1].reasoning_redacted);
         assert_eq!(t.turns[1].kind, TurnKind::Implementation);
