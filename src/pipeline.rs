@@ -49,6 +49,8 @@ impl Session {
             skipped_lines: self.transcript.skipped.clone(),
             chosen_because: Some(self.why.clone()),
             considered: self.others.clone(),
+            agent: self.transcript.agent.clone(),
+            model: self.transcript.model.clone(),
         }
     }
 
@@ -602,9 +604,10 @@ pub(crate) fn blame(
     if req.unconfirmed {
         warnings.push("the finding is unconfirmed (a scanner result or a screening candidate): confirm it before acting on the origin".into());
     }
-    let doc = ReportDoc {
+    let mut doc = ReportDoc {
         schema: REPORT_SCHEMA.into(),
         tool: Some(crate::tool::Tool::current()),
+        repository: None,
         finding: rj::finding(req.anchor, &prov),
         unconfirmed: req.unconfirmed,
         range: rj::range(range),
@@ -620,6 +623,134 @@ pub(crate) fn blame(
         warnings,
         failed_turns: scores.map(|d| d.failed_turns).unwrap_or_default(),
     };
+    add_context(repo, range, &prov, &mut doc)?;
     let failed = doc.failed_turns.len();
     Ok((doc, failed))
+}
+
+/// Lines of context shown around the located code at the tip.
+const TIP_CONTEXT: u32 = 2;
+/// At most this many located lines are shown (a scanner may flag a whole function).
+const TIP_MAX: u32 = 20;
+
+/// What a report's header shows beyond the analysis — the repository's name, the branch, the
+/// tip's date, the CWE's name, the located code at the tip and what the introducing write
+/// changed — read here, so that renderers get owned data and never touch git.
+fn add_context(
+    repo: &Repo,
+    range: &Range,
+    prov: &Provenance,
+    doc: &mut crate::report::doc::ReportDoc,
+) -> Result<()> {
+    doc.repository = repository_name(repo)?;
+    doc.range.branch = if range.tip_name == "HEAD" {
+        repo.head_branch()
+    } else {
+        Some(range.tip_name.clone())
+    };
+    let tip = repo.commit_info(range.tip)?;
+    doc.range.tip_date = Some(
+        crate::transcript::detect::iso_from_millis(tip.time.saturating_mul(1000))
+            .replace(".000Z", "Z"),
+    );
+    doc.finding.cwe_name = doc.finding.cwe.and_then(crate::judge::offline::cwe_name);
+    let holds = line_holds(prov);
+    if let (Some(start), Some(text)) = (prov.tip_line, repo.file_in_tree(tip.tree, &prov.file)?) {
+        let text = String::from_utf8_lossy(&text);
+        let span = located_span(prov, &text).clamp(1, TIP_MAX);
+        let end = start + span - 1;
+        let first = start.saturating_sub(TIP_CONTEXT).max(1);
+        doc.finding.tip_lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i as u32 + 1, l))
+            .skip_while(|(n, _)| *n < first)
+            .take_while(|(n, _)| *n <= end + TIP_CONTEXT)
+            .map(|(n, l)| crate::report::json::TipLine {
+                line: n,
+                text: crate::redact::redact(l).0,
+                anchored: (start..=end).contains(&n),
+            })
+            .collect();
+    }
+    if let (Some(i), Some(w)) = (prov.introducing, doc.provenance.introducing_write.as_mut()) {
+        let before = match i.checked_sub(1) {
+            Some(p) => write_text(repo, &prov.writes[p])?,
+            None => match prov.base.blob {
+                Some(b) => String::from_utf8_lossy(&repo.read_blob(b)?).into_owned(),
+                None => String::new(),
+            },
+        };
+        let after = write_text(repo, &prov.writes[i])?;
+        w.diff = crate::report::hunks::hunks(&before, &after, &holds)
+            .map(|d| crate::redact::redact(&d).0);
+    }
+    Ok(())
+}
+
+/// The anchored file's text after a write: its blob, or what replay rebuilt; empty when the
+/// write left no such file.
+fn write_text(repo: &Repo, w: &provenance::WriteRecord) -> Result<String> {
+    Ok(match (w.snapshot.blob, &w.replayed) {
+        (Some(b), _) => String::from_utf8_lossy(&repo.read_blob(b)?).into_owned(),
+        (None, Some(t)) => t.clone(),
+        (None, None) => String::new(),
+    })
+}
+
+/// Whether a line holds (the start of) the located code: the pattern matches it, or it holds
+/// the first line of a fragment, white space aside.
+fn line_holds(prov: &Provenance) -> impl Fn(&str) -> bool + use<> {
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    let re = prov
+        .pattern
+        .as_deref()
+        .and_then(|p| regex::Regex::new(p).ok());
+    let firsts: Vec<String> = prov
+        .fragments
+        .iter()
+        .filter_map(|f| f.lines().map(str::trim).find(|l| !l.is_empty()))
+        .map(squash)
+        .collect();
+    move |line: &str| match &re {
+        Some(re) => re.is_match(line),
+        None => {
+            let l = squash(line);
+            firsts.iter().any(|f| l.contains(f.as_str()))
+        }
+    }
+}
+
+/// How many lines the located code spans in the tip's text: the first fragment's lines, or the
+/// pattern's first match.
+fn located_span(prov: &Provenance, text: &str) -> u32 {
+    if let Some(p) = &prov.pattern {
+        return regex::Regex::new(p)
+            .ok()
+            .and_then(|re| re.find(text))
+            .map_or(1, |m| {
+                m.as_str().trim_end_matches('\n').lines().count() as u32
+            });
+    }
+    prov.fragments
+        .first()
+        .map_or(1, |f| f.trim().lines().count() as u32)
+}
+
+/// The repository's name for a report: the last path part of the `origin` remote's URL (no
+/// credentials can be in it), else the work tree's directory name.
+fn repository_name(repo: &Repo) -> Result<Option<String>> {
+    let from_url = repo.config_string("remote.origin.url")?.and_then(|url| {
+        let tail = url
+            .trim_end_matches('/')
+            .rsplit(['/', ':', '\\'])
+            .next()
+            .unwrap_or("");
+        let name = tail.strip_suffix(".git").unwrap_or(tail);
+        (!name.is_empty()).then(|| name.to_string())
+    });
+    Ok(from_url.or_else(|| {
+        let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
+        dir.file_name().map(|n| n.to_string_lossy().into_owned())
+    }))
 }

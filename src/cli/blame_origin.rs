@@ -151,6 +151,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     if args.all {
         let set = ReportSet {
             schema: REPORTS_SCHEMA,
+            tool: crate::tool::Tool::current(),
             reports: &docs,
         };
         emit(ctx, &targets, &set, |f| render_all(&docs, f))?;
@@ -221,6 +222,7 @@ const REPORTS_SCHEMA: &str = "sage.reports/1";
 #[derive(serde::Serialize)]
 struct ReportSet<'a> {
     schema: &'static str,
+    tool: crate::tool::Tool,
     reports: &'a [ReportDoc],
 }
 

@@ -150,7 +150,9 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         unconfirmed: false,
         templates_dir: None,
     };
-    let (doc, _) = pipeline::blame(&repo, &range, &AgentMatcher::everyone(), req)?;
+    let (mut doc, _) = pipeline::blame(&repo, &range, &AgentMatcher::everyone(), req)?;
+    // The example's own name, not the temporary directory's: the same bytes wherever it runs.
+    doc.repository = Some("product-media".into());
     let place = match &args.keep {
         Some(d) => format!("The example repository is kept in {}.", d.display()),
         None => "Run `git sage demo --keep DIR` to keep the example repository and try the other commands on it.".to_string(),

@@ -352,6 +352,15 @@ impl Repo {
         })
     }
 
+    /// The branch `HEAD` names (`agent/fix-ssrf`), or `None` when it is detached or unborn.
+    pub fn head_branch(&self) -> Option<String> {
+        let head = self.inner.head().ok()?;
+        if !head.is_branch() {
+            return None;
+        }
+        head.shorthand().ok().map(str::to_string)
+    }
+
     /// The tree id of a commit.
     pub fn tree_of(&self, commit: Oid) -> Result<Oid> {
         let c = self

@@ -49,6 +49,9 @@ pub(crate) struct WriteRecord {
     pub via_merge: Option<Oid>,
     /// Why no turn could be given to this write, when a session was read.
     pub unmapped_reason: Option<String>,
+    /// For a write rebuilt by replay: the anchored file's text after it (it has no blob, and
+    /// the report shows what it changed).
+    pub replayed: Option<String>,
 }
 
 /// Provenance of one anchor over one range.
@@ -187,6 +190,7 @@ pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mappin
                     final_only: false,
                     via_merge: w.via_merge,
                     unmapped_reason: None,
+                    replayed: sub.content.clone(),
                 });
             }
             w.turn = Some(subs[subs.len() - 1].turn);
@@ -401,6 +405,7 @@ fn analyse_range(
             final_only: false,
             via_merge: c.via_merge,
             unmapped_reason: None,
+            replayed: None,
         });
     }
 

@@ -57,8 +57,21 @@ const CWES: &[(u32, &str)] = &[
     (614, include_str!("../../templates/lexicons/cwe-614.yaml")),
 ];
 
+/// The name of a CWE that has its own embedded list (`server-side request forgery (SSRF)`),
+/// for reports; a list that only serves a CWE (`related`) does not name it.
+pub(crate) fn cwe_name(cwe: u32) -> Option<String> {
+    /// Only the name: reading the whole list for it would parse every phrase.
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let (_, text) = CWES.iter().find(|(n, _)| *n == cwe)?;
+    serde_yaml::from_str::<Named>(text).ok().map(|l| l.name)
+}
+
 /// One entry of a list: a phrase, or a phrase with the reason it is there. A phrase ending in
-/// `*` is a stem (`validat*`: validate, validation); otherwise it matches whole words only, so
+/// a word and `*` is a stem (`validat*`: validate, validation); otherwise it matches whole
+/// words only, so
 /// `sqli` is not found inside `sqlite3`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
@@ -517,17 +530,6 @@ impl<'a> History<'a> {
         let (_, diff) = self.written.get(path)?.iter().rev().find(|(t, _)| *t < n)?;
         Some(added_lines(diff).map(str::trim).collect())
     }
-}
-
-/// The name of a CWE that has an embedded lexicon (`918` → "server-side request forgery
-/// (SSRF)"), for reports.
-pub(crate) fn cwe_name(cwe: u32) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Named {
-        name: String,
-    }
-    let (_, text) = CWES.iter().find(|(n, _)| *n == cwe)?;
-    serde_yaml::from_str::<Named>(text).ok().map(|l| l.name)
 }
 
 fn load_yaml<T: for<'de> Deserialize<'de>>(
@@ -1689,6 +1691,16 @@ mod tests {
             .collect()
     }
     use crate::judge::prompt::{CallView, ChangeView};
+
+    #[test]
+    fn cwe_names_come_from_the_lists() {
+        assert_eq!(
+            cwe_name(918).as_deref(),
+            Some("server-side request forgery (SSRF)")
+        );
+        assert_eq!(cwe_name(1), None);
+        assert!(inventory().keys().all(|c| cwe_name(*c).is_some()));
+    }
 
     fn view(n: u32, text: &str) -> TurnView {
         TurnView {

@@ -34,6 +34,9 @@ pub(crate) struct ReportDoc {
     /// The program that wrote the document; absent in documents written before it was added.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<crate::tool::Tool>,
+    /// The repository's name: its `origin` remote's last path part, else its directory's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
     pub finding: FindingJson,
     /// The finding came from `--find-anchor` and no person confirmed it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -1,10 +1,15 @@
-//! `blame-origin --format html`: one self-contained page — a timeline of the four scores per
-//! turn as inline SVG with marks for the origin, the introducing write and missed
-//! opportunities, then the turns, provenance and recommendation. Every string from the
+//! `blame-origin --format html`: one self-contained page for a security engineer — a header
+//! naming the finding and where it was looked for, the verdict (provenance with the
+//! introducing write's diff, origin with its quote, type and remedy), the timeline of scores
+//! and marks (report/chart.rs), the recommendation and the turns. No script, font or image is
+//! fetched: the style is inline and the chart is inline SVG. Every string from the
 //! transcript or the repository is escaped.
 
+use std::fmt::Write;
+
+use crate::history::ProvenanceStatus;
 use crate::judge::scores::Dim;
-use crate::origin::Status;
+use crate::origin::{OriginType, Status};
 use crate::report::doc::ReportDoc;
 
 /// HTML text and attribute escaping.
@@ -23,171 +28,520 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
-const COLORS: [(&str, &str); 4] = [
-    ("TR", "#c0392b"),
-    ("DI", "#2471a3"),
-    ("VR", "#229954"),
-    ("SA", "#b9770e"),
-];
+/// The page's style: light and dark schemes, a layout that reflows down to 400 px (the turns
+/// table becomes cards), print rules. No size below 12 px anywhere.
+const STYLE: &str = include_str!("report.css");
 
-fn chart(doc: &ReportDoc) -> String {
-    let n = doc.turns.len().max(1);
-    let step = 28.0_f64;
-    let (left, top, h) = (36.0, 16.0, 120.0);
-    let width = left + step * n as f64 + 20.0;
-    let height = top + h + 46.0;
-    let x = |i: usize| left + step * (i as f64 + 0.5);
-    let y = |v: u8| top + h - (v as f64) * (h / 3.0);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" role=\"img\" aria-label=\"scores per turn\" font-family=\"sans-serif\" font-size=\"10\">"
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+/// One `<dt>`/`<dd>` pair of the header; `value` is HTML already.
+fn meta(out: &mut String, name: &str, value: &str) {
+    let _ = write!(out, "<div><dt>{name}</dt><dd>{value}</dd></div>");
+}
+
+fn header(doc: &ReportDoc) -> String {
+    let f = &doc.finding;
+    let mut out = String::from(
+        "<header class=\"top\">\n<p class=\"kicker\">git sage · where the security repair first went wrong</p>\n",
     );
-    for v in 0..=3u8 {
-        svg.push_str(&format!("<line x1=\"{left}\" x2=\"{:.0}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{:.1}\" fill=\"#666\">{v}</text>", width - 10.0, y(v), y(v), left - 14.0, y(v) + 3.0));
+    let cwe = f
+        .cwe_label()
+        .map(|c| match &f.cwe_name {
+            Some(n) => format!("{} · {}", esc(&c), esc(n)),
+            None => esc(&c),
+        })
+        .map(|c| format!("<span class=\"cwe\">{c}</span>"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "<h1><span class=\"id\">{}</span>{cwe}</h1>",
+        esc(&f.id)
+    );
+    if let Some(d) = f.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        let _ = writeln!(out, "<p class=\"desc\">{}</p>", esc(d.trim()));
     }
-    let origin = doc.origin.turn;
-    let intro = doc
+    if doc.unconfirmed {
+        out.push_str("<p class=\"banner\"><strong>Unconfirmed finding</strong> (from <code>--find-anchor</code>): confirm it before acting on this report.</p>\n");
+    }
+    let mut dl = String::new();
+    let anchored: Vec<u32> = f
+        .tip_lines
+        .iter()
+        .filter(|l| l.anchored)
+        .map(|l| l.line)
+        .collect();
+    let lines = match (anchored.first().copied(), anchored.last().copied(), f.line) {
+        (Some(a), Some(b), _) if a != b => format!(", lines {a}–{b}"),
+        (Some(a), _, _) | (None, _, Some(a)) => format!(", line {a}"),
+        _ => String::new(),
+    };
+    meta(
+        &mut dl,
+        "File",
+        &format!("<code>{}</code>{lines}", esc(&f.file)),
+    );
+    if let Some(r) = &doc.repository {
+        meta(&mut dl, "Repository", &esc(r));
+    }
+    let r = &doc.range;
+    if let Some(b) = &r.branch {
+        meta(&mut dl, "Branch", &format!("<code>{}</code>", esc(b)));
+    }
+    meta(
+        &mut dl,
+        "Range",
+        &format!(
+            "<code>{}..{}</code> · {} commit{} · base: {}",
+            esc(short(&r.base)),
+            esc(short(&r.tip)),
+            r.commits,
+            if r.commits == 1 { "" } else { "s" },
+            esc(r.base_source.as_deref().unwrap_or("given"))
+        ),
+    );
+    if let Some(d) = &r.tip_date {
+        meta(
+            &mut dl,
+            "Tip date",
+            &esc(&d.replace('T', " ").replace('Z', " UTC")),
+        );
+    }
+    match &doc.session {
+        Some(s) => {
+            let agent = match &s.agent {
+                Some(a) => format!("agent {}", esc(a)),
+                None => "agent not named".to_string(),
+            };
+            let model = s
+                .model
+                .as_deref()
+                .map(|m| format!(" · model {}", esc(m)))
+                .unwrap_or_default();
+            meta(
+                &mut dl,
+                "Session",
+                &format!(
+                    "<code>{}</code> · {} format · {agent}{model} · turns {}–{} of {}",
+                    esc(&s.source),
+                    esc(&s.format),
+                    s.scope.first,
+                    s.scope.last,
+                    s.turns
+                ),
+            );
+        }
+        None => meta(&mut dl, "Session", "none found"),
+    }
+    meta(
+        &mut dl,
+        "Judge",
+        &format!("{} ({})", esc(&doc.judge.name), esc(&doc.judge.protocol)),
+    );
+    meta(
+        &mut dl,
+        "Tool",
+        &format!("git sage {}", env!("CARGO_PKG_VERSION")),
+    );
+    let _ = writeln!(out, "<dl class=\"meta\">{dl}</dl>");
+    if !f.tip_lines.is_empty() {
+        let _ = write!(
+            out,
+            "<figure class=\"code\"><figcaption>The vulnerable code at the tip — <code>{}</code></figcaption><pre>",
+            esc(&f.file)
+        );
+        for l in &f.tip_lines {
+            let _ = write!(
+                out,
+                "<span class=\"ln{}\"><span class=\"no\">{}</span>{}</span>",
+                if l.anchored { " hit" } else { "" },
+                l.line,
+                esc(&l.text)
+            );
+        }
+        out.push_str("</pre></figure>\n");
+    }
+    out.push_str("</header>\n");
+    out
+}
+
+/// The provenance status as the verdict's badge.
+fn status_words(s: ProvenanceStatus) -> (&'static str, &'static str) {
+    match s {
+        ProvenanceStatus::Introduced => ("introduced", "introduced by the agent"),
+        ProvenanceStatus::IntroducedByOther => ("other", "introduced by someone else"),
+        ProvenanceStatus::Inherited => ("inherited", "inherited from the base"),
+        ProvenanceStatus::NoCodeLocation => ("none", "no code location"),
+    }
+}
+
+fn provenance_card(doc: &ReportDoc) -> String {
+    let p = &doc.provenance;
+    let (class, words) = status_words(p.status);
+    let mut out = format!(
+        "<article class=\"card prov\"><h3>Provenance</h3><p class=\"badge {class}\">{words}</p>"
+    );
+    let mut facts = Vec::new();
+    match &p.introducing_write {
+        Some(w) => {
+            let mut s = format!("Write {} (<code>{}</code>", w.write, esc(short(&w.commit)));
+            if let Some(sum) = &w.summary {
+                let _ = write!(s, " “{}”", esc(sum));
+            }
+            s.push(')');
+            match (w.turn, &w.unmapped_reason) {
+                (Some(t), _) => {
+                    let by = w
+                        .mapped_by
+                        .map(|m| format!(", mapped by {}", m.as_str()))
+                        .unwrap_or_default();
+                    let _ = write!(s, " made it at turn {t}{by}.");
+                }
+                (None, Some(r)) => {
+                    let _ = write!(s, " made it; no turn: {}.", esc(r));
+                }
+                (None, None) => s.push_str(" made it."),
+            }
+            facts.push(s);
+            if let Some(m) = &w.via_merge {
+                facts.push(format!(
+                    "Brought in by merge <code>{}</code>.",
+                    esc(short(m))
+                ));
+            }
+        }
+        None if p.status == ProvenanceStatus::Inherited => facts.push(format!(
+            "The code was already at the base <code>{}</code> and stayed to the tip.",
+            esc(short(&doc.range.base))
+        )),
+        None => {}
+    }
+    if let Some(r) = &p.reason {
+        facts.push(esc(r));
+    }
+    facts.push(format!(
+        "Reconstruction <code>{}</code>.",
+        esc(p.reconstruction.as_str())
+    ));
+    for f in facts {
+        let _ = write!(out, "<p>{f}</p>");
+    }
+    if let Some((w, d)) = p
+        .introducing_write
+        .as_ref()
+        .and_then(|w| w.diff.as_ref().map(|d| (w, d)))
+    {
+        let _ = write!(
+            out,
+            "<figure class=\"diff\"><figcaption>What write {} changed in <code>{}</code></figcaption><pre>",
+            w.write,
+            esc(&doc.finding.file)
+        );
+        for line in d.lines() {
+            let class = match line.chars().next() {
+                Some('+') => "add",
+                Some('-') => "del",
+                Some('@') => "hunk",
+                Some('…') => "more",
+                _ => "ctx",
+            };
+            let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(line));
+        }
+        out.push_str("</pre></figure>");
+    }
+    out.push_str("</article>\n");
+    out
+}
+
+/// The change the origin type asks for, from the recommendation's first bold phrase (the
+/// templates name it there: "a **bypass check**").
+fn remedy(doc: &ReportDoc) -> Option<String> {
+    let r = &doc.recommendation;
+    let start = r.find("**")? + 2;
+    let len = r[start..].find("**")?;
+    Some(r[start..start + len].to_string())
+}
+
+fn origin_card(doc: &ReportDoc) -> String {
+    let o = &doc.origin;
+    let mut out = String::from("<article class=\"card origin\"><h3>Origin</h3>");
+    match o.status {
+        Status::Localized => {
+            let _ = write!(
+                out,
+                "<p class=\"badge origin\">turn {} · {}</p>",
+                o.turn.unwrap_or(0),
+                esc(o.kind.map(|k| k.words()).unwrap_or("?"))
+            );
+            if let Some(q) = &o.quote {
+                let _ = write!(out, "<blockquote>{}</blockquote>", esc(q));
+            }
+            if let Some(k) = o.kind {
+                let _ = write!(out, "<p>{}</p>", type_sentence(k));
+            }
+            if let Some(b) = o.bound {
+                let _ = write!(
+                    out,
+                    "<p class=\"muted\">Candidates were the turns up to {b} ({}).</p>",
+                    esc(o.bound_by.as_deref().unwrap_or(""))
+                );
+            }
+        }
+        Status::Undetermined => {
+            out.push_str("<p class=\"badge none\">undetermined</p>");
+            if let Some(d) = &o.detail {
+                let _ = write!(out, "<p>{}</p>", esc(d));
+            }
+        }
+    }
+    match remedy(doc) {
+        Some(r) => {
+            let _ = write!(
+                out,
+                "<p class=\"remedy\"><strong>Remedy:</strong> a {} — see <a href=\"#recommendation\">the recommendation</a>.</p>",
+                esc(&r)
+            );
+        }
+        None => out.push_str(
+            "<p class=\"remedy\">See <a href=\"#recommendation\">the recommendation</a>.</p>",
+        ),
+    }
+    if !doc.other_origins.is_empty() {
+        out.push_str("<p class=\"muted\">Other judges and repeats:</p><ul class=\"others\">");
+        for a in &doc.other_origins {
+            let what = match (a.origin.status, a.origin.turn, a.origin.kind) {
+                (Status::Localized, Some(t), Some(k)) => format!("turn {t} · {}", k.words()),
+                _ => "undetermined".into(),
+            };
+            let _ = write!(
+                out,
+                "<li>{}{}: {}</li>",
+                esc(&a.judge),
+                a.repeat
+                    .map(|r| format!(" (repeat {r})"))
+                    .unwrap_or_default(),
+                esc(&what)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if doc.manual_review {
+        out.push_str("<p class=\"banner\">Judges or repeats disagree on the origin type: review this case by hand.</p>");
+    }
+    out.push_str("</article>\n");
+    out
+}
+
+/// What an origin type means (docs/method.md#origin-rule), in one sentence.
+fn type_sentence(k: OriginType) -> &'static str {
+    match k {
+        OriginType::InadequateDefence => {
+            "Inadequate defence: the agent named a defence before the introducing write; the confirmed defect shows it did not hold."
+        }
+        OriginType::UnaddressedRequirement => {
+            "Unaddressed requirement: the agent had the chance to address the security intent and showed neither the threat nor a defence."
+        }
+        OriginType::DefectInChange => {
+            "Defect in the code change: the agent had the threat or a defence in mind, and the mistake was made in writing the code."
+        }
+        OriginType::NotNoticed => {
+            "Not noticed: the agent showed neither the threat nor a defence when it had the chance."
+        }
+        OriginType::NoticedChosePoorly => {
+            "Noticed, chose poorly: the agent had the threat or a defence in mind, and the defence or the code did not hold."
+        }
+    }
+}
+
+/// The missed opportunities as a sentence: the first few, then how many more.
+fn missed_line(doc: &ReportDoc) -> String {
+    const SHOWN: usize = 8;
+    let m = &doc.missed_opportunities;
+    if m.is_empty() {
+        return "<p class=\"missed-line\"><strong>Missed opportunities:</strong> none.</p>\n"
+            .into();
+    }
+    let list: Vec<String> = m
+        .iter()
+        .take(SHOWN)
+        .map(|x| {
+            format!(
+                "turn {} ({}, VR {}, SA {}{})",
+                x.turn,
+                x.kind.as_str(),
+                x.vr,
+                x.sa,
+                if x.touches_anchor {
+                    ", touched the anchored code"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    let more = if m.len() > SHOWN {
+        format!("; and {} more, marked in the timeline", m.len() - SHOWN)
+    } else {
+        String::new()
+    };
+    format!(
+        "<p class=\"missed-line\"><strong>Missed opportunities</strong> (later turns that could have caught it): {}{more}.</p>\n",
+        esc(&list.join("; "))
+    )
+}
+
+fn turns_table(doc: &ReportDoc) -> String {
+    if doc.turns.is_empty() {
+        return "<p class=\"muted\">No turns were scored.</p>\n".into();
+    }
+    // The agent column only says something when turns have different speakers (roles).
+    let agents = doc
+        .turns
+        .iter()
+        .map(|t| t.agent.as_str())
+        .collect::<std::collections::BTreeSet<_>>();
+    let show_agent = agents.len() > 1;
+    let o = &doc.origin;
+    let intro_turn = doc
         .provenance
         .introducing_write
         .as_ref()
         .and_then(|w| w.turn);
-    for (i, t) in doc.turns.iter().enumerate() {
-        let turn = t.score.turn;
-        if Some(turn) == origin {
-            svg.push_str(&format!("<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{1:.1}\" stroke=\"#c0392b\" stroke-width=\"2\" stroke-dasharray=\"4 3\"/><text x=\"{0:.1}\" y=\"{2}\" text-anchor=\"middle\" fill=\"#c0392b\">origin</text>", x(i), top + h, top - 4.0));
-        }
-        if Some(turn) == intro {
-            svg.push_str(&format!("<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{1:.1}\" stroke=\"#555\" stroke-width=\"2\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\" fill=\"#555\">write</text>", x(i), top + h, top + h + 34.0));
-        }
-        if doc.missed_opportunities.iter().any(|m| m.turn == turn) {
-            svg.push_str(&format!("<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"none\" stroke=\"#e67e22\" stroke-width=\"2\"><title>missed opportunity</title></circle>", x(i), top + h + 24.0));
-        }
-        svg.push_str(&format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#333\">{turn}</text>",
-            x(i),
-            top + h + 12.0
-        ));
-    }
-    for (k, d) in Dim::ALL.iter().enumerate() {
-        let pts: Vec<String> = doc
-            .turns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| {
-                t.score
-                    .scores
-                    .filter(|_| t.score.applicable)
-                    .map(|s| format!("{:.1},{:.1}", x(i), y(s.get(*d)) - k as f64 * 1.5))
-            })
-            .collect();
-        svg.push_str(&format!("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>", COLORS[k].1, pts.join(" "), d.name()));
-    }
-    svg.push_str("</svg>");
-    svg
-}
-
-pub(crate) fn report(doc: &ReportDoc) -> String {
-    let f = &doc.finding;
-    let o = &doc.origin;
-    let origin = match o.status {
-        Status::Localized => format!(
-            "turn {} — {}",
-            o.turn.unwrap_or(0),
-            o.kind.map(|k| k.words()).unwrap_or("?")
-        ),
-        Status::Undetermined => format!("undetermined — {}", o.detail.as_deref().unwrap_or("")),
-    };
-    let p = &doc.provenance;
-    let prov = super::provenance_words(p, str::to_string);
-    let legend: String = COLORS
+    let write_turns: std::collections::BTreeSet<u32> = doc
+        .provenance
+        .writes
         .iter()
-        .zip(Dim::ALL)
-        .map(|((k, c), d)| format!("<span style=\"color:{c}\">■ {k} {}</span> ", esc(d.name())))
+        .filter(|w| w.changed)
+        .filter_map(|w| w.turn)
         .collect();
-    let mut rows = String::new();
+    let mut out = String::from("<table class=\"turns\"><thead><tr><th scope=\"col\">turn</th>");
+    if show_agent {
+        out.push_str("<th scope=\"col\">agent</th>");
+    }
+    out.push_str("<th scope=\"col\">kind</th>");
+    for d in Dim::ALL {
+        let _ = write!(
+            out,
+            "<th scope=\"col\" class=\"sc\" title=\"{}\">{}</th>",
+            esc(d.name()),
+            d.key().to_uppercase()
+        );
+    }
+    out.push_str("<th scope=\"col\">what was said</th></tr></thead>\n<tbody>\n");
     for t in &doc.turns {
         let s = &t.score;
-        let cls = if Some(s.turn) == o.turn {
+        let is_origin = Some(s.turn) == o.turn && o.status == Status::Localized;
+        let missed = doc.missed_opportunities.iter().any(|m| m.turn == s.turn);
+        let class = if is_origin {
             " class=\"origin\""
-        } else if doc.missed_opportunities.iter().any(|m| m.turn == s.turn) {
+        } else if missed {
             " class=\"missed\""
         } else {
             ""
         };
-        let cells = match (&s.scores, s.applicable) {
-            (None, _) => "<td colspan=\"4\">scoring failed</td>".to_string(),
-            (Some(_), false) => "<td colspan=\"4\">not applicable</td>".to_string(),
-            (Some(x), true) => format!(
-                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                x.tr, x.di, x.vr, x.sa
+        let mut marks = String::new();
+        if is_origin {
+            marks.push_str("<span class=\"tag origin\">◆ origin</span>");
+        }
+        if Some(s.turn) == intro_turn {
+            marks.push_str("<span class=\"tag write\">✎ introducing write</span>");
+        } else if write_turns.contains(&s.turn) {
+            marks.push_str("<span class=\"tag write\">✎ write</span>");
+        }
+        if missed {
+            marks.push_str("<span class=\"tag missed\">○ missed</span>");
+        }
+        let _ = write!(
+            out,
+            "<tr{class} id=\"turn-{}\"><th scope=\"row\" data-label=\"turn\">{}{marks}</th>",
+            s.turn, s.turn
+        );
+        if show_agent {
+            let _ = write!(out, "<td data-label=\"agent\">{}</td>", esc(&t.agent));
+        }
+        let _ = write!(out, "<td data-label=\"kind\">{}</td>", esc(s.kind.as_str()));
+        match (&s.scores, s.applicable) {
+            (None, _) => out.push_str(
+                "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">scoring failed</td>",
             ),
-        };
-        let quotes: String = Dim::ALL
-            .iter()
-            .filter_map(|d| {
-                s.quotes
-                    .get(*d)
-                    .map(|q| format!("<div><b>{}</b> “{}”</div>", d.key().to_uppercase(), esc(q)))
-            })
-            .collect();
-        rows.push_str(&format!(
-            "<tr{cls}><td>{}</td><td>{}</td><td>{}</td>{cells}<td>{}{}</td></tr>\n",
-            s.turn,
-            esc(&t.agent),
-            esc(s.kind.as_str()),
-            esc(&t.excerpt),
-            quotes
-        ));
+            (Some(_), false) => out.push_str(
+                "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">not applicable</td>",
+            ),
+            (Some(x), true) => {
+                for d in Dim::ALL {
+                    let v = x.get(d);
+                    let _ = write!(
+                        out,
+                        "<td class=\"sc v{v}\" data-label=\"{}\">{v}</td>",
+                        d.key().to_uppercase()
+                    );
+                }
+            }
+        }
+        let mut said = format!("<p class=\"ex\">{}</p>", esc(&t.excerpt));
+        if let Some(e) = &s.error {
+            let _ = write!(said, "<p class=\"err\">{}</p>", esc(e));
+        }
+        for d in Dim::ALL {
+            if let Some(q) = s.quotes.get(d) {
+                let _ = write!(
+                    said,
+                    "<p class=\"q\"><span class=\"qk {}\">{}</span> “{}”</p>",
+                    d.key(),
+                    d.key().to_uppercase(),
+                    esc(q)
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<td class=\"said\" data-label=\"said\">{said}</td></tr>"
+        );
     }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+pub(crate) fn report(doc: &ReportDoc) -> String {
+    let f = &doc.finding;
+    let title = match (doc.origin.status, doc.origin.turn) {
+        (Status::Localized, Some(t)) => format!("{} — origin at turn {t}", f.id),
+        _ => format!("{} — origin undetermined", f.id),
+    };
     let warnings: String = doc
         .warnings
         .iter()
         .map(|w| format!("<li>{}</li>", esc(w)))
         .collect();
-    let missed: Vec<String> = doc
-        .missed_opportunities
-        .iter()
-        .map(|m| m.turn.to_string())
-        .collect();
+    let warnings = if warnings.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<section class=\"notes\" aria-labelledby=\"h-notes\"><h2 id=\"h-notes\">Warnings</h2><ul class=\"warn\">{warnings}</ul></section>\n"
+        )
+    };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>git sage — {id}</title><style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}\
-table{{border-collapse:collapse;width:100%}}td,th{{border-bottom:1px solid #eee;padding:4px 6px;vertical-align:top;text-align:left;font-size:14px}}\
-tr.origin{{background:#fdecea}}tr.missed{{background:#fef5e7}}.box{{background:#f7f7f7;padding:8px 12px;border-radius:6px;white-space:pre-wrap}}\
-.warn{{color:#9a5b00}}.chart{{overflow-x:auto}}</style></head><body>\n\
-<h1>Where the repair first went wrong</h1>\n\
-<p><b>Finding</b> {id}{cwe} in <code>{file}</code>{unconfirmed}</p>\n\
-<p><b>Origin</b>: {origin}<br><b>Provenance</b>: {prov} · reconstruction {recon}<br><b>Missed opportunities</b>: {missed}<br><b>Judge</b>: {judge} ({protocol})</p>\n\
-{quote}<div class=\"chart\">{chart}</div><p>{legend}</p>\n\
-<h2>Recommendation</h2><div class=\"box\">{rec}</div>\n\
-<h2>Turns</h2><table><tr><th>turn</th><th>agent</th><th>kind</th><th>TR</th><th>DI</th><th>VR</th><th>SA</th><th>what was said</th></tr>\n{rows}</table>\n\
-<ul class=\"warn\">{warnings}</ul>\n</body></html>\n",
-        id = esc(&f.id),
-        cwe = f
-            .cwe_label()
-            .map(|c| format!(" ({})", esc(&c)))
-            .unwrap_or_default(),
-        file = esc(&f.file),
-        unconfirmed = if doc.unconfirmed {
-            " — <b>unconfirmed</b> (from --find-anchor)"
-        } else {
-            ""
-        },
-        origin = esc(&origin),
-        prov = esc(&prov),
-        recon = esc(p.reconstruction.as_str()),
-        missed = if missed.is_empty() {
-            "none".to_string()
-        } else {
-            esc(&missed.join(", "))
-        },
-        judge = esc(&doc.judge.name),
-        protocol = esc(&doc.judge.protocol),
-        quote = o
-            .quote
-            .as_deref()
-            .map(|q| format!("<blockquote>“{}”</blockquote>", esc(q)))
-            .unwrap_or_default(),
-        chart = chart(doc),
-        rec = esc(&doc.recommendation),
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<meta name=\"color-scheme\" content=\"light dark\">\
+<title>git sage — {title}</title><style>{STYLE}</style></head><body>\n\
+{header}<main>\n\
+<section class=\"verdict\" aria-labelledby=\"h-verdict\"><h2 id=\"h-verdict\">Verdict</h2>\n<div class=\"cards\">\n{prov}{origin}</div>\n{missed}</section>\n\
+<section class=\"timeline\" id=\"timeline\" aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">Timeline</h2>\n{chart}</section>\n\
+<section class=\"rec\" id=\"recommendation\" aria-labelledby=\"h-rec\"><h2 id=\"h-rec\">Recommendation</h2>\n{rec}</section>\n\
+<section class=\"turns-s\" aria-labelledby=\"h-turns\"><h2 id=\"h-turns\">Turns</h2>\n{turns}</section>\n\
+{warnings}</main>\n\
+<footer>git sage {version} · SAGE method: docs/method.md · this page is self-contained and loads nothing from the network</footer>\n\
+</body></html>\n",
+        title = esc(&title),
+        header = header(doc),
+        prov = provenance_card(doc),
+        origin = origin_card(doc),
+        missed = missed_line(doc),
+        chart = super::chart::timeline(doc),
+        rec = super::mdlite::to_html(&doc.recommendation),
+        turns = turns_table(doc),
+        version = env!("CARGO_PKG_VERSION"),
     )
 }

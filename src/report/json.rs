@@ -27,6 +27,22 @@ pub(crate) struct FindingJson {
     /// Where the located code starts in the tip's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The CWE's name (`server-side request forgery (SSRF)`), where git sage knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwe_name: Option<String>,
+    /// The located code as the tip's file has it, with a little context (reports only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tip_lines: Vec<TipLine>,
+}
+
+/// One line of the tip's anchored file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct TipLine {
+    /// 1-based.
+    pub line: u32,
+    pub text: String,
+    /// A line of the located code, not context.
+    pub anchored: bool,
 }
 
 impl FindingJson {
@@ -72,6 +88,12 @@ pub(crate) struct RangeJson {
     pub base_source: Option<String>,
     #[serde(default)]
     pub commits: usize,
+    /// The branch analysed: the tip as named, or the branch `HEAD` is on (reports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The tip commit's committer date, RFC 3339 UTC (reports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tip_date: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -90,6 +112,10 @@ pub(crate) struct IntroducingWrite {
     /// The first-parent merge that brought this commit in from a merged branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via_merge: Option<String>,
+    /// What the write changed in the anchored file: the unified diff hunks around the
+    /// anchored code (reports only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -165,6 +191,13 @@ pub(crate) struct SessionJson {
     /// The other sessions found, with what they hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub considered: Vec<String>,
+    /// The agent behind the session (its format's, or the one a sage-format session names);
+    /// absent when the session does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The agent's model, when the session names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// `git sage provenance --format json`.
@@ -207,6 +240,8 @@ pub(crate) fn finding(anchor: &Anchor, prov: &Provenance) -> FindingJson {
         pattern: prov.pattern.clone(),
         source: Some(source_json(&anchor.source)),
         line: prov.tip_line,
+        cwe_name: None,
+        tip_lines: Vec::new(),
     }
 }
 
@@ -217,6 +252,8 @@ pub(crate) fn range(r: &Range) -> RangeJson {
         tip_name: Some(r.tip_name.clone()),
         base_source: Some(r.base_source.describe()),
         commits: r.commits.len(),
+        branch: None,
+        tip_date: None,
     }
 }
 
@@ -238,6 +275,7 @@ pub(crate) fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
                 agent: w.agent,
                 summary: w.summary.clone(),
                 via_merge: w.via_merge.map(|m| m.hex()),
+                diff: None,
             }
         }),
         reason: p.reason.clone(),

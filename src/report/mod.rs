@@ -1,10 +1,13 @@
 //! Reports: the same results rendered as JSON (the contract) or text for people.
 
+pub(crate) mod chart;
 pub(crate) mod doc;
 pub(crate) mod html;
+pub(crate) mod hunks;
 pub(crate) mod json;
 pub(crate) mod jsonfmt;
 pub(crate) mod markdown;
+pub(crate) mod mdlite;
 pub(crate) mod recommend;
 pub(crate) mod sarif;
 pub(crate) mod text;

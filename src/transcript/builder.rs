@@ -25,6 +25,9 @@ pub(crate) struct Builder {
     commits: Vec<LoggedCommit>,
     pub session_id: Option<String>,
     pub model: Option<String>,
+    /// Whether `agent` is known, not a stand-in: a sage-format session that names no agent,
+    /// or a "Turn N" log, calls its turns' speaker "agent" and says nothing of who it was.
+    pub agent_known: bool,
 }
 
 impl Builder {
@@ -44,6 +47,7 @@ impl Builder {
             commits: Vec::new(),
             session_id: None,
             model: None,
+            agent_known: true,
         }
     }
 
@@ -419,6 +423,7 @@ impl Builder {
             source: source.to_string(),
             session_id: self.session_id,
             model: self.model,
+            agent: self.agent_known.then_some(self.agent),
             turns: self.turns,
             context: self.context,
             skipped: self.skipped,

@@ -77,6 +77,7 @@ fn agent_of(rest: &str) -> Option<String> {
 pub(super) fn parse(bytes: &[u8], name: &str) -> Result<Transcript> {
     let text = String::from_utf8_lossy(bytes);
     let mut b = Builder::new("agent");
+    b.agent_known = false;
     let mut preamble = String::new();
     let mut body = String::new();
     let mut in_fence = false;

@@ -88,6 +88,11 @@ pub(crate) struct Transcript {
     /// The agent's model, when the log names it (for the judge-family warning).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub model: Option<String>,
+    /// The agent behind the log: the one its format belongs to, or the one a sage-format
+    /// session names; `None` when the log does not tell (a sage session without `agent:`).
+    /// Reports show it; `sage.turns/1` keeps each turn's own `agent`.
+    #[serde(skip)]
+    pub agent: Option<String>,
     pub turns: Vec<Turn>,
     /// User and system messages, placed before the turn they precede.
     pub context: Vec<ContextMessage>,

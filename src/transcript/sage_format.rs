@@ -175,6 +175,7 @@ pub(super) fn parse(input: Input, name: &str) -> Result<Transcript> {
         crate::files::parse_yaml(&text, name).map_err(|e| e.hint("see docs/session-format.md"))?;
     check_schema(doc.schema.as_deref(), name)?;
     let mut b = Builder::new(doc.agent.as_deref().unwrap_or("agent"));
+    b.agent_known = doc.agent.is_some();
     b.model = doc.model;
     b.session_id = doc.session_id;
     if let Some(task) = doc.task {
@@ -200,6 +201,8 @@ fn check_schema(schema: Option<&str>, name: &str) -> Result<()> {
 
 fn parse_jsonl(input: Input, name: &str) -> Result<Transcript> {
     let mut b = Builder::new("agent");
+    // The JSONL header has no `agent`: records may name theirs, the session does not.
+    b.agent_known = false;
     let mut lines = input.lines();
     while let Some((n, parsed)) = lines.next_json::<Record>(name)? {
         let r: Record = match parsed {
@@ -260,6 +263,11 @@ turns:
         assert_eq!(t.context.len(), 2);
         assert_eq!(t.context[1].before_turn, 3);
         assert_eq!(t.turns[0].agent, "cursor");
+        assert_eq!(t.agent.as_deref(), Some("cursor"));
+        // A session that names no agent says so: its turns' "agent" is a stand-in.
+        let unnamed = "turns:\n  - text: Plan.\n";
+        let u = parse(Input::from_bytes("u.yaml", unnamed.into()), "u.yaml").unwrap();
+        assert_eq!((u.turns[0].agent.as_str(), u.agent), ("agent", None));
         assert!(!t.turns[1].reasoning_available);
         assert!(t.turns[1].reasoning_redacted);
         assert_eq!(t.turns[1].kind, TurnKind::Implementation);

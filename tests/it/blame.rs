@@ -72,6 +72,14 @@ fn every_report_format_of_the_demo() {
             r#"("name": "git-sage",\s*"version": )"[^"]*""#,
             r#"$1"[version]""#,
         );
+        // SARIF's driver (keys sorted: the version comes after the rules) and the HTML's
+        // header and footer.
+        let version = env!("CARGO_PKG_VERSION").replace('.', r"\.");
+        settings.add_filter(
+            &format!(r#"("driver": \{{[\s\S]*?"version": )"{version}""#),
+            r#"$1"[version]""#,
+        );
+        settings.add_filter(&format!("git sage {version}"), "git sage [version]");
         settings.bind(|| insta::assert_snapshot!(format!("demo_{name}"), out));
     }
     // JSON follows the contract

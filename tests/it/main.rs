@@ -7,6 +7,7 @@
 
 mod batch;
 mod blame;
+mod browser;
 mod common;
 mod conformance;
 mod conventions;

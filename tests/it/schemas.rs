@@ -19,8 +19,9 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const BASE: &str = "file:///git-sage/docs/schema/";
 
 /// The documents git sage writes (and the manifest it reads), each with its schema file.
-const KINDS: [&str; 12] = [
+const KINDS: [&str; 13] = [
     "sage.report/1",
+    "sage.reports/1",
     "sage.provenance/1",
     "sage.turns/1",
     "sage.scores/1",
@@ -447,6 +448,12 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
         "bandit.json",
         "--cwe",
         "918",
+        "--format",
+        "json",
+    ])));
+    seen.insert(kind(&json_of(&[
+        "blame-origin",
+        "--all",
         "--format",
         "json",
     ])));
