@@ -18,6 +18,7 @@ pub mod error;
 pub(crate) mod files;
 pub mod finding;
 pub mod git;
+pub(crate) mod guard;
 pub(crate) mod history;
 pub(crate) mod judge;
 pub(crate) mod notes;

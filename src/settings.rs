@@ -116,6 +116,16 @@ pub(crate) const KEYS: &[Key] = &[
         what: "an internal error in a hook stops git",
     },
     Key {
+        key: "sage.guard",
+        default: "auto",
+        what: "auto | always | off: when the agent-side guard asks for the security plan",
+    },
+    Key {
+        key: "sage.guardStrict",
+        default: "false",
+        what: "an internal error in the guard denies the agent's write",
+    },
+    Key {
         key: "sage.notes",
         default: "true",
         what: "hooks write origin notes",
@@ -148,6 +158,9 @@ pub(crate) struct Settings {
     pub strict: bool,
     pub notes: bool,
     pub record_max_mb: u64,
+    /// `auto`, `always` or `off`.
+    pub guard: String,
+    pub guard_strict: bool,
 }
 
 impl Default for Settings {
@@ -170,6 +183,8 @@ impl Default for Settings {
             strict: false,
             notes: true,
             record_max_mb: DEFAULT_RECORD_MAX_MB,
+            guard: "auto".into(),
+            guard_strict: false,
         }
     }
 }
@@ -229,6 +244,16 @@ impl Settings {
         s.block = flag(get("sage.block")?, "sage.block", false)?;
         s.strict = flag(get("sage.strict")?, "sage.strict", false)?;
         s.notes = flag(get("sage.notes")?, "sage.notes", true)?;
+        if let Some(v) = get("sage.guard")? {
+            let v = v.trim().to_ascii_lowercase();
+            if !["auto", "always", "off"].contains(&v.as_str()) {
+                return Err(Error::input(format!(
+                    "git config sage.guard: {v:?} is not auto, always or off"
+                )));
+            }
+            s.guard = v;
+        }
+        s.guard_strict = flag(get("sage.guardStrict")?, "sage.guardStrict", false)?;
         if let Some(v) = get("sage.recordMaxSize")? {
             s.record_max_mb = number(&v, "sage.recordMaxSize", 1, 4096)?;
         }

@@ -11,6 +11,7 @@ pub(crate) mod demo;
 #[cfg(test)]
 mod documented;
 pub(crate) mod gate;
+pub(crate) mod guard;
 pub(crate) mod hooks;
 pub(crate) mod judge;
 pub(crate) mod manpage;
@@ -96,6 +97,7 @@ pub(crate) enum Command {
     Agree(agree::AgreeArgs),
     Demo(demo::DemoArgs),
     Checkpoint(checkpoint::CheckpointArgs),
+    Guard(guard::GuardArgs),
     Notes(notes::NotesArgs),
     Hooks(hooks::HooksArgs),
     Record(record::RecordArgs),
@@ -243,6 +245,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::Agree(a) => agree::run(&ctx, a),
         Command::Demo(a) => demo::run(&ctx, a),
         Command::Checkpoint(a) => checkpoint::run(&ctx, a),
+        Command::Guard(a) => guard::run(&ctx, a),
         Command::Notes(a) => notes::run(&ctx, a),
         Command::Hooks(a) => hooks::run(&ctx, a),
         Command::Hook(a) => hooks::run_hook(&ctx, a),

@@ -500,6 +500,8 @@ pub(crate) struct Offline {
     finding: bool,
     /// Which CWE lists apply, and why (for the report).
     pub selected: String,
+    /// The CWEs of those lists, the finding's first.
+    cwes: Vec<u32>,
 }
 
 /// What earlier turns of a session leave for later ones: the test files they wrote with
@@ -647,6 +649,7 @@ impl Offline {
             .map(|(n, text)| load_yaml(&format!("cwe-{n}.yaml"), text, dir))
             .collect::<Result<_>>()?;
         let (cwes, selected) = select(&all, task, cwe_hint);
+        let numbers: Vec<u32> = cwes.iter().map(|l| l.cwe).collect();
         let mut lists: [Vec<Entry>; LISTS] = Default::default();
         for (i, d) in Dim::ALL.iter().enumerate() {
             lists[GENERIC + i] = criterion.generic.get(*d).to_vec();
@@ -696,7 +699,19 @@ impl Offline {
             attacks,
             anchor,
             selected,
+            cwes: numbers,
         })
+    }
+
+    /// Whether the task names a threat in the lists' words: the guard's test of a task that
+    /// bears on security.
+    pub(crate) fn task_names_threat(&self) -> bool {
+        self.task_threat
+    }
+
+    /// The first CWE whose list applies (the finding's, else one the task names).
+    pub(crate) fn first_cwe(&self) -> Option<u32> {
+        self.cwes.first().copied()
     }
 
     /// Scores one turn from its own content alone.

@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["origin"],
     &["report"],
     &["notes"],
+    &["guard"],
     &["scanners"],
     &["screen"],
     &["pipeline"],

@@ -17,6 +17,7 @@ mod findings;
 mod firsthour;
 mod gitfmt;
 mod gitint;
+mod guard;
 mod help;
 mod install;
 mod judge;

@@ -19,7 +19,7 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const BASE: &str = "file:///git-sage/docs/schema/";
 
 /// The documents git sage writes (and the manifest it reads), each with its schema file.
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 14] = [
     "sage.report/1",
     "sage.reports/1",
     "sage.provenance/1",
@@ -32,6 +32,7 @@ const KINDS: [&str; 13] = [
     "sage.agreement/1",
     "sage.screen/1",
     "sage.judge-batches/1",
+    "sage.guard-log/1",
     "sage.manifest/1",
 ];
 
@@ -569,10 +570,10 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
         seen.insert(check(&r.sage(args).ok().json()));
     }
     // sage.judge-batches/1 needs a provider's batch interface: batch.rs checks it against a
-    // local one.
+    // local one. sage.guard-log/1 needs an agent's hook input on stdin: guard.rs checks it.
     let all: BTreeSet<String> = KINDS
         .iter()
-        .filter(|k| **k != "sage.judge-batches/1")
+        .filter(|k| !["sage.judge-batches/1", "sage.guard-log/1"].contains(*k))
         .map(|k| k.to_string())
         .collect();
     assert_eq!(seen, all, "every document kind is covered");

@@ -1,0 +1,167 @@
+//! `git sage guard`: install the pre-write hook in an agent's project configuration, and
+//! answer it (`guard check`, run by the agent before each file write).
+
+use std::io::Read;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+
+use super::Context;
+use crate::error::{Error, Result};
+use crate::guard::hook::{self, Agent};
+use crate::guard::{self as g, install};
+
+/// Ask an agent for the security plan before its first write (docs/guard.md)
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+git sage guard install --agent claude-code\n  \
+git sage guard uninstall --agent claude-code\n  \
+git sage guard check --agent codex < hook-input.json")]
+pub(crate) struct GuardArgs {
+    #[command(subcommand)]
+    pub cmd: GuardCmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum GuardCmd {
+    /// Add the guard to the agent's project-level hook configuration (idempotent)
+    Install(AgentArg),
+    /// Take it out again: the file as it was, byte for byte, when untouched since
+    Uninstall(AgentArg),
+    /// Read the agent's hook JSON on stdin and allow or deny the write (what the hook runs)
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AgentArg {
+    /// The agent whose configuration to change
+    #[arg(long, value_enum)]
+    pub agent: Agent,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// The agent the hook was installed for (the payload's shape decides when they differ)
+    #[arg(long, value_enum)]
+    pub agent: Option<Agent>,
+}
+
+pub(crate) fn run(ctx: &Context, args: &GuardArgs) -> Result<i32> {
+    match &args.cmd {
+        GuardCmd::Install(a) | GuardCmd::Uninstall(a) => {
+            let repo = ctx.repo()?;
+            let root = repo.workdir().ok_or_else(|| {
+                Error::input("a bare repository has no work tree for agent configuration")
+            })?;
+            let said = match &args.cmd {
+                GuardCmd::Install(_) => install::install(&root, &repo.git_dir(), a.agent)?,
+                _ => install::uninstall(&root, &repo.git_dir(), a.agent)?,
+            };
+            crate::say!("{said}");
+            Ok(0)
+        }
+        GuardCmd::Check(a) => Ok(check(ctx, a)),
+    }
+}
+
+/// Largest hook input read: tool inputs carry whole files.
+const STDIN_CAP: u64 = 64 << 20;
+
+/// Never an error exit: a guard that breaks must not stop the user's agent. Its own failures
+/// allow the write with a warning, unless `sage.guardStrict` asks to deny then.
+fn check(ctx: &Context, a: &CheckArgs) -> i32 {
+    let start = Instant::now();
+    let mut stdin = String::new();
+    let read = std::io::stdin()
+        .take(STDIN_CAP)
+        .read_to_string(&mut stdin)
+        .map_err(|e| Error::env(format!("cannot read the hook input: {e}")));
+    let call = read.and_then(|_| hook::parse(&stdin, a.agent));
+    let agent = call
+        .as_ref()
+        .map(|c| c.agent)
+        .unwrap_or(a.agent.unwrap_or(Agent::ClaudeCode));
+    let outcome = match &call {
+        Ok(c) => decide(ctx, c),
+        Err(e) => Err(Error::input(e.message().to_string())),
+    };
+    let strict = ctx.settings().map(|s| s.guard_strict).unwrap_or(false);
+    let (deny, why) = match &outcome {
+        Ok((o, _)) => (o.deny.clone(), o.why.clone()),
+        Err(e) if strict => (
+            Some(format!(
+                "git sage guard could not check this write ({}), and sage.guardStrict is set",
+                e.message()
+            )),
+            format!("internal error, strict: {}", e.message()),
+        ),
+        Err(e) => {
+            crate::say!(
+                "git-sage: warning: guard: {} (the write is allowed; sage.guardStrict denies instead)",
+                e.message()
+            );
+            (None, format!("internal error, allowed: {}", e.message()))
+        }
+    };
+    if let Ok(c) = &call
+        && c.writes
+    {
+        let root = outcome
+            .as_ref()
+            .ok()
+            .and_then(|(_, r)| r.clone())
+            .or_else(|| ctx.repo().ok().and_then(|r| r.workdir()));
+        if let Some(root) = root {
+            let facts = outcome.as_ref().ok().and_then(|(o, _)| o.facts.as_ref());
+            let line = g::LogLine {
+                schema: g::LOG_SCHEMA,
+                tool: crate::tool::Tool::current(),
+                time: g::utc_now(),
+                agent: agent.name(),
+                session: c.session_id.as_deref(),
+                tool_name: &c.tool,
+                paths: &c.paths,
+                decision: if deny.is_some() { "deny" } else { "allow" },
+                why,
+                facts,
+                ms: g::ms(start),
+            };
+            if let Err(e) = g::log(&root, &line) {
+                crate::say!("git-sage: warning: guard: {}", e.message());
+            }
+        }
+    }
+    let (out, code) = hook::answer(agent, deny.as_deref());
+    if !out.is_empty() {
+        println!("{out}");
+    }
+    code
+}
+
+/// The decision, and the repository root the log goes under.
+fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::path::PathBuf>)> {
+    if !call.writes {
+        return Ok((g::decide(call, &Default::default(), "auto", None)?, None));
+    }
+    // The agent's working directory names the repository; the hook may run elsewhere.
+    let repo = match &call.cwd {
+        Some(d) => crate::git::Repo::discover(std::path::Path::new(d)).or_else(|_| ctx.repo()),
+        None => ctx.repo(),
+    }
+    .ok();
+    let settings = match &repo {
+        Some(r) => crate::settings::Settings::load(Some(r))?,
+        None => Default::default(),
+    };
+    let root = repo.as_ref().and_then(|r| r.workdir());
+    let finding = root.as_ref().and_then(|root| {
+        let files = crate::finding::discover::all(root, &settings.findings);
+        let first = files.first()?;
+        let cwe = crate::finding::load_all(first)
+            .ok()
+            .and_then(|all| all.iter().find_map(|a| a.cwe));
+        Some(cwe)
+    });
+    let o = g::decide(call, &settings, &settings.guard, finding)?;
+    Ok((o, root))
+}

@@ -1,0 +1,167 @@
+//! The agent-side guard (docs/guard.md): before a file-writing tool call, ask for the security
+//! plan in a task that bears on security. `hook` reads and answers each agent's hook, `policy`
+//! is the rule, `install` writes the agents' configuration.
+
+pub(crate) mod hook;
+pub(crate) mod install;
+pub(crate) mod policy;
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::settings::Settings;
+use hook::Call;
+use policy::{Facts, Verdict};
+
+/// One decision, as `.sage/guard.log` keeps it (a JSON line each).
+#[derive(Debug, Serialize)]
+pub(crate) struct LogLine<'a> {
+    pub schema: &'static str,
+    pub tool: crate::tool::Tool,
+    pub time: String,
+    pub agent: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<&'a str>,
+    /// The agent's tool (`tool` names the program that wrote the line, as in every document).
+    pub tool_name: &'a str,
+    pub paths: &'a [String],
+    pub decision: &'static str,
+    pub why: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facts: Option<&'a Facts>,
+    pub ms: u64,
+}
+
+pub(crate) const LOG_SCHEMA: &str = "sage.guard-log/1";
+
+/// What the guard answers one call, with the facts behind it.
+pub(crate) struct Outcome {
+    pub deny: Option<String>,
+    pub why: String,
+    pub facts: Option<Facts>,
+}
+
+/// The reason a denied write gives the model: what the plan lacks, then the checkpoint text
+/// of the task's CWE (the same as `git sage checkpoint`).
+fn reason(facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<String> {
+    let mut out = String::from(
+        "git sage guard: this task bears on security, and no turn so far holds its security plan. Before the first write, state it",
+    );
+    if !missing.is_empty() {
+        out.push_str(" (still missing: ");
+        out.push_str(&missing.join("; "));
+        out.push(')');
+    }
+    out.push_str(", then write.\n\n");
+    out.push_str(&crate::report::recommend::checkpoint(facts.cwe, templates)?);
+    Ok(out)
+}
+
+/// The guard's decision for one call: `transcript` is the session so far.
+pub(crate) fn decide(
+    call: &Call,
+    settings: &Settings,
+    mode: &str,
+    finding: Option<Option<u32>>,
+) -> Result<Outcome> {
+    if !call.writes {
+        return Ok(Outcome {
+            deny: None,
+            why: format!("{} writes no file", call.tool),
+            facts: None,
+        });
+    }
+    let transcript = match call.transcript.as_deref().map(Path::new) {
+        Some(p) if p.is_file() => {
+            let input = crate::transcript::Input::from_file(p.display().to_string(), p)
+                .map_err(|e| Error::env(format!("cannot read {}: {e}", p.display())))?;
+            Some(crate::transcript::parse(input, None)?)
+        }
+        _ => None,
+    };
+    let facts = policy::gather(&policy::Given {
+        transcript: transcript.as_ref(),
+        task: settings.task.as_deref(),
+        mode,
+        finding,
+        templates: settings.templates.as_deref(),
+    })?;
+    Ok(match policy::decide(&facts) {
+        Verdict::Allow { why } => Outcome {
+            deny: None,
+            why,
+            facts: Some(facts),
+        },
+        Verdict::Deny { missing } => Outcome {
+            deny: Some(reason(&facts, &missing, settings.templates.as_deref())?),
+            why: format!("no security plan yet ({} turns judged)", facts.turns_judged),
+            facts: Some(facts),
+        },
+    })
+}
+
+/// Appends the decision to `.sage/guard.log` under the repository root.
+pub(crate) fn log(root: &Path, line: &LogLine) -> Result<()> {
+    use std::io::Write;
+    let dir = root.join(".sage");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::env(format!("cannot create {}: {e}", dir.display())))?;
+    let path = dir.join("guard.log");
+    let mut text = serde_json::to_string(line).unwrap_or_default();
+    text.push('\n');
+    let text = crate::redact::redact(&text).0;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::env(format!("cannot append to {}: {e}", path.display())))
+}
+
+/// Milliseconds since `t`.
+pub(crate) fn ms(t: Instant) -> u64 {
+    t.elapsed().as_millis() as u64
+}
+
+/// Now, in UTC, as RFC 3339 (`2026-12-02T01:40:00Z`).
+pub(crate) fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    utc(secs)
+}
+
+/// Seconds since 1970 as an RFC 3339 UTC time (the days to civil date conversion of the
+/// proleptic Gregorian calendar).
+fn utc(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_times() {
+        assert_eq!(super::utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::utc(1_796_175_600), "2026-12-02T01:40:00Z");
+    }
+}

@@ -1,0 +1,240 @@
+//! The guard's rule (docs/guard.md#policy): a write in a task that bears on security waits for
+//! a turn that holds the security plan — threat, defence with a bypass, scope and an attacking
+//! test, each at 2 or more. A pure function over plain facts; `gather` finds the facts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::judge::scores::Scores;
+use crate::transcript::Transcript;
+
+/// Why the task bears on security, when it does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Relevance {
+    /// `sage.guard = always`.
+    Always,
+    /// The task names a CWE.
+    TaskCwe,
+    /// A confirmed finding is kept in the repository.
+    Finding,
+    /// The task names a threat in the criterion's or a CWE list's words.
+    Lexicon,
+}
+
+/// What the rule decides from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Facts {
+    pub relevance: Option<Relevance>,
+    pub cwe: Option<u32>,
+    /// The first turn whose four scores are all at least 2.
+    pub plan_turn: Option<u32>,
+    /// The highest score of each dimension over the task's turns so far.
+    pub best: Scores,
+    pub turns_judged: usize,
+}
+
+/// The rule's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    Allow { why: String },
+    Deny { missing: Vec<&'static str> },
+}
+
+/// The guard's rule.
+pub(crate) fn decide(f: &Facts) -> Verdict {
+    if f.relevance.is_none() {
+        return Verdict::Allow {
+            why: "the task does not bear on security".into(),
+        };
+    }
+    if let Some(t) = f.plan_turn {
+        return Verdict::Allow {
+            why: format!("turn {t} holds the security plan"),
+        };
+    }
+    let b = &f.best;
+    let missing: Vec<&'static str> = [
+        (b.tr, "the threat (source → sink)"),
+        (b.di, "the defence and one way around it"),
+        (b.sa, "the scope (every place that needs the defence)"),
+        (b.vr, "the verification (a test with an attacking input)"),
+    ]
+    .into_iter()
+    .filter(|(s, _)| *s < 2)
+    .map(|(_, w)| w)
+    .collect();
+    Verdict::Deny { missing }
+}
+
+/// The CWE a text names (`CWE-918`), if any.
+pub(crate) fn cwe_in(text: &str) -> Option<u32> {
+    let lower = text.to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    while let Some(i) = rest.find("cwe-") {
+        let digits: String = rest[i + 4..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if let Ok(n) = digits.parse::<u32>()
+            && n > 0
+        {
+            return Some(n);
+        }
+        rest = &rest[i + 4..];
+    }
+    None
+}
+
+/// What `gather` is given: the session so far and the repository's word.
+pub(crate) struct Given<'a> {
+    pub transcript: Option<&'a Transcript>,
+    /// `sage.task`, which overrides the session's own task.
+    pub task: Option<&'a str>,
+    /// `always`, `auto` or `off` (`sage.guard`).
+    pub mode: &'a str,
+    /// The CWE of a finding kept in the repository, and whether there is one.
+    pub finding: Option<Option<u32>>,
+    pub templates: Option<&'a Path>,
+}
+
+/// The facts of one call: the task (the user message that opened the current task), its
+/// relevance, and the offline judge's scores of the task's turns so far.
+pub(crate) fn gather(g: &Given) -> Result<Facts> {
+    let scope = g.transcript.map(|t| {
+        let last = t.turns.len() as u32;
+        crate::transcript::mapping::scope(
+            t,
+            &crate::transcript::mapping::Mapping::default(),
+            (last > 0).then_some(last),
+        )
+    });
+    let task = g
+        .task
+        .map(str::to_string)
+        .or_else(|| scope.as_ref().and_then(|s| s.task.clone()))
+        .unwrap_or_default();
+    let task_cwe = cwe_in(&task);
+    let mut cwe = task_cwe.or(g.finding.flatten());
+    let mut relevance = match g.mode {
+        "off" => None,
+        "always" => Some(Relevance::Always),
+        _ if task_cwe.is_some() => Some(Relevance::TaskCwe),
+        _ if g.finding.is_some() => Some(Relevance::Finding),
+        _ => None,
+    };
+    // The lexicons only when the task's words must decide, or name the weakness for the
+    // checklist ("the SSRF"): loading them is a good part of the check's time.
+    if g.mode != "off" && (relevance.is_none() || cwe.is_none()) {
+        let offline =
+            crate::judge::offline::Offline::new("security", &task, cwe, None, g.templates)?;
+        cwe = cwe.or_else(|| offline.first_cwe());
+        if relevance.is_none() && offline.task_names_threat() {
+            relevance = Some(Relevance::Lexicon);
+        }
+    }
+    let mut facts = Facts {
+        relevance,
+        cwe,
+        plan_turn: None,
+        best: Scores::default(),
+        turns_judged: 0,
+    };
+    let (Some(t), Some(mut scope)) = (g.transcript, scope) else {
+        return Ok(facts);
+    };
+    if facts.relevance.is_none() || t.turns.is_empty() {
+        return Ok(facts);
+    }
+    scope.task = Some(task.clone());
+    let opts = crate::judge::run::Options {
+        judges: vec![crate::judge::backends::Spec::Offline],
+        protocol: crate::judge::run::Protocol::Prefix,
+        repeat: 1,
+        jobs: 1,
+        rpm: None,
+        context_tokens: None,
+        quotes_required: true,
+        anchor_for_judge: None,
+        criterion: "security".into(),
+        task: Some(task),
+        cwe_hint: cwe,
+        anchor_file: None,
+        templates_dir: g.templates.map(Path::to_path_buf),
+        cache: crate::judge::cache::Cache::disabled(),
+        record: None,
+        timeout: Duration::from_secs(1),
+        tries: 1,
+        answer_tries: 1,
+        progress: false,
+        defer: None,
+    };
+    let doc = crate::judge::run::judge(t, &scope, &opts)?;
+    for ts in &doc.turns {
+        let Some(s) = ts.scores.as_ref().filter(|_| ts.applicable) else {
+            continue;
+        };
+        facts.turns_judged += 1;
+        facts.best.tr = facts.best.tr.max(s.tr);
+        facts.best.di = facts.best.di.max(s.di);
+        facts.best.vr = facts.best.vr.max(s.vr);
+        facts.best.sa = facts.best.sa.max(s.sa);
+        if facts.plan_turn.is_none() && s.tr >= 2 && s.di >= 2 && s.vr >= 2 && s.sa >= 2 {
+            facts.plan_turn = Some(ts.turn);
+        }
+    }
+    Ok(facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(rel: Option<Relevance>, plan: Option<u32>, best: [u8; 4]) -> Facts {
+        Facts {
+            relevance: rel,
+            cwe: Some(918),
+            plan_turn: plan,
+            best: Scores {
+                tr: best[0],
+                di: best[1],
+                vr: best[2],
+                sa: best[3],
+            },
+            turns_judged: 3,
+        }
+    }
+
+    #[test]
+    fn a_security_task_waits_for_the_plan() {
+        assert!(matches!(
+            decide(&facts(None, None, [0; 4])),
+            Verdict::Allow { .. }
+        ));
+        assert!(matches!(
+            decide(&facts(Some(Relevance::Lexicon), Some(2), [2; 4])),
+            Verdict::Allow { .. }
+        ));
+        match decide(&facts(Some(Relevance::TaskCwe), None, [2, 2, 1, 0])) {
+            Verdict::Deny { missing } => assert_eq!(
+                missing,
+                [
+                    "the scope (every place that needs the defence)",
+                    "the verification (a test with an attacking input)"
+                ]
+            ),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn a_cwe_is_read_from_the_task() {
+        assert_eq!(cwe_in("Fix CWE-918 in the fetcher"), Some(918));
+        assert_eq!(cwe_in("cwe-x then CWE-22."), Some(22));
+        assert_eq!(cwe_in("no weakness named"), None);
+    }
+}
