@@ -121,6 +121,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "auto | always | off: when the agent-side guard asks for the security plan",
     },
     Key {
+        key: "sage.guardJudge",
+        default: "offline",
+        what: "the judge the guard asks whether a turn holds the plan (answers cached)",
+    },
+    Key {
         key: "sage.guardStrict",
         default: "false",
         what: "an internal error in the guard denies the agent's write",
@@ -160,6 +165,8 @@ pub(crate) struct Settings {
     pub record_max_mb: u64,
     /// `auto`, `always` or `off`.
     pub guard: String,
+    /// The judge the guard asks (`sage.guardJudge`), by default the offline one.
+    pub guard_judge: Option<String>,
     pub guard_strict: bool,
 }
 
@@ -184,6 +191,7 @@ impl Default for Settings {
             notes: true,
             record_max_mb: DEFAULT_RECORD_MAX_MB,
             guard: "auto".into(),
+            guard_judge: None,
             guard_strict: false,
         }
     }
@@ -254,6 +262,7 @@ impl Settings {
             s.guard = v;
         }
         s.guard_strict = flag(get("sage.guardStrict")?, "sage.guardStrict", false)?;
+        s.guard_judge = get("sage.guardJudge")?;
         if let Some(v) = get("sage.recordMaxSize")? {
             s.record_max_mb = number(&v, "sage.recordMaxSize", 1, 4096)?;
         }

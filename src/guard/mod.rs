@@ -88,6 +88,12 @@ pub(crate) fn decide(
         mode,
         finding,
         templates: settings.templates.as_deref(),
+        judge: settings
+            .guard_judge
+            .as_deref()
+            .map(crate::judge::backends::Spec::parse_setting)
+            .transpose()?,
+        cache_dir: settings.cache_dir.as_deref(),
     })?;
     Ok(match policy::decide(&facts) {
         Verdict::Allow { why } => Outcome {

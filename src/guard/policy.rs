@@ -100,6 +100,10 @@ pub(crate) struct Given<'a> {
     /// The CWE of a finding kept in the repository, and whether there is one.
     pub finding: Option<Option<u32>>,
     pub templates: Option<&'a Path>,
+    /// The judge to ask (`sage.guardJudge`); the offline one when `None`.
+    pub judge: Option<crate::judge::backends::Spec>,
+    /// Where a model judge's answers are cached: each check asks only about new turns.
+    pub cache_dir: Option<&'a str>,
 }
 
 /// The facts of one call: the task (the user message that opened the current task), its
@@ -151,8 +155,16 @@ pub(crate) fn gather(g: &Given) -> Result<Facts> {
         return Ok(facts);
     }
     scope.task = Some(task.clone());
+    let spec = g
+        .judge
+        .clone()
+        .unwrap_or(crate::judge::backends::Spec::Offline);
+    let cache = match spec {
+        crate::judge::backends::Spec::Offline => crate::judge::cache::Cache::disabled(),
+        _ => crate::judge::cache::Cache::new(crate::judge::cache::default_dir(g.cache_dir)),
+    };
     let opts = crate::judge::run::Options {
-        judges: vec![crate::judge::backends::Spec::Offline],
+        judges: vec![spec],
         protocol: crate::judge::run::Protocol::Prefix,
         repeat: 1,
         jobs: 1,
@@ -165,15 +177,20 @@ pub(crate) fn gather(g: &Given) -> Result<Facts> {
         cwe_hint: cwe,
         anchor_file: None,
         templates_dir: g.templates.map(Path::to_path_buf),
-        cache: crate::judge::cache::Cache::disabled(),
+        cache,
         record: None,
-        timeout: Duration::from_secs(1),
-        tries: 1,
+        timeout: Duration::from_secs(20),
+        tries: 2,
         answer_tries: 1,
         progress: false,
         defer: None,
     };
     let doc = crate::judge::run::judge(t, &scope, &opts)?;
+    // A turn the judge could not score is no plan, and no proof of its absence either: the
+    // guard cannot decide (and fails open unless strict).
+    if let Some(e) = crate::judge::failed::error(&doc.failed_turns) {
+        return Err(e);
+    }
     for ts in &doc.turns {
         let Some(s) = ts.scores.as_ref().filter(|_| ts.applicable) else {
             continue;

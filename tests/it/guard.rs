@@ -93,6 +93,35 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
     let (out, err, code) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s2.jsonl"));
     assert_eq!((out.as_str(), code), ("", 0), "{err}");
 
+    // The judge the repository names for the guard decides: one that finds nothing anywhere
+    // denies the write the offline judge would allow; one that cannot answer lets it through
+    // with a warning (the guard fails open).
+    let script = r.path().join("zero.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nturn=$(grep -o 'Score turn [0-9]*' | head -1 | tr -dc 0-9)\nprintf '{\"turn\": %s, \"applicable\": true, \"opportunity\": true, \"kind\": \"planning\", \"scores\": {\"tr\":0,\"di\":0,\"vr\":0,\"sa\":0}, \"quotes\": {\"tr\":null,\"di\":null,\"vr\":null,\"sa\":null}}\\n' \"$turn\"\n",
+    )
+    .unwrap();
+    r.git(&[
+        "config",
+        "sage.guardJudge",
+        &format!("command:sh {}", script.display()),
+    ]);
+    let (out, err, _) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s2.jsonl"));
+    assert!(out.contains("\"deny\""), "{out} {err}");
+    // (A judge's answers are cached by its command: the failing one is another script.)
+    let failing = r.path().join("fail.sh");
+    std::fs::write(&failing, "#!/bin/sh\nexit 1\n").unwrap();
+    r.git(&[
+        "config",
+        "sage.guardJudge",
+        &format!("command:sh {}", failing.display()),
+    ]);
+    let (out, err, code) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s2.jsonl"));
+    assert_eq!((out.as_str(), code), ("", 0), "{err}");
+    assert!(err.contains("warning: guard"), "{err}");
+    r.git(&["config", "--unset", "sage.guardJudge"]);
+
     // A task that does not bear on security is never stopped.
     r.write(
         "s3.jsonl",
@@ -114,7 +143,7 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
         .iter()
         .map(|l| l["decision"].as_str().unwrap())
         .collect();
-    assert_eq!(decisions, ["deny", "allow", "allow"]);
+    assert_eq!(decisions, ["deny", "allow", "deny", "allow", "allow"]);
     assert_eq!(log[0]["schema"], "sage.guard-log/1");
     assert_eq!(log[1]["facts"]["plan_turn"], 1);
     assert_eq!(log[0]["facts"]["relevance"], "lexicon");
@@ -188,4 +217,123 @@ fn install_is_idempotent_and_uninstall_restores_the_file_byte_for_byte() {
     r.sage(&["guard", "uninstall", "--agent", "codex"]).ok();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(v, json!({"description": "team hooks"}));
+}
+
+/// A stand-in for each agent: it reads the hook configuration `guard install` wrote, as the
+/// agent does, runs every command hooked to its pre-write event whose matcher takes its write
+/// tool (`sh -c`, git-sage on PATH), with the agent's payload on stdin, and reads the answer
+/// the agent's way. `true` when the write may go ahead.
+fn fake_agent(r: &Repo, agent: &str, transcript: &str) -> bool {
+    let (file, event, tool) = match agent {
+        "claude-code" => (".claude/settings.json", "PreToolUse", "Write"),
+        "codex" => (".codex/hooks.json", "PreToolUse", "apply_patch"),
+        "gemini" => (".gemini/settings.json", "BeforeTool", "write_file"),
+        _ => (".cursor/hooks.json", "preToolUse", "Write"),
+    };
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.path().join(file)).unwrap()).unwrap();
+    let t = r.path().join(transcript);
+    let payload = match agent {
+        "claude-code" => json!({"session_id": "s", "transcript_path": t, "cwd": r.path(),
+            "hook_event_name": event, "tool_name": tool,
+            "tool_input": {"file_path": r.path().join("media/fetcher.py"), "content": "x\n"}}),
+        "codex" => json!({"session_id": "s", "turn_id": "u", "transcript_path": t, "cwd": r.path(),
+            "hook_event_name": event, "model": "m", "tool_name": tool,
+            "tool_input": {"command": "*** Begin Patch\n*** Add File: media/fetcher.py\n+x\n*** End Patch\n"}}),
+        "gemini" => json!({"session_id": "s", "transcript_path": t, "cwd": r.path(),
+            "hook_event_name": event, "tool_name": tool,
+            "tool_input": {"file_path": "media/fetcher.py", "content": "x\n"}}),
+        _ => json!({"conversation_id": "c", "generation_id": "g", "hook_event_name": event,
+            "workspace_roots": [r.path()], "transcript_path": t, "tool_name": tool,
+            "tool_input": {"file_path": r.path().join("media/fetcher.py")}}),
+    };
+    // Each agent's matcher: Claude Code and Codex take `A|B` lists of names, Gemini a regex
+    // (ours is `^(a|b)$`), Cursor `A|B` too.
+    let takes = |m: &str| {
+        m.trim_start_matches("^(")
+            .trim_end_matches(")$")
+            .split('|')
+            .any(|x| x == tool || (agent == "codex" && ["Write", "Edit"].contains(&x)))
+    };
+    let entries = config["hooks"][event].as_array().unwrap().clone();
+    let commands: Vec<String> = entries
+        .iter()
+        .filter(|e| takes(e["matcher"].as_str().unwrap_or("")))
+        .flat_map(|e| match e["hooks"].as_array() {
+            Some(hs) => hs
+                .iter()
+                .map(|h| h["command"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>(),
+            None => vec![e["command"].as_str().unwrap().to_string()],
+        })
+        .collect();
+    assert!(
+        !commands.is_empty(),
+        "{agent}: no hook for {tool} in {config}"
+    );
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_git-sage"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    commands.iter().all(|c| {
+        let mut child = Command::new("sh")
+            .args(["-c", c])
+            .current_dir(r.path())
+            .env("PATH", &path)
+            .env("HOME", r.home())
+            .env("XDG_CONFIG_HOME", r.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let code = out.status.code().unwrap_or(1);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let answer: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+        // Exit 2 blocks for all four; otherwise each reads its own JSON.
+        code != 2
+            && match agent {
+                "claude-code" | "codex" => {
+                    answer["hookSpecificOutput"]["permissionDecision"] != "deny"
+                }
+                "gemini" => !["deny", "block"].contains(&answer["decision"].as_str().unwrap_or("")),
+                _ => answer["permission"] != "deny",
+            }
+    })
+}
+
+#[test]
+fn each_agent_runs_the_installed_hook_and_is_stopped_until_the_plan() {
+    let r = Repo::new();
+    r.write("README.md", "# media\n");
+    r.commit("base");
+    let task = "Fix the SSRF in download_preview: sellers' URLs must not reach internal hosts.";
+    r.write(
+        "none.jsonl",
+        &claude_session(task, &["I will edit the fetcher."]),
+    );
+    let plan = "Plan. Threat: a seller-controlled URL reaches the SSRF sink urlopen in `media/fetcher.py` and fetches internal hosts (169.254.169.254, 127.0.0.1). Defence: resolve the host and reject private, loopback and link-local addresses, and re-check after every redirect; a bypass would be a DNS rebinding or a redirect to 127.0.0.1. Scope: every caller of download_preview and every other place that fetches URLs. Verification: add tests that http://127.0.0.1 and http://169.254.169.254 and a redirect to 10.0.0.5 are rejected.";
+    r.write("plan.jsonl", &claude_session(task, &[plan]));
+    for agent in ["claude-code", "codex", "gemini", "cursor"] {
+        r.sage(&["guard", "install", "--agent", agent]).ok();
+        assert!(
+            !fake_agent(&r, agent, "none.jsonl"),
+            "{agent}: the write went ahead"
+        );
+        assert!(
+            fake_agent(&r, agent, "plan.jsonl"),
+            "{agent}: the plan did not count"
+        );
+        r.sage(&["guard", "uninstall", "--agent", agent]).ok();
+    }
 }
