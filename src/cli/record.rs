@@ -260,6 +260,12 @@ pub(crate) fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
         src.display(),
         bytes.len() / 1024
     );
+    // What the agent-side guard decided during the session belongs with it.
+    if worktree.join(".sage/guard.log").is_file() {
+        crate::say!(
+            "git-sage: `git add .sage/guard.log` too: the guard's decisions on the session's writes (docs/guard.md#the-log)"
+        );
+    }
     Ok(0)
 }
 

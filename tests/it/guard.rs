@@ -147,6 +147,9 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
     assert_eq!(log[0]["schema"], "sage.guard-log/1");
     assert_eq!(log[1]["facts"]["plan_turn"], 1);
     assert_eq!(log[0]["facts"]["relevance"], "lexicon");
+    // Recording the session points at the guard's decisions too.
+    let rec = r.sage(&["record", "--session", "s1.jsonl"]).ok();
+    assert!(rec.stderr.contains("git add .sage/guard.log"), "{rec:?}");
 }
 
 #[test]
