@@ -74,6 +74,7 @@ pub(crate) fn decide(
             facts: None,
         });
     }
+    let stage = crate::timing::stage("guard: read the session");
     let transcript = match call.transcript.as_deref().map(Path::new) {
         Some(p) if p.is_file() => {
             let input = crate::transcript::Input::from_file(p.display().to_string(), p)
@@ -82,6 +83,8 @@ pub(crate) fn decide(
         }
         _ => None,
     };
+    drop(stage);
+    let _stage = crate::timing::stage("guard: judge the task's turns");
     let facts = policy::gather(&policy::Given {
         transcript: transcript.as_ref(),
         task: settings.task.as_deref(),
