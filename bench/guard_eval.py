@@ -13,6 +13,8 @@ Two sets:
   whether it denied the first write, and whether it denied the write of the anchored file.
   Each session is run twice: with the session alone (the guard reads the task from it), and
   with the finding kept in the repository (`.sage/findings/`), as after a report.
+  The sessions of the label sets written last (heldout11, heldout12) are reported apart: the
+  guard's rule was settled on the others.
 - other: the Claude Code sessions of bench/attribution_cases.json whose task does not bear on
   security (`security: false` below, by reading each session's first prompt). Reported: how
   many writes the guard denied; the target is none.
@@ -29,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIRRORS = os.environ.get("SAGE_MIRRORS", "/work/.mirror")
 REAL = os.environ.get("SAGE_REAL", os.path.join(ROOT, "..", "shared", "fixtures", "real"))
 WRITES = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+HELD_OUT = {"heldout11.json", "heldout12.json"}
 
 # The attribution corpus's Claude Code sessions that bear on security, by case id, read by
 # hand from each session's first prompt (2026-12-02): none of the 19 does — lint fixes, e2e
@@ -124,7 +127,7 @@ def main():
         anchor = s["anchor"]["file"]
         alone, intro = replay(binary, raw, anchor)
         kept, _ = replay(binary, raw, anchor, finding_cwe=s["cwe"])
-        row = {"set": f, "session": s["id"], "writes": len(alone), "introducing_write": intro,
+        row = {"set": f, "held_out": f in HELD_OUT, "session": s["id"], "writes": len(alone), "introducing_write": intro,
                "alone": alone, "with_finding": kept}
         out["security"].append(row)
         at = lambda ds, k: "-" if k is None or not ds else ds[k]
@@ -140,22 +143,24 @@ def main():
         rev, _, path = c["session"]["where"].partition(":")
         raw = blob(c["repo"], rev, path).decode("utf-8", "replace")
         ds, _ = replay(binary, raw)
-        out["other"].append({"case": c["id"], "writes": len(ds), "denied": ds.count("deny")})
-    sec = out["security"]
-    with_intro = [r for r in sec if r["introducing_write"] is not None]
+        out["other"].append({"case": c["id"], "held_out": c.get("held_out", False),
+                             "writes": len(ds), "denied": ds.count("deny")})
     def share(rows, key, pick):
         hits = sum(1 for r in rows if r[key] and pick(r) is not None and r[key][pick(r)] == "deny")
         return f"{hits}/{len(rows)}"
-    print()
-    print(f"security sessions: {len(sec)} ({sum(r['writes'] for r in sec)} writes); "
-          f"{len(with_intro)} write the anchored file through a file tool")
-    print(f"  session alone:   first write denied {share(sec, 'alone', lambda r: 0)}, "
-          f"introducing write denied {share(with_intro, 'alone', lambda r: r['introducing_write'])}")
-    print(f"  finding kept:    first write denied {share(sec, 'with_finding', lambda r: 0)}, "
-          f"introducing write denied {share(with_intro, 'with_finding', lambda r: r['introducing_write'])}")
-    other = out["other"]
-    print(f"other sessions: {len(other)} ({sum(r['writes'] for r in other)} writes); "
-          f"writes denied: {sum(r['denied'] for r in other)} (target 0)")
+    for part, held in (("seen", False), ("held out", True)):
+        sec = [r for r in out["security"] if r["held_out"] == held]
+        with_intro = [r for r in sec if r["introducing_write"] is not None]
+        print()
+        print(f"{part} security sessions: {len(sec)} ({sum(r['writes'] for r in sec)} writes); "
+              f"{len(with_intro)} write the anchored file through a file tool")
+        print(f"  session alone:   first write denied {share(sec, 'alone', lambda r: 0)}, "
+              f"introducing write denied {share(with_intro, 'alone', lambda r: r['introducing_write'])}")
+        print(f"  finding kept:    first write denied {share(sec, 'with_finding', lambda r: 0)}, "
+              f"introducing write denied {share(with_intro, 'with_finding', lambda r: r['introducing_write'])}")
+        other = [r for r in out["other"] if r["held_out"] == held]
+        print(f"{part} other sessions: {len(other)} ({sum(r['writes'] for r in other)} writes); "
+              f"writes denied: {sum(r['denied'] for r in other)} (target 0)")
     if "--json" in sys.argv:
         json.dump(out, open(sys.argv[sys.argv.index("--json") + 1], "w"), indent=1)
 

@@ -23,6 +23,8 @@ pub(crate) enum Relevance {
     Finding,
     /// The task names a threat in the criterion's or a CWE list's words.
     Lexicon,
+    /// A turn of the task names a specific threat (TR 2 or more): the agent itself sees one.
+    SessionThreat,
 }
 
 /// What the rule decides from.
@@ -151,7 +153,10 @@ pub(crate) fn gather(g: &Given) -> Result<Facts> {
     let (Some(t), Some(mut scope)) = (g.transcript, scope) else {
         return Ok(facts);
     };
-    if facts.relevance.is_none() || t.turns.is_empty() {
+    // With nothing else to go on, the task's own turns decide: a task whose turns name a
+    // specific threat bears on security ("fix the review findings" that turn out to be an
+    // injection). Off means off.
+    if g.mode == "off" || t.turns.is_empty() {
         return Ok(facts);
     }
     scope.task = Some(task.clone());
@@ -203,6 +208,9 @@ pub(crate) fn gather(g: &Given) -> Result<Facts> {
         if facts.plan_turn.is_none() && s.tr >= 2 && s.di >= 2 && s.vr >= 2 && s.sa >= 2 {
             facts.plan_turn = Some(ts.turn);
         }
+    }
+    if facts.relevance.is_none() && facts.best.tr >= 1 {
+        facts.relevance = Some(Relevance::SessionThreat);
     }
     Ok(facts)
 }

@@ -130,6 +130,17 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
     let (out, _, code) = check(&r, &[], &write_call(&r, "s3.jsonl"));
     assert_eq!((out.as_str(), code), ("", 0));
 
+    // A task given in other words is a security one once a turn of it speaks of a threat.
+    r.write(
+        "s4.jsonl",
+        &claude_session(
+            "Do phase 1 of the review plan.",
+            &["The export endpoint builds its query from the filter string: an attacker can inject SQL through it."],
+        ),
+    );
+    let (out, _, _) = check(&r, &[], &write_call(&r, "s4.jsonl"));
+    assert!(out.contains("\"deny\""), "{out}");
+
     // A call that writes nothing is none of the guard's business.
     let bash = json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "ls"}, "cwd": r.path()});
@@ -143,7 +154,10 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
         .iter()
         .map(|l| l["decision"].as_str().unwrap())
         .collect();
-    assert_eq!(decisions, ["deny", "allow", "deny", "allow", "allow"]);
+    assert_eq!(
+        decisions,
+        ["deny", "allow", "deny", "allow", "allow", "deny"]
+    );
     assert_eq!(log[0]["schema"], "sage.guard-log/1");
     assert_eq!(log[1]["facts"]["plan_turn"], 1);
     assert_eq!(log[0]["facts"]["relevance"], "lexicon");
