@@ -108,16 +108,31 @@ pub(crate) struct Given<'a> {
     pub cache_dir: Option<&'a str>,
 }
 
-/// The facts of one call: the task (the user message that opened the current task), its
-/// relevance, and the offline judge's scores of the task's turns so far.
+/// The facts of one call: the task (the user messages that opened the current exchange and
+/// the one before it), its relevance, and the offline judge's scores of their turns so far.
 pub(crate) fn gather(g: &Given) -> Result<Facts> {
-    let scope = g.transcript.map(|t| {
-        let last = t.turns.len() as u32;
+    let at = |t: &Transcript, turn: u32| {
         crate::transcript::mapping::scope(
             t,
             &crate::transcript::mapping::Mapping::default(),
-            (last > 0).then_some(last),
+            (turn > 0).then_some(turn),
         )
+    };
+    // The exchange before the current one too: an agent that plans, then writes after the
+    // user's "go ahead", made its plan there.
+    let scope = g.transcript.map(|t| {
+        let mut cur = at(t, t.turns.len() as u32);
+        if cur.first > 1 {
+            let prev = at(t, cur.first - 1);
+            if prev.first < cur.first {
+                cur.first = prev.first;
+                cur.task = match (prev.task, cur.task) {
+                    (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+        cur
     });
     let task = g
         .task

@@ -130,6 +130,16 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
     let (out, _, code) = check(&r, &[], &write_call(&r, "s3.jsonl"));
     assert_eq!((out.as_str(), code), ("", 0));
 
+    // The plan made before the user's "go ahead" still counts for the write after it.
+    let mut go = claude_session(task, &[plan]);
+    go.push_str(&claude_session(
+        "Looks good, go ahead.",
+        &["Writing the fix."],
+    ));
+    r.write("s5.jsonl", &go);
+    let (out, err, code) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s5.jsonl"));
+    assert_eq!((out.as_str(), code), ("", 0), "{err}");
+
     // A task given in other words is a security one once a turn of it speaks of a threat.
     r.write(
         "s4.jsonl",
@@ -156,7 +166,7 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
         .collect();
     assert_eq!(
         decisions,
-        ["deny", "allow", "deny", "allow", "allow", "deny"]
+        ["deny", "allow", "deny", "allow", "allow", "allow", "deny"]
     );
     assert_eq!(log[0]["schema"], "sage.guard-log/1");
     assert_eq!(log[1]["facts"]["plan_turn"], 1);
