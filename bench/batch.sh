@@ -4,13 +4,10 @@
 # `git sage blame-origin` once per case, and `batch --cases 2` against `--cases 1`, in the same
 # run. Prints the medians and the ratios (targets: loop/batch >= 3, jobs1/jobs2 >= 1.6).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
+. "$(dirname "$0")/lib.sh"
 runs=${RUNS:-10}
 cases=${CASES:-200}
-command -v hyperfine >/dev/null 2>&1 || { apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }; }
+need_hyperfine
 
 cargo build --release --locked -q
 bin=$root/target/release/git-sage

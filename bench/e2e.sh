@@ -3,12 +3,9 @@
 # of 2,000 commits with a 200-turn session of 50 writes, against `git log -p BASE..TIP`
 # in the same run. Prints both medians and the ratio (target <= 2).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
+. "$(dirname "$0")/lib.sh"
 runs=${RUNS:-10}
-command -v hyperfine >/dev/null 2>&1 || { apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }; }
+need_hyperfine
 
 cargo build --release --locked -q
 bin=$root/target/release/git-sage

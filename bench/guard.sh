@@ -5,12 +5,9 @@
 # anyway — with the same input and one process each. Prints both medians and the ratio
 # (target: the check <= 50 ms).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
+. "$(dirname "$0")/lib.sh"
 runs=${RUNS:-10}
-command -v hyperfine >/dev/null 2>&1 || { apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }; }
+need_hyperfine
 
 cargo build --release --locked -q
 bin=$root/target/release/git-sage

@@ -4,12 +4,9 @@
 # `git sage turns FILE --format json` on the same file — the parse the judge needs anyway.
 # Prints both medians and the ratio (targets: judge <= 0.2 s, ratio <= 2).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
+. "$(dirname "$0")/lib.sh"
 runs=${RUNS:-10}
-command -v hyperfine >/dev/null 2>&1 || { apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }; }
+need_hyperfine
 
 cargo build --release --locked -q
 bin=$root/target/release/git-sage

@@ -3,13 +3,10 @@
 # `python3 -m bandit -r` on the same files (a checkout of the tip's svc/), in the same run.
 # Prints both medians and the ratio (target <= 1.2: our layers add little on top of Bandit).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
+. "$(dirname "$0")/lib.sh"
 runs=${RUNS:-5}
 files=${FILES:-2000}
-command -v hyperfine >/dev/null 2>&1 || { apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }; }
+need_hyperfine
 python3 -m bandit --version >/dev/null 2>&1 || python3 -m pip install -q bandit
 
 cargo build --release --locked -q

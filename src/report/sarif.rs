@@ -168,7 +168,18 @@ fn location(uri: &str, line: Option<u32>) -> Value {
     loc
 }
 
-fn result(doc: &ReportDoc, rule_index: usize) -> Value {
+/// The severity of one finding: the scanner's own, else its CWE's default.
+fn severity_of(doc: &ReportDoc) -> String {
+    let f = &doc.finding;
+    security_severity(
+        f.cwe,
+        f.source
+            .as_ref()
+            .and_then(|s| s.security_severity.as_deref()),
+    )
+}
+
+fn result(doc: &ReportDoc, rule_index: usize, severity: &str) -> Value {
     let f = &doc.finding;
     let p = &doc.provenance;
     let o = &doc.origin;
@@ -181,7 +192,7 @@ fn result(doc: &ReportDoc, rule_index: usize) -> Value {
     let mut r = json!({
         "ruleId": rule_id(f.cwe),
         "ruleIndex": rule_index,
-        "level": level(&security_severity(f.cwe, f.source.as_ref().and_then(|s| s.security_severity.as_deref()))),
+        "level": level(severity),
         "message": {"text": message(doc)},
         "locations": [primary],
         "partialFingerprints": {"sageOrigin/v1": fingerprint(doc)},
@@ -226,25 +237,20 @@ pub(crate) fn reports(docs: &[ReportDoc]) -> Value {
     let mut results = Vec::new();
     for doc in docs {
         let f = &doc.finding;
-        let sev = security_severity(
-            f.cwe,
-            f.source
-                .as_ref()
-                .and_then(|s| s.security_severity.as_deref()),
-        );
+        let sev = severity_of(doc);
         let i = match rules.iter().position(|(c, _)| *c == f.cwe) {
             Some(i) => {
                 if sev.parse::<f64>().unwrap_or(0.0) > rules[i].1.parse::<f64>().unwrap_or(0.0) {
-                    rules[i].1 = sev;
+                    rules[i].1 = sev.clone();
                 }
                 i
             }
             None => {
-                rules.push((f.cwe, sev));
+                rules.push((f.cwe, sev.clone()));
                 rules.len() - 1
             }
         };
-        results.push(result(doc, i));
+        results.push(result(doc, i, &sev));
     }
     let rules: Vec<Value> = rules.iter().map(|(c, s)| rule(*c, s)).collect();
     log(rules, results)

@@ -183,20 +183,21 @@ fn all_explains_every_result_of_a_scan_in_one_run() {
     let md = r.path().join("all.md");
     let out = r.path().join("all.sarif");
     let json = r.path().join("all.json");
-    r.sage(&[
-        "-C",
-        d.to_str().unwrap(),
-        "blame-origin",
-        "--finding",
-        scan.to_str().unwrap(),
-        "--all",
-        "--out",
-        out.to_str().unwrap(),
-        "--out",
-        md.to_str().unwrap(),
-        "--out",
-        json.to_str().unwrap(),
-    ])
+    r.sage_in(
+        &d,
+        &[
+            "blame-origin",
+            "--finding",
+            scan.to_str().unwrap(),
+            "--all",
+            "--out",
+            out.to_str().unwrap(),
+            "--out",
+            md.to_str().unwrap(),
+            "--out",
+            json.to_str().unwrap(),
+        ],
+    )
     .ok();
     let set: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(set["schema"], "sage.reports/1");
@@ -238,14 +239,7 @@ fn all_explains_every_result_of_a_scan_in_one_run() {
 
     // Without --finding, --all reads every finding the repository keeps (the demo keeps one).
     let kept = r
-        .sage(&[
-            "-C",
-            d.to_str().unwrap(),
-            "blame-origin",
-            "--all",
-            "--format",
-            "json",
-        ])
+        .sage_in(&d, &["blame-origin", "--all", "--format", "json"])
         .ok()
         .json();
     assert_eq!(kept["schema"], "sage.reports/1");
@@ -253,25 +247,20 @@ fn all_explains_every_result_of_a_scan_in_one_run() {
     assert_eq!(kept["reports"].as_array().unwrap().len(), 1);
 
     // HTML holds one finding; `--all` says so and writes nothing.
-    r.sage(&[
-        "-C",
-        d.to_str().unwrap(),
-        "blame-origin",
-        "--finding",
-        scan.to_str().unwrap(),
-        "--all",
-        "--format",
-        "html",
-    ])
+    r.sage_in(
+        &d,
+        &[
+            "blame-origin",
+            "--finding",
+            scan.to_str().unwrap(),
+            "--all",
+            "--format",
+            "html",
+        ],
+    )
     .bad_input("--all writes text, Markdown, JSON and SARIF");
     // Without --all, a file of two results still asks which one.
-    let one = r.sage(&[
-        "-C",
-        d.to_str().unwrap(),
-        "blame-origin",
-        "--finding",
-        scan.to_str().unwrap(),
-    ]);
+    let one = r.sage_in(&d, &["blame-origin", "--finding", scan.to_str().unwrap()]);
     assert_eq!(one.code, 2, "{one:?}");
 }
 
@@ -309,27 +298,22 @@ fn the_sarif_multitool_finds_no_error_or_warning() {
     r.blame_demo(&d, &["--out", one.to_str().unwrap()]).ok();
     logs.push(one);
     let all = r.path().join("all.sarif");
-    r.sage(&[
-        "-C",
-        d.to_str().unwrap(),
-        "blame-origin",
-        "--finding",
-        scan.to_str().unwrap(),
-        "--all",
-        "--out",
-        all.to_str().unwrap(),
-    ])
+    r.sage_in(
+        &d,
+        &[
+            "blame-origin",
+            "--finding",
+            scan.to_str().unwrap(),
+            "--all",
+            "--out",
+            all.to_str().unwrap(),
+        ],
+    )
     .ok();
     logs.push(all);
     let screen = r.path().join("screen.sarif");
-    r.sage(&[
-        "-C",
-        d.to_str().unwrap(),
-        "screen",
-        "--out",
-        screen.to_str().unwrap(),
-    ])
-    .ok();
+    r.sage_in(&d, &["screen", "--out", screen.to_str().unwrap()])
+        .ok();
     logs.push(screen);
     for log in logs {
         let verdict = r.path().join("verdict.sarif");

@@ -426,6 +426,26 @@ fn what_stays_compatible_within_1_and_what_does_not() {
     assert!(!errors("sage.report/1", &doc, false).is_empty());
 }
 
+/// The demo's scores and provenance saved with `--out` (`judge`, `provenance`), for the
+/// commands that read them back.
+fn saved_scores_and_provenance(r: &Repo, d: &Path) -> (PathBuf, PathBuf) {
+    let scores = d.join("scores.json");
+    let prov = d.join("prov.json");
+    r.sage_in(
+        d,
+        &[
+            "judge",
+            ".sage/sessions/fix-ssrf.yaml",
+            "--out",
+            scores.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    r.sage_in(d, &["provenance", "--out", prov.to_str().unwrap()])
+        .ok();
+    (scores, prov)
+}
+
 #[test]
 fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
     let r = Repo::new();
@@ -477,19 +497,7 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
         "screen", "--cwe", "918", "--format", "json",
     ])));
     // Files written with --out, and the command that reads them back.
-    let scores = d.join("scores.json");
-    let prov = d.join("prov.json");
-    r.sage(&[
-        "-C",
-        ds,
-        "judge",
-        ".sage/sessions/fix-ssrf.yaml",
-        "--out",
-        scores.to_str().unwrap(),
-    ])
-    .ok();
-    r.sage(&["-C", ds, "provenance", "--out", prov.to_str().unwrap()])
-        .ok();
+    let (scores, prov) = saved_scores_and_provenance(&r, &d);
     for p in [&scores, &prov] {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
         check(&v);
@@ -590,19 +598,7 @@ fn documents_written_before_tool_existed_are_still_read() {
         std::fs::write(p, v.to_string()).unwrap();
     };
     // Saved scores and provenance, as an earlier build wrote them: origin reads them.
-    let scores = d.join("scores.json");
-    let prov = d.join("prov.json");
-    r.sage(&[
-        "-C",
-        ds,
-        "judge",
-        ".sage/sessions/fix-ssrf.yaml",
-        "--out",
-        scores.to_str().unwrap(),
-    ])
-    .ok();
-    r.sage(&["-C", ds, "provenance", "--out", prov.to_str().unwrap()])
-        .ok();
+    let (scores, prov) = saved_scores_and_provenance(&r, &d);
     untooled(&scores);
     untooled(&prov);
     let o = r
