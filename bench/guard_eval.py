@@ -19,10 +19,16 @@ Two sets:
   security (`security: false` below, by reading each session's first prompt). Reported: how
   many writes the guard denied; the target is none.
 
-    python3 bench/guard_eval.py target/release/git-sage [--json OUT]
+Each check after the first of a session resumes from what the one before it read and judged
+(`.git/sage/guard/sessions/`, docs/guard.md#speed), as in a real session. `--cold` drops that
+record before every check, so each reads and judges the session whole; `--compare` runs both
+and counts the decisions that differ (they must not).
+
+    python3 bench/guard_eval.py target/release/git-sage [--json OUT] [--cold | --compare]
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,6 +93,9 @@ def ask(binary, repo_dir, prefix_path, name, tool_input):
     return out["hookSpecificOutput"]["permissionDecision"]
 
 
+COLD = ["--cold" in sys.argv]
+
+
 def replay(binary, raw, anchor=None, finding_cwe=None):
     """The guard's decision on every write of `raw`, and which write wrote `anchor`."""
     lines = raw.splitlines(keepends=True)
@@ -101,6 +110,8 @@ def replay(binary, raw, anchor=None, finding_cwe=None):
             prefix = os.path.join(d, "prefix.jsonl")
             with open(prefix, "w", encoding="utf-8") as f:
                 f.write("".join(lines[:i]))
+            if COLD[0]:
+                shutil.rmtree(os.path.join(d, ".git", "sage", "guard", "sessions"), ignore_errors=True)
             decisions.append(ask(binary, d, prefix, name, tool_input))
             path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
             if introducing is None and anchor and (path == anchor or path.endswith("/" + anchor)):
@@ -144,7 +155,7 @@ def main():
         raw = blob(c["repo"], rev, path).decode("utf-8", "replace")
         ds, _ = replay(binary, raw)
         out["other"].append({"case": c["id"], "held_out": c.get("held_out", False),
-                             "writes": len(ds), "denied": ds.count("deny")})
+                             "writes": len(ds), "denied": ds.count("deny"), "decisions": ds})
     def share(rows, key, pick):
         hits = sum(1 for r in rows if r[key] and pick(r) is not None and r[key][pick(r)] == "deny")
         return f"{hits}/{len(rows)}"
@@ -161,6 +172,24 @@ def main():
         other = [r for r in out["other"] if r["held_out"] == held]
         print(f"{part} other sessions: {len(other)} ({sum(r['writes'] for r in other)} writes); "
               f"writes denied: {sum(r['denied'] for r in other)} (target 0)")
+    if "--compare" in sys.argv:
+        COLD[0] = True
+        cold = {"security": [], "other": []}
+        for f, s in security_sessions():
+            src = s["source"]
+            raw = blob(src["repo"], src["commit"], src["path"]).decode("utf-8", "replace")
+            cold["security"].append(replay(binary, raw, s["anchor"]["file"])[0])
+            cold["security"].append(replay(binary, raw, s["anchor"]["file"], finding_cwe=s["cwe"])[0])
+        for c in cases:
+            if c["format"] == "claude" and c["id"] in {r["case"] for r in out["other"]}:
+                rev, _, path = c["session"]["where"].partition(":")
+                cold["other"].append(replay(binary, blob(c["repo"], rev, path).decode("utf-8", "replace"))[0])
+        warm = [d for r in out["security"] for d in (r["alone"], r["with_finding"])]
+        pairs = [(a, b) for x, y in zip(warm, cold["security"]) for a, b in zip(x, y)]
+        pairs += [(a, b) for r, y in zip(out["other"], cold["other"]) for a, b in zip(r["decisions"], y)]
+        differ = sum(1 for a, b in pairs if a != b)
+        print()
+        print(f"resumed vs whole: {len(pairs)} decisions, {differ} differ")
     if "--json" in sys.argv:
         json.dump(out, open(sys.argv[sys.argv.index("--json") + 1], "w"), indent=1)
 

@@ -141,7 +141,10 @@ fn check(ctx: &Context, a: &CheckArgs) -> i32 {
 /// The decision, and the repository root the log goes under.
 fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::path::PathBuf>)> {
     if !call.writes {
-        return Ok((g::decide(call, &Default::default(), "auto", None)?, None));
+        return Ok((
+            g::decide(call, &Default::default(), "auto", None, None)?,
+            None,
+        ));
     }
     // The agent's working directory names the repository; the hook may run elsewhere.
     let repo = match &call.cwd {
@@ -162,6 +165,9 @@ fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::p
             .and_then(|all| all.iter().find_map(|a| a.cwe));
         Some(cwe)
     });
-    let o = g::decide(call, &settings, &settings.guard, finding)?;
+    let state = repo
+        .as_ref()
+        .map(|r| r.git_dir().join("sage").join("guard").join("sessions"));
+    let o = g::decide(call, &settings, &settings.guard, finding, state.as_deref())?;
     Ok((o, root))
 }

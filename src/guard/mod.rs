@@ -5,6 +5,7 @@
 pub(crate) mod hook;
 pub(crate) mod install;
 pub(crate) mod policy;
+pub(crate) mod session;
 
 use std::path::Path;
 use std::time::Instant;
@@ -60,12 +61,14 @@ fn reason(facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<S
     Ok(out)
 }
 
-/// The guard's decision for one call: `transcript` is the session so far.
+/// The guard's decision for one call. `state` is where the records of sessions are kept
+/// between checks (`.git/sage/guard/sessions`), `None` outside a repository.
 pub(crate) fn decide(
     call: &Call,
     settings: &Settings,
     mode: &str,
     finding: Option<Option<u32>>,
+    state: Option<&Path>,
 ) -> Result<Outcome> {
     if !call.writes {
         return Ok(Outcome {
@@ -74,30 +77,35 @@ pub(crate) fn decide(
             facts: None,
         });
     }
+    let judge = settings
+        .guard_judge
+        .as_deref()
+        .map(crate::judge::backends::Spec::parse_setting)
+        .transpose()?;
+    // A model judge sees each turn's whole prefix: its session is read whole each time.
+    let whole = judge.is_some();
+    let judge_name = settings.guard_judge.as_deref().unwrap_or("offline");
     let stage = crate::timing::stage("guard: read the session");
-    let transcript = match call.transcript.as_deref().map(Path::new) {
-        Some(p) if p.is_file() => {
-            let input = crate::transcript::Input::from_file(p.display().to_string(), p)
-                .map_err(|e| Error::env(format!("cannot read {}: {e}", p.display())))?;
-            Some(crate::transcript::parse(input, None)?)
-        }
+    let window = match call.transcript.as_deref().map(Path::new) {
+        Some(p) if p.is_file() => Some(session::read(state, p, judge_name, whole)?),
         _ => None,
     };
     drop(stage);
-    let _stage = crate::timing::stage("guard: judge the task's turns");
-    let facts = policy::gather(&policy::Given {
-        transcript: transcript.as_ref(),
+    let _stage = crate::timing::stage("guard: judge the new turns");
+    let (facts, prior) = policy::gather(policy::Given {
+        transcript: window.as_ref().map(|w| &w.transcript),
+        base: window.as_ref().map_or(0, |w| w.cut.turns),
+        prior: window.as_ref().map(|w| w.prior.clone()).unwrap_or_default(),
         task: settings.task.as_deref(),
         mode,
         finding,
         templates: settings.templates.as_deref(),
-        judge: settings
-            .guard_judge
-            .as_deref()
-            .map(crate::judge::backends::Spec::parse_setting)
-            .transpose()?,
+        judge,
         cache_dir: settings.cache_dir.as_deref(),
     })?;
+    if let Some(w) = &window {
+        w.save(prior, judge_name, whole);
+    }
     Ok(match policy::decide(&facts) {
         Verdict::Allow { why } => Outcome {
             deny: None,

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::judge::scores::Scores;
@@ -92,9 +92,82 @@ pub(crate) fn cwe_in(text: &str) -> Option<u32> {
     None
 }
 
-/// What `gather` is given: the session so far and the repository's word.
+/// A user message that may open the task, numbered as in the whole session (secrets
+/// redacted).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct User {
+    pub before_turn: u32,
+    pub text: String,
+}
+
+/// What the judge said of the turns of one exchange (the turns after one user message).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Exchange {
+    /// The `before_turn` of the user message that opened it (0: before any).
+    pub opener: u32,
+    pub best: Scores,
+    pub turns: usize,
+}
+
+/// What earlier checks of the session judged: each turn is judged once, when a check first
+/// sees it finished (the turn being written is judged again by every check until it is).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Prior {
+    /// The user messages before the window (those that open the current task and the one
+    /// before it).
+    pub users: Vec<User>,
+    /// Turns 1..=judged are folded in below.
+    pub judged: u32,
+    /// The first finished turn that held the plan, in any exchange.
+    pub plan: Option<u32>,
+    /// The exchanges still in reach of the task.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// The index of the message that opens the current exchange, and of the one before it.
+fn openers(users: &[User], turns: u32) -> (Option<usize>, Option<usize>) {
+    let cur = users.iter().rposition(|u| u.before_turn <= turns.max(1));
+    let prev = cur.and_then(|c| {
+        let b = users[c].before_turn;
+        users[..c].iter().rposition(|u| u.before_turn < b)
+    });
+    (cur, prev)
+}
+
+impl Prior {
+    /// What a window that starts at `cut` needs from before it.
+    pub(crate) fn before(mut self, cut: super::session::Cut) -> Prior {
+        if cut.offset == 0 {
+            self.users.clear();
+        } else {
+            self.users.retain(|u| u.before_turn <= cut.turns + 1);
+            let (cur, prev) = openers(&self.users, cut.turns + 1);
+            self.users = prev
+                .into_iter()
+                .chain(cur)
+                .map(|i| self.users[i].clone())
+                .collect();
+        }
+        self
+    }
+
+    /// The exchange a turn belongs to: the last user message before it.
+    fn exchange_of(&self, users: &[User], turn: u32) -> u32 {
+        users
+            .iter()
+            .rev()
+            .find(|u| u.before_turn <= turn)
+            .map_or(0, |u| u.before_turn)
+    }
+}
+
+/// What `gather` is given: the session's window (from the cut of the last check) and what
+/// the checks before judged, and the repository's word.
 pub(crate) struct Given<'a> {
     pub transcript: Option<&'a Transcript>,
+    /// The session's turns before the window's first.
+    pub base: u32,
+    pub prior: Prior,
     /// `sage.task`, which overrides the session's own task.
     pub task: Option<&'a str>,
     /// `always`, `auto` or `off` (`sage.guard`).
@@ -108,36 +181,48 @@ pub(crate) struct Given<'a> {
     pub cache_dir: Option<&'a str>,
 }
 
-/// The facts of one call: the task (the user messages that opened the current exchange and
-/// the one before it), its relevance, and the offline judge's scores of their turns so far.
-pub(crate) fn gather(g: &Given) -> Result<Facts> {
-    let at = |t: &Transcript, turn: u32| {
-        crate::transcript::mapping::scope(
-            t,
-            &crate::transcript::mapping::Mapping::default(),
-            (turn > 0).then_some(turn),
-        )
+fn raise(best: &mut Scores, s: &Scores) {
+    best.tr = best.tr.max(s.tr);
+    best.di = best.di.max(s.di);
+    best.vr = best.vr.max(s.vr);
+    best.sa = best.sa.max(s.sa);
+}
+
+fn holds_plan(s: &Scores) -> bool {
+    s.tr >= 2 && s.di >= 2 && s.vr >= 2 && s.sa >= 2
+}
+
+/// The facts of one call, and what the next check of the session needs. The task is the user
+/// message that opened the current exchange and the one before it (an agent that plans, then
+/// writes after the user's "go ahead", made its plan there); the plan may be in any turn so
+/// far; the turns not judged by an earlier check are judged now.
+pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
+    let mut prior = g.prior;
+    let mut users = std::mem::take(&mut prior.users);
+    if let Some(t) = g.transcript {
+        users.extend(t.context.iter().filter(|m| m.role == "user").map(|m| User {
+            before_turn: m.before_turn + g.base,
+            text: crate::redact::redact(&m.text).0,
+        }));
+    }
+    let turns = g.base + g.transcript.map_or(0, |t| t.turns.len() as u32);
+    let (cur, prev) = openers(&users, turns);
+    let session_task = match (prev.map(|i| &users[i].text), cur.map(|i| &users[i].text)) {
+        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+        (a, b) => a.or(b).cloned(),
     };
-    // The exchange before the current one too: an agent that plans, then writes after the
-    // user's "go ahead", made its plan there.
-    let scope = g.transcript.map(|t| {
-        let mut cur = at(t, t.turns.len() as u32);
-        if cur.first > 1 {
-            let prev = at(t, cur.first - 1);
-            if prev.first < cur.first {
-                cur.first = prev.first;
-                cur.task = match (prev.task, cur.task) {
-                    (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
-                    (a, b) => a.or(b),
-                };
-            }
-        }
-        cur
-    });
+    let keys: Vec<u32> = match (prev, cur) {
+        (None, None) => vec![0],
+        (p, c) => p
+            .into_iter()
+            .chain(c)
+            .map(|i| users[i].before_turn)
+            .collect(),
+    };
     let task = g
         .task
         .map(str::to_string)
-        .or_else(|| scope.as_ref().and_then(|s| s.task.clone()))
+        .or(session_task)
         .unwrap_or_default();
     let task_cwe = cwe_in(&task);
     let mut cwe = task_cwe.or(g.finding.flatten());
@@ -165,16 +250,22 @@ pub(crate) fn gather(g: &Given) -> Result<Facts> {
         best: Scores::default(),
         turns_judged: 0,
     };
-    let (Some(t), Some(mut scope)) = (g.transcript, scope) else {
-        return Ok(facts);
+    prior.users = users;
+    // Off means off; with no turns there is nothing to judge.
+    let Some(t) = g
+        .transcript
+        .filter(|t| g.mode != "off" && !t.turns.is_empty())
+    else {
+        return Ok((facts, prior));
     };
-    // With nothing else to go on, the task's own turns decide: a task whose turns name a
-    // specific threat bears on security ("fix the review findings" that turn out to be an
-    // injection). Off means off.
-    if g.mode == "off" || t.turns.is_empty() {
-        return Ok(facts);
-    }
-    scope.task = Some(task.clone());
+    let len = t.turns.len() as u32;
+    let first = (prior.judged + 1).saturating_sub(g.base).clamp(1, len);
+    let scope = crate::transcript::mapping::Scope {
+        first,
+        last: len,
+        task: Some(task.clone()),
+        reason: "the guard: the turns no check has judged".into(),
+    };
     let spec = g
         .judge
         .clone()
@@ -211,23 +302,61 @@ pub(crate) fn gather(g: &Given) -> Result<Facts> {
     if let Some(e) = crate::judge::failed::error(&doc.failed_turns) {
         return Err(e);
     }
+    // The last turn may still grow (the agent is writing it): it counts now, and is judged
+    // again by the next check; the finished ones are kept.
+    let mut open = None;
     for ts in &doc.turns {
         let Some(s) = ts.scores.as_ref().filter(|_| ts.applicable) else {
             continue;
         };
+        let n = g.base + ts.turn;
+        if n == turns {
+            open = Some(*s);
+            continue;
+        }
+        if n <= prior.judged {
+            continue;
+        }
+        let key = prior.exchange_of(&prior.users, n);
+        match prior.exchanges.iter_mut().find(|e| e.opener == key) {
+            Some(e) => {
+                raise(&mut e.best, s);
+                e.turns += 1;
+            }
+            None => {
+                let mut e = Exchange {
+                    opener: key,
+                    ..Default::default()
+                };
+                raise(&mut e.best, s);
+                e.turns = 1;
+                prior.exchanges.push(e);
+            }
+        }
+        if prior.plan.is_none() && holds_plan(s) {
+            prior.plan = Some(n);
+        }
+    }
+    prior.judged = prior.judged.max(turns - 1);
+    prior
+        .exchanges
+        .retain(|e| keys.first().is_none_or(|k| e.opener >= *k));
+    for e in prior.exchanges.iter().filter(|e| keys.contains(&e.opener)) {
+        raise(&mut facts.best, &e.best);
+        facts.turns_judged += e.turns;
+    }
+    facts.plan_turn = prior.plan;
+    if let Some(s) = open.filter(|_| keys.contains(&prior.exchange_of(&prior.users, turns))) {
+        raise(&mut facts.best, &s);
         facts.turns_judged += 1;
-        facts.best.tr = facts.best.tr.max(s.tr);
-        facts.best.di = facts.best.di.max(s.di);
-        facts.best.vr = facts.best.vr.max(s.vr);
-        facts.best.sa = facts.best.sa.max(s.sa);
-        if facts.plan_turn.is_none() && s.tr >= 2 && s.di >= 2 && s.vr >= 2 && s.sa >= 2 {
-            facts.plan_turn = Some(ts.turn);
+        if facts.plan_turn.is_none() && holds_plan(&s) {
+            facts.plan_turn = Some(turns);
         }
     }
     if facts.relevance.is_none() && facts.best.tr >= 1 {
         facts.relevance = Some(Relevance::SessionThreat);
     }
-    Ok(facts)
+    Ok((facts, prior))
 }
 
 #[cfg(test)]

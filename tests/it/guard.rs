@@ -176,6 +176,122 @@ fn a_security_task_is_asked_for_its_plan_before_the_first_write() {
     assert!(rec.stderr.contains("git add .sage/guard.log"), "{rec:?}");
 }
 
+/// A Claude Code session of several exchanges: `("user", text)` or `("assistant", text)`.
+fn claude_exchanges(items: &[(&str, &str)]) -> String {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, (role, text))| {
+            let l = if *role == "user" {
+                json!({"type": "user", "sessionId": "s", "uuid": format!("u{i}"), "cwd": "/p",
+                    "message": {"role": "user", "content": text}})
+            } else {
+                json!({"type": "assistant", "sessionId": "s", "uuid": format!("a{i}"),
+                    "message": {"id": format!("m{i}"), "model": "claude-x",
+                        "content": [{"type": "text", "text": text}]}})
+            };
+            serde_json::to_string(&l).unwrap() + "\n"
+        })
+        .collect()
+}
+
+fn decision(out: &str) -> String {
+    if out.is_empty() {
+        return "allow".into();
+    }
+    let v: Value = serde_json::from_str(out).unwrap();
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The records the guard keeps of sessions between checks.
+fn records(r: &Repo) -> Vec<Value> {
+    let dir = r.path().join(".git/sage/guard/sessions");
+    let mut out: Vec<Value> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|f| serde_json::from_slice(&std::fs::read(f.path()).unwrap()).unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_by_key(|v| v["transcript"].as_str().unwrap_or("").to_string());
+    out
+}
+
+const PLAN: &str = "Plan. Threat: a seller-controlled URL reaches the SSRF sink urlopen in `media/fetcher.py` and fetches internal hosts (169.254.169.254, 127.0.0.1). Defence: resolve the host and reject private, loopback and link-local addresses, and re-check after every redirect; a bypass would be a DNS rebinding or a redirect to 127.0.0.1. Scope: every caller of download_preview and every other place that fetches URLs. Verification: add tests that http://127.0.0.1 and http://169.254.169.254 and a redirect to 10.0.0.5 are rejected.";
+const TASK: &str = "Fix the SSRF in download_preview: sellers' URLs must not reach internal hosts.";
+
+#[test]
+fn a_plan_of_an_earlier_exchange_counts_and_each_check_resumes_where_the_last_stopped() {
+    let r = Repo::new();
+    r.write("README.md", "# media\n");
+    r.commit("base");
+    // The plan was made three user messages ago; the write comes after two more exchanges.
+    let mut items = vec![
+        ("user", TASK),
+        ("assistant", PLAN),
+        ("user", "Also keep the old preview sizes."),
+        ("assistant", "Noted: the sizes stay as they are."),
+        ("user", "Go ahead with the SSRF fix."),
+        ("assistant", "Writing the fetcher now."),
+    ];
+    r.write("s.jsonl", &claude_exchanges(&items));
+    let (out, err, _) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s.jsonl"));
+    assert_eq!(decision(&out), "allow", "{out} {err}");
+    let last = log_lines(&r).pop().unwrap();
+    assert_eq!(last["why"], "turn 1 holds the security plan", "{last}");
+
+    // A session that has no plan yet is stopped; the record keeps where the next check reads
+    // from (the start of the last turn, which the agent may still be writing).
+    let early = [
+        ("user", TASK),
+        ("assistant", "I will change the fetcher to check the URL."),
+    ];
+    r.write("t.jsonl", &claude_exchanges(&early));
+    let (out, _, _) = check(&r, &["--agent", "claude-code"], &write_call(&r, "t.jsonl"));
+    assert_eq!(decision(&out), "deny");
+    items = early.to_vec();
+    items.push(("user", "Go on, but say how you will stop it first."));
+    items.push(("assistant", PLAN));
+    items.push(("assistant", "Writing the fetcher now."));
+    let grown = claude_exchanges(&items);
+    r.write("t.jsonl", &grown);
+    let (out, _, _) = check(&r, &["--agent", "claude-code"], &write_call(&r, "t.jsonl"));
+    assert_eq!(decision(&out), "allow", "{:?}", log_lines(&r).pop());
+    let rec = records(&r)
+        .into_iter()
+        .find(|v| v["transcript"].as_str().unwrap().ends_with("t.jsonl"))
+        .unwrap();
+    let last_line = grown.lines().last().unwrap();
+    assert_eq!(
+        rec["cut"]["offset"].as_u64().unwrap() as usize,
+        grown.len() - last_line.len() - 1,
+        "{rec}"
+    );
+    assert_eq!(rec["cut"]["turns"], 2, "{rec}");
+    assert_eq!(rec["prior"]["plan"], 2, "{rec}");
+
+    // A file rewritten in place (not appended to, and longer than before) is read whole
+    // again: the plan it no longer holds does not count.
+    let filler = "The preview keeps its sizes and its formats. ".repeat(20);
+    let rewritten = claude_exchanges(&[
+        ("user", TASK),
+        (
+            "assistant",
+            "I will change the fetcher to check the URL, quickly.",
+        ),
+        ("user", "Go on."),
+        ("assistant", &filler),
+        ("assistant", "Writing the fetcher now."),
+    ]);
+    assert!(rewritten.len() > grown.len());
+    r.write("t.jsonl", &rewritten);
+    let (out, _, _) = check(&r, &["--agent", "claude-code"], &write_call(&r, "t.jsonl"));
+    assert_eq!(decision(&out), "deny", "{:?}", log_lines(&r).pop());
+}
+
 #[test]
 fn a_broken_guard_lets_the_agent_write_unless_strict() {
     let r = Repo::new();
@@ -363,4 +479,72 @@ fn each_agent_runs_the_installed_hook_and_is_stopped_until_the_plan() {
         );
         r.sage(&["guard", "uninstall", "--agent", agent]).ok();
     }
+}
+
+/// The guard resumes a Claude Code log from the first line of its last turn: read from any
+/// turn's first line, a real log must give that turn and the ones after it as the whole log
+/// does (text, calls, results, edits, times).
+#[test]
+fn a_real_log_read_from_a_turn_gives_the_same_turns() {
+    let Some(dir) = crate::common::real_fixtures("claude-code") else {
+        return;
+    };
+    let turns = |path: &std::path::Path| -> Vec<Value> {
+        let out = Command::new(env!("CARGO_BIN_EXE_git-sage"))
+            .args(["turns", "--from", "claude-code", "--format", "json"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["turns"].as_array().unwrap().clone()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cuts = 0;
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    files.sort_by_key(|f| f.path());
+    for f in files {
+        let bytes = std::fs::read(f.path()).unwrap();
+        let whole = turns(&f.path());
+        for (k, t) in whole.iter().enumerate() {
+            let Some(line) = t["source"]["line"].as_u64().filter(|&l| l > 1) else {
+                continue;
+            };
+            let at = bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .nth(line as usize - 2)
+                .unwrap()
+                .0
+                + 1;
+            let part_path = tmp.path().join("part.jsonl");
+            std::fs::write(&part_path, &bytes[at..]).unwrap();
+            let part = turns(&part_path);
+            assert_eq!(
+                part.len(),
+                whole.len() - k,
+                "{}: from line {line}",
+                f.path().display()
+            );
+            for (a, b) in part.iter().zip(&whole[k..]) {
+                let mut a = a.clone();
+                a["turn"] = json!(a["turn"].as_u64().unwrap() + k as u64);
+                a["source"]["line"] = json!(a["source"]["line"].as_u64().unwrap() + line - 1);
+                assert!(
+                    a == *b,
+                    "{}: read from line {line}, turn {} differs",
+                    f.path().display(),
+                    b["turn"]
+                );
+            }
+            cuts += 1;
+        }
+    }
+    assert!(cuts >= 10, "{cuts} cuts");
+    eprintln!("{cuts} cuts agree");
 }
