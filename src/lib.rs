@@ -20,6 +20,7 @@ pub mod finding;
 pub mod git;
 pub(crate) mod guard;
 pub(crate) mod history;
+pub(crate) mod i18n;
 pub(crate) mod judge;
 pub(crate) mod notes;
 pub(crate) mod origin;

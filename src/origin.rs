@@ -82,6 +82,16 @@ impl OriginType {
         }
     }
 
+    /// The type in words, in the run's language (reports people read).
+    pub(crate) fn words_shown(self) -> String {
+        crate::i18n::t(&format!("origin.{}", self.as_str()))
+    }
+
+    /// The type explained in a sentence, in the run's language.
+    pub(crate) fn explained(self) -> String {
+        crate::i18n::t(&format!("origin.long.{}", self.as_str()))
+    }
+
     pub(crate) fn words(self) -> &'static str {
         match self {
             OriginType::InadequateDefence => "inadequate defence",

@@ -546,7 +546,18 @@ pub(crate) fn blame(
         &missed,
         req.anchor.cwe,
         req.templates_dir.as_deref(),
+        crate::i18n::Lang::En,
     )?;
+    let recommendation_shown = match crate::i18n::lang() {
+        crate::i18n::Lang::En => None,
+        lang => Some(crate::report::recommend::recommendation(
+            &origin,
+            &missed,
+            req.anchor.cwe,
+            req.templates_dir.as_deref(),
+            lang,
+        )?),
+    };
     // Excerpts of what each turn said, redacted like the judge's view.
     let turns: Vec<ReportTurn> = match (&scores, &session) {
         (Some(d), Some(s)) => d
@@ -617,6 +628,7 @@ pub(crate) fn blame(
         origin,
         missed_opportunities: missed,
         recommendation,
+        recommendation_shown,
         judge,
         other_origins,
         manual_review,

@@ -116,6 +116,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "an internal error in a hook stops git",
     },
     Key {
+        key: "sage.lang",
+        default: "the locale",
+        what: "en | ru | zh: the language of reports, recommendations and hook messages",
+    },
+    Key {
         key: "sage.guard",
         default: "auto",
         what: "auto | always | off: when the agent-side guard asks for the security plan",
@@ -168,6 +173,8 @@ pub(crate) struct Settings {
     /// The judge the guard asks (`sage.guardJudge`), by default the offline one.
     pub guard_judge: Option<String>,
     pub guard_strict: bool,
+    /// `sage.lang`: the language of what people read (checked when read).
+    pub lang: Option<String>,
 }
 
 impl Default for Settings {
@@ -193,6 +200,7 @@ impl Default for Settings {
             guard: "auto".into(),
             guard_judge: None,
             guard_strict: false,
+            lang: None,
         }
     }
 }
@@ -263,6 +271,14 @@ impl Settings {
         }
         s.guard_strict = flag(get("sage.guardStrict")?, "sage.guardStrict", false)?;
         s.guard_judge = get("sage.guardJudge")?;
+        if let Some(v) = get("sage.lang")? {
+            if crate::i18n::Lang::parse(&v).is_none() {
+                return Err(Error::input(format!(
+                    "git config sage.lang: {v:?} is not en, ru or zh"
+                )));
+            }
+            s.lang = Some(v);
+        }
         if let Some(v) = get("sage.recordMaxSize")? {
             s.record_max_mb = number(&v, "sage.recordMaxSize", 1, 4096)?;
         }

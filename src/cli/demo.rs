@@ -154,15 +154,13 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
     // The example's own name, not the temporary directory's: the same bytes wherever it runs.
     doc.repository = Some("product-media".into());
     let place = match &args.keep {
-        Some(d) => format!("The example repository is kept in {}.", d.display()),
-        None => "Run `git sage demo --keep DIR` to keep the example repository and try the other commands on it.".to_string(),
+        Some(d) => crate::i18n::tf("demo.kept", &[("dir", &d.display())]),
+        None => crate::i18n::t("demo.keep"),
     };
     emit(ctx, &targets, &doc, |f| {
         let text = render(&doc, f)?;
         Ok(match f {
-            Format::Text => format!(
-                "git sage demo — the worked example of docs/method.md#worked-example: an agent \"fixed\" an SSRF in\nproduct-media by checking only that the URL starts with https://; tests are green, yet the service\nstill reaches 127.0.0.1, 10.x and the cloud metadata service. Where did the repair first go wrong?\n\n{text}\n{place}\n"
-            ),
+            Format::Text => format!("{}\n\n{text}\n{place}\n", crate::i18n::t("demo.intro")),
             _ => text,
         })
     })?;

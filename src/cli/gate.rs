@@ -76,11 +76,16 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     let mut present = 0;
     let mut scoring: Option<crate::error::Error> = None;
     crate::say!(
-        "git sage: {} of {} ({} commit(s)) against {} finding(s):",
-        what,
-        &tip[..7.min(tip.len())],
-        range.commits.len(),
-        anchors.len()
+        "{}",
+        crate::i18n::tf(
+            "hook.head",
+            &[
+                ("what", &what),
+                ("tip", &&tip[..7.min(tip.len())]),
+                ("n", &range.commits.len()),
+                ("findings", &anchors.len()),
+            ],
+        )
     );
     for (anchor, unconfirmed) in &anchors {
         let req = BlameRequest {
@@ -116,21 +121,21 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
             continue;
         }
         let origin = match (doc.origin.turn, doc.origin.kind) {
-            (Some(t), Some(k)) => format!("origin turn {t} ({})", k.words()),
-            _ => "origin undetermined".to_string(),
+            (Some(t), Some(k)) => {
+                crate::i18n::tf("hook.origin", &[("turn", &t), ("type", &k.words_shown())])
+            }
+            _ => crate::i18n::t("hook.undetermined"),
         };
         let missed = if doc.missed_opportunities.is_empty() {
             String::new()
         } else {
-            format!(
-                ", {} missed opportunit{}",
-                doc.missed_opportunities.len(),
-                if doc.missed_opportunities.len() == 1 {
-                    "y"
-                } else {
-                    "ies"
-                }
-            )
+            let n = doc.missed_opportunities.len();
+            let key = if n == 1 {
+                "hook.missed_one"
+            } else {
+                "hook.missed_many"
+            };
+            crate::i18n::tf(key, &[("n", &n)])
         };
         crate::say!(
             "  {}: {}, {origin}{missed}",
@@ -143,14 +148,20 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     }
     if write_notes {
         crate::say!(
-            "  (notes: git log --notes=sage; details: git sage blame-origin {} --base {} --finding <file>)",
-            &tip[..7.min(tip.len())],
-            &base[..7.min(base.len())]
+            "{}",
+            crate::i18n::tf(
+                "hook.notes",
+                &[
+                    ("tip", &&tip[..7.min(tip.len())]),
+                    ("base", &&base[..7.min(base.len())]),
+                ],
+            )
         );
     }
     if settings.block && present > 0 {
         crate::say!(
-            "git sage: {what} refused: {present} confirmed finding(s) still present (sage.block=true; git config sage.block false to allow)"
+            "{}",
+            crate::i18n::tf("hook.refused", &[("what", &what), ("n", &present)])
         );
         return Ok(1);
     }

@@ -81,6 +81,11 @@ pub(crate) struct Cli {
     #[arg(long, value_enum, value_name = "WHEN", global = true, default_value_t = crate::term::ColorChoice::Auto)]
     pub color: crate::term::ColorChoice,
 
+    /// The language of reports, recommendations and hook messages: en, ru or zh (default:
+    /// sage.lang, then LC_ALL / LC_MESSAGES / LANG); JSON, notes and SARIF stay language-neutral
+    #[arg(long, value_enum, value_name = "LANG", global = true)]
+    pub lang: Option<crate::i18n::Lang>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -234,6 +239,15 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
     }
     let mut ctx = Context::new(cwd);
     ctx.color = cli.color;
+    // A bad setting elsewhere must not stop the commands that fix it (`git sage config`).
+    let (lang_setting, templates) = match ctx.settings() {
+        Ok(s) => (s.lang.clone(), s.templates.clone()),
+        Err(_) => (None, None),
+    };
+    crate::i18n::init(
+        crate::i18n::choose(cli.lang, lang_setting.as_deref())?,
+        templates.as_deref().map(std::path::Path::new),
+    )?;
     match &cli.command {
         Command::BlameOrigin(a) => blame_origin::run(&ctx, a),
         Command::Provenance(a) => provenance::run(&ctx, a),

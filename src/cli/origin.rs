@@ -105,8 +105,13 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     };
     let levers = super::util::levers(ctx.settings()?, &args.levers)?;
     let (origin, missed) = origin::locate(&input, &levers);
-    let recommendation =
-        crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None)?;
+    let recommendation = crate::report::recommend::recommendation(
+        &origin,
+        &missed,
+        prov.finding.cwe,
+        None,
+        crate::i18n::lang(),
+    )?;
     let out = Out {
         schema: ORIGIN_SCHEMA,
         tool: crate::tool::Tool::current(),

@@ -48,15 +48,14 @@ pub(crate) struct Outcome {
 /// The reason a denied write gives the model: what the plan lacks, then the checkpoint text
 /// of the task's CWE (the same as `git sage checkpoint`).
 fn reason(facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<String> {
-    let mut out = String::from(
-        "git sage guard: this task bears on security, and no turn so far holds its security plan. Before the first write, state it",
-    );
+    use crate::i18n::{t, tf};
+    let mut out = t("guard.head");
     if !missing.is_empty() {
-        out.push_str(" (still missing: ");
-        out.push_str(&missing.join("; "));
-        out.push(')');
+        let words: Vec<String> = missing.iter().map(|k| t(k)).collect();
+        out.push_str(&tf("guard.missing", &[("list", &words.join("; "))]));
     }
-    out.push_str(", then write.\n\n");
+    out.push_str(&t("guard.then"));
+    out.push_str("\n\n");
     out.push_str(&crate::report::recommend::checkpoint(facts.cwe, templates)?);
     Ok(out)
 }

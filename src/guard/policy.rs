@@ -43,8 +43,13 @@ pub(crate) struct Facts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub(crate) enum Verdict {
-    Allow { why: String },
-    Deny { missing: Vec<&'static str> },
+    Allow {
+        why: String,
+    },
+    /// What the plan still lacks: keys of the strings that say it (templates/i18n/).
+    Deny {
+        missing: Vec<&'static str>,
+    },
 }
 
 /// The guard's rule.
@@ -61,10 +66,10 @@ pub(crate) fn decide(f: &Facts) -> Verdict {
     }
     let b = &f.best;
     let missing: Vec<&'static str> = [
-        (b.tr, "the threat (source → sink)"),
-        (b.di, "the defence and one way around it"),
-        (b.sa, "the scope (every place that needs the defence)"),
-        (b.vr, "the verification (a test with an attacking input)"),
+        (b.tr, "guard.threat"),
+        (b.di, "guard.defence"),
+        (b.sa, "guard.scope"),
+        (b.vr, "guard.verification"),
     ]
     .into_iter()
     .filter(|(s, _)| *s < 2)
@@ -389,13 +394,7 @@ mod tests {
             Verdict::Allow { .. }
         ));
         match decide(&facts(Some(Relevance::TaskCwe), None, [2, 2, 1, 0])) {
-            Verdict::Deny { missing } => assert_eq!(
-                missing,
-                [
-                    "the scope (every place that needs the defence)",
-                    "the verification (a test with an attacking input)"
-                ]
-            ),
+            Verdict::Deny { missing } => assert_eq!(missing, ["guard.scope", "guard.verification"]),
             v => panic!("{v:?}"),
         }
     }

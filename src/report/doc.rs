@@ -48,7 +48,12 @@ pub(crate) struct ReportDoc {
     pub turns: Vec<ReportTurn>,
     pub origin: Origin,
     pub missed_opportunities: Vec<Missed>,
+    /// In English: the JSON report is language-neutral.
     pub recommendation: String,
+    /// The recommendation in the run's language, for the reports people read (`--lang`);
+    /// absent in English.
+    #[serde(skip)]
+    pub recommendation_shown: Option<String>,
     pub judge: JudgeInfo,
     /// Origins under the other judges and repeats; `manual_review` when their types disagree.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -60,4 +65,13 @@ pub(crate) struct ReportDoc {
     /// Turns of any judge or repeat whose scoring failed; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_turns: Vec<FailedTurn>,
+}
+
+impl ReportDoc {
+    /// The recommendation as the text, Markdown and HTML reports show it.
+    pub(crate) fn shown_recommendation(&self) -> &str {
+        self.recommendation_shown
+            .as_deref()
+            .unwrap_or(&self.recommendation)
+    }
 }

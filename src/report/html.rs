@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use crate::history::ProvenanceStatus;
 use crate::judge::scores::Dim;
-use crate::origin::{OriginType, Status};
+use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 
 /// HTML text and attribute escaping.
@@ -180,7 +180,8 @@ fn provenance_card(doc: &ReportDoc) -> String {
     let p = &doc.provenance;
     let (class, words) = status_words(p.status);
     let mut out = format!(
-        "<article class=\"card prov\"><h3>Provenance</h3><p class=\"badge {class}\">{words}</p>"
+        "<article class=\"card prov\"><h3>{h}</h3><p class=\"badge {class}\">{words}</p>",
+        h = esc(&crate::i18n::t("html.provenance"))
     );
     let mut facts = Vec::new();
     match &p.introducing_write {
@@ -257,7 +258,7 @@ fn provenance_card(doc: &ReportDoc) -> String {
 /// The change the origin type asks for, from the recommendation's first bold phrase (the
 /// templates name it there: "a **bypass check**").
 fn remedy(doc: &ReportDoc) -> Option<String> {
-    let r = &doc.recommendation;
+    let r = doc.shown_recommendation();
     let start = r.find("**")? + 2;
     let len = r[start..].find("**")?;
     Some(r[start..start + len].to_string())
@@ -265,20 +266,33 @@ fn remedy(doc: &ReportDoc) -> Option<String> {
 
 fn origin_card(doc: &ReportDoc) -> String {
     let o = &doc.origin;
-    let mut out = String::from("<article class=\"card origin\"><h3>Origin</h3>");
+    let mut out = format!(
+        "<article class=\"card origin\"><h3>{}</h3>",
+        esc(&crate::i18n::t("html.origin"))
+    );
     match o.status {
         Status::Localized => {
             let _ = write!(
                 out,
-                "<p class=\"badge origin\">turn {} · {}</p>",
-                o.turn.unwrap_or(0),
-                esc(o.kind.map(|k| k.words()).unwrap_or("?"))
+                "<p class=\"badge origin\">{}</p>",
+                esc(&crate::i18n::tf(
+                    "html.badge",
+                    &[
+                        ("turn", &o.turn.unwrap_or(0)),
+                        (
+                            "type",
+                            &o.kind
+                                .map(|k| k.words_shown())
+                                .unwrap_or_else(|| "?".into())
+                        ),
+                    ],
+                ))
             );
             if let Some(q) = &o.quote {
                 let _ = write!(out, "<blockquote>{}</blockquote>", esc(q));
             }
             if let Some(k) = o.kind {
-                let _ = write!(out, "<p>{}</p>", type_sentence(k));
+                let _ = write!(out, "<p>{}</p>", esc(&k.explained()));
             }
             if let Some(b) = o.bound {
                 let _ = write!(
@@ -331,27 +345,6 @@ fn origin_card(doc: &ReportDoc) -> String {
     }
     out.push_str("</article>\n");
     out
-}
-
-/// What an origin type means (docs/method.md#origin-rule), in one sentence.
-fn type_sentence(k: OriginType) -> &'static str {
-    match k {
-        OriginType::InadequateDefence => {
-            "Inadequate defence: the agent named a defence before the introducing write; the confirmed defect shows it did not hold."
-        }
-        OriginType::UnaddressedRequirement => {
-            "Unaddressed requirement: the agent had the chance to address the security intent and showed neither the threat nor a defence."
-        }
-        OriginType::DefectInChange => {
-            "Defect in the code change: the agent had the threat or a defence in mind, and the mistake was made in writing the code."
-        }
-        OriginType::NotNoticed => {
-            "Not noticed: the agent showed neither the threat nor a defence when it had the chance."
-        }
-        OriginType::NoticedChosePoorly => {
-            "Noticed, chose poorly: the agent had the threat or a defence in mind, and the defence or the code did not hold."
-        }
-    }
 }
 
 /// The missed opportunities as a sentence: the first few, then how many more.
@@ -506,8 +499,10 @@ fn turns_table(doc: &ReportDoc) -> String {
 pub(crate) fn report(doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let title = match (doc.origin.status, doc.origin.turn) {
-        (Status::Localized, Some(t)) => format!("{} — origin at turn {t}", f.id),
-        _ => format!("{} — origin undetermined", f.id),
+        (Status::Localized, Some(t)) => {
+            crate::i18n::tf("html.title_at", &[("id", &f.id), ("turn", &t)])
+        }
+        _ => crate::i18n::tf("html.title_undetermined", &[("id", &f.id)]),
     };
     let warnings: String = doc
         .warnings
@@ -518,19 +513,20 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         String::new()
     } else {
         format!(
-            "<section class=\"notes\" aria-labelledby=\"h-notes\"><h2 id=\"h-notes\">Warnings</h2><ul class=\"warn\">{warnings}</ul></section>\n"
+            "<section class=\"notes\" aria-labelledby=\"h-notes\"><h2 id=\"h-notes\">{}</h2><ul class=\"warn\">{warnings}</ul></section>\n",
+            esc(&crate::i18n::t("html.warnings"))
         )
     };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+        "<!DOCTYPE html>\n<html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <meta name=\"color-scheme\" content=\"light dark\">\
 <title>git sage — {title}</title><style>{STYLE}</style></head><body>\n\
 {header}<main>\n\
-<section class=\"verdict\" aria-labelledby=\"h-verdict\"><h2 id=\"h-verdict\">Verdict</h2>\n<div class=\"cards\">\n{prov}{origin}</div>\n{missed}</section>\n\
-<section class=\"timeline\" id=\"timeline\" aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">Timeline</h2>\n{chart}</section>\n\
-<section class=\"rec\" id=\"recommendation\" aria-labelledby=\"h-rec\"><h2 id=\"h-rec\">Recommendation</h2>\n{rec}</section>\n\
-<section class=\"turns-s\" aria-labelledby=\"h-turns\"><h2 id=\"h-turns\">Turns</h2>\n{turns}</section>\n\
+<section class=\"verdict\" aria-labelledby=\"h-verdict\"><h2 id=\"h-verdict\">{h_verdict}</h2>\n<div class=\"cards\">\n{prov}{origin}</div>\n{missed}</section>\n\
+<section class=\"timeline\" id=\"timeline\" aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">{h_timeline}</h2>\n{chart}</section>\n\
+<section class=\"rec\" id=\"recommendation\" aria-labelledby=\"h-rec\"><h2 id=\"h-rec\">{h_rec}</h2>\n{rec}</section>\n\
+<section class=\"turns-s\" aria-labelledby=\"h-turns\"><h2 id=\"h-turns\">{h_turns}</h2>\n{turns}</section>\n\
 {warnings}</main>\n\
 <footer>git sage {version} · SAGE method: docs/method.md · this page is self-contained and loads nothing from the network</footer>\n\
 </body></html>\n",
@@ -540,7 +536,12 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         origin = origin_card(doc),
         missed = missed_line(doc),
         chart = super::chart::timeline(doc),
-        rec = super::mdlite::to_html(&doc.recommendation),
+        rec = super::mdlite::to_html(doc.shown_recommendation()),
+        lang = crate::i18n::lang().code(),
+        h_verdict = esc(&crate::i18n::t("html.verdict")),
+        h_timeline = esc(&crate::i18n::t("html.timeline")),
+        h_rec = esc(&crate::i18n::t("html.recommendation")),
+        h_turns = esc(&crate::i18n::t("html.turns")),
         turns = turns_table(doc),
         version = env!("CARGO_PKG_VERSION"),
     )

@@ -61,34 +61,55 @@ pub(crate) fn code_span(s: &str, in_table: bool) -> String {
 const FOLD_AFTER: usize = 12;
 
 pub(crate) fn report(doc: &ReportDoc) -> String {
+    use crate::i18n::{t, tf};
     let f = &doc.finding;
     let mut out = String::new();
-    out.push_str(&format!(
-        "### git sage: where the repair first went wrong — `{}`{} in `{}`\n\n",
-        f.id.replace('`', "'"),
-        f.cwe_label().map(|c| format!(" ({c})")).unwrap_or_default(),
-        f.file.replace('`', "'")
+    out.push_str(&tf(
+        "md.title",
+        &[
+            ("id", &format!("`{}`", f.id.replace('`', "'"))),
+            (
+                "cwe",
+                &f.cwe_label().map(|c| format!(" ({c})")).unwrap_or_default(),
+            ),
+            ("file", &format!("`{}`", f.file.replace('`', "'"))),
+        ],
     ));
+    out.push_str("\n\n");
     if doc.unconfirmed {
-        out.push_str("> **Unconfirmed finding** (from `--find-anchor`): confirm it before acting on this.\n\n");
+        out.push_str(&t("md.unconfirmed"));
+        out.push_str("\n\n");
     }
     let o = &doc.origin;
     let origin = match o.status {
-        Status::Localized => format!(
-            "turn {} — {}",
-            o.turn.unwrap_or(0),
-            o.kind.map(|k| k.words()).unwrap_or("?")
+        Status::Localized => tf(
+            "origin.at",
+            &[
+                ("turn", &o.turn.unwrap_or(0)),
+                (
+                    "type",
+                    &o.kind
+                        .map(|k| k.words_shown())
+                        .unwrap_or_else(|| "?".into()),
+                ),
+            ],
         ),
         Status::Undetermined => format!(
-            "undetermined — {}",
+            "{} — {}",
+            t("origin.undetermined"),
             escape(o.detail.as_deref().unwrap_or(""))
         ),
     };
     let p = &doc.provenance;
     let prov = super::provenance_words(p, |c| format!("`{c}`"));
     out.push_str(&format!(
-        "**Origin:** {origin}  \n**Provenance:** {prov} · reconstruction `{}`  \n",
-        p.reconstruction.as_str()
+        "{} {origin}  \n{} {prov} · {}  \n",
+        t("md.origin"),
+        t("md.provenance"),
+        tf(
+            "prov.reconstruction",
+            &[("how", &format!("`{}`", p.reconstruction.as_str()))]
+        )
     ));
     let missed: Vec<String> = doc
         .missed_opportunities
@@ -96,45 +117,52 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         .map(|m| m.turn.to_string())
         .collect();
     out.push_str(&format!(
-        "**Missed opportunities:** {}  \n**Judge:** {} ({})\n\n",
+        "{} {}  \n{} {} ({})\n\n",
+        t("md.missed"),
         if missed.is_empty() {
-            "none".into()
+            t("missed.none")
         } else {
-            format!("turns {}", missed.join(", "))
+            tf("missed.turns", &[("list", &missed.join(", "))])
         },
+        t("md.judge"),
         escape(&doc.judge.name),
         doc.judge.protocol
     ));
     if let Some(q) = &o.quote {
         out.push_str(&format!("> {}\n\n", code_span(&clip(q, 300), false)));
     }
-    out.push_str("#### Recommendation\n\n");
-    out.push_str(&doc.recommendation);
+    out.push_str(&t("md.recommendation"));
+    out.push_str("\n\n");
+    out.push_str(doc.shown_recommendation());
     out.push_str("\n\n");
     if !doc.turns.is_empty() {
         let fold = doc.turns.len() > FOLD_AFTER;
         if fold {
             out.push_str(&format!(
-                "<details><summary>Turn scores ({} turns)</summary>\n\n",
-                doc.turns.len()
+                "<details><summary>{}</summary>\n\n",
+                tf("md.turn_scores_n", &[("n", &doc.turns.len())])
             ));
         } else {
-            out.push_str("#### Turn scores\n\n");
+            out.push_str(&format!("#### {}\n\n", t("md.turn_scores")));
         }
-        out.push_str("| turn | kind | TR | DI | VR | SA | quote or excerpt |\n|---:|---|---:|---:|---:|---:|---|\n");
+        out.push_str(&t("md.cols"));
+        out.push_str("\n|---:|---|---:|---:|---:|---:|---|\n");
         for t in &doc.turns {
             let s = &t.score;
             let mark = if Some(s.turn) == o.turn {
-                " **◆ origin**"
+                format!(" **{}**", crate::i18n::t("text.mark.origin"))
             } else if doc.missed_opportunities.iter().any(|m| m.turn == s.turn) {
-                " ○ missed"
+                format!(" {}", crate::i18n::t("text.mark.missed"))
             } else {
-                ""
+                String::new()
             };
             let (cells, text) = match (&s.scores, s.applicable) {
                 (None, _) => (
                     "— | — | — | —".to_string(),
-                    format!("scoring failed: {}", s.error.as_deref().unwrap_or("")),
+                    tf(
+                        "md.scoring_failed",
+                        &[("why", &s.error.as_deref().unwrap_or(""))],
+                    ),
                 ),
                 (Some(_), false) => ("— | — | — | —".to_string(), t.excerpt.clone()),
                 (Some(x), true) => {
@@ -152,7 +180,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
             out.push_str(&format!(
                 "| {}{mark} | {} | {cells} | {} |\n",
                 s.turn,
-                s.kind.as_str(),
+                s.kind.shown(),
                 code_span(&clip(&text, 140), true)
             ));
         }

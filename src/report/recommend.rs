@@ -10,8 +10,106 @@ use minijinja::value::Serde;
 use crate::error::{Error, Result};
 use crate::origin::{Missed, Origin, OriginType, Status};
 
-const CHECKLISTS: &str = include_str!("../../templates/checklists.yaml");
-const CHECKPOINT: &str = include_str!("../../templates/checkpoint.md");
+use crate::i18n::{Lang, localized};
+
+/// The embedded templates, by language and name.
+const EMBEDDED: &[(Lang, &str, &str)] = &[
+    (
+        Lang::En,
+        "checklists.yaml",
+        include_str!("../../templates/checklists.yaml"),
+    ),
+    (
+        Lang::Ru,
+        "checklists.yaml",
+        include_str!("../../templates/checklists.ru.yaml"),
+    ),
+    (
+        Lang::Zh,
+        "checklists.yaml",
+        include_str!("../../templates/checklists.zh.yaml"),
+    ),
+    (
+        Lang::En,
+        "checkpoint.md",
+        include_str!("../../templates/checkpoint.md"),
+    ),
+    (
+        Lang::Ru,
+        "checkpoint.md",
+        include_str!("../../templates/checkpoint.ru.md"),
+    ),
+    (
+        Lang::Zh,
+        "checkpoint.md",
+        include_str!("../../templates/checkpoint.zh.md"),
+    ),
+    (
+        Lang::Ru,
+        "inadequate_defence",
+        include_str!("../../templates/recommendations/inadequate_defence.ru.md.j2"),
+    ),
+    (
+        Lang::Zh,
+        "inadequate_defence",
+        include_str!("../../templates/recommendations/inadequate_defence.zh.md.j2"),
+    ),
+    (
+        Lang::Ru,
+        "unaddressed_requirement",
+        include_str!("../../templates/recommendations/unaddressed_requirement.ru.md.j2"),
+    ),
+    (
+        Lang::Zh,
+        "unaddressed_requirement",
+        include_str!("../../templates/recommendations/unaddressed_requirement.zh.md.j2"),
+    ),
+    (
+        Lang::Ru,
+        "defect_in_change",
+        include_str!("../../templates/recommendations/defect_in_change.ru.md.j2"),
+    ),
+    (
+        Lang::Zh,
+        "defect_in_change",
+        include_str!("../../templates/recommendations/defect_in_change.zh.md.j2"),
+    ),
+    (
+        Lang::Ru,
+        "undetermined",
+        include_str!("../../templates/recommendations/undetermined.ru.md.j2"),
+    ),
+    (
+        Lang::Zh,
+        "undetermined",
+        include_str!("../../templates/recommendations/undetermined.zh.md.j2"),
+    ),
+    (
+        Lang::Ru,
+        "missed",
+        include_str!("../../templates/recommendations/missed.ru.md.j2"),
+    ),
+    (
+        Lang::Zh,
+        "missed",
+        include_str!("../../templates/recommendations/missed.zh.md.j2"),
+    ),
+];
+
+fn embedded(lang: Lang, name: &str) -> String {
+    EMBEDDED
+        .iter()
+        .find(|(l, n, _)| *l == lang && *n == name)
+        .map(|(_, _, s)| s.to_string())
+        .or_else(|| {
+            (lang == Lang::En)
+                .then(|| RECOMMENDATIONS.iter().find(|(n, _)| *n == name))
+                .flatten()
+                .map(|(_, s)| s.to_string())
+        })
+        .unwrap_or_default()
+}
+
 const RECOMMENDATIONS: &[(&str, &str)] = &[
     (
         "inadequate_defence",
@@ -42,12 +140,13 @@ fn read_override(dir: Option<&Path>, rel: &str) -> Result<Option<String>> {
     crate::files::read_text(&p, "template", crate::files::DOC_CAP).map(Some)
 }
 
-/// The defence checklist of a CWE, if there is one.
-pub(crate) fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
+/// The defence checklist of a CWE in `lang`, if there is one.
+fn checklist_in(lang: Lang, cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<String>> {
     let Some(cwe) = cwe else {
         return Ok(Vec::new());
     };
-    let text = read_override(dir, "checklists.yaml")?.unwrap_or_else(|| CHECKLISTS.to_string());
+    let text = read_override(dir, &localized("checklists.yaml", lang))?
+        .unwrap_or_else(|| embedded(lang, "checklists.yaml"));
     let all: BTreeMap<u32, Vec<String>> = crate::files::parse_yaml(&text, "checklists.yaml")?;
     // 287 and 306 share the authentication list when only one is present.
     Ok(all.get(&cwe).cloned().unwrap_or_default())
@@ -55,13 +154,17 @@ pub(crate) fn checklist(cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<Stri
 
 /// The security-plan block (for AGENTS.md / CLAUDE.md), with the CWE's checklist when known.
 pub(crate) fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
-    let mut block = read_override(dir, "checkpoint.md")?.unwrap_or_else(|| CHECKPOINT.to_string());
-    let list = checklist(cwe, dir)?;
+    let lang = crate::i18n::lang();
+    let mut block = read_override(dir, &localized("checkpoint.md", lang))?
+        .unwrap_or_else(|| embedded(lang, "checkpoint.md"));
+    let list = checklist_in(lang, cwe, dir)?;
     if !list.is_empty() {
-        block.push_str(&format!(
-            "\nDefence checklist for CWE-{}:\n",
-            cwe.unwrap_or(0)
+        block.push('\n');
+        block.push_str(&crate::i18n::tf(
+            "rec.checklist",
+            &[("cwe", &cwe.unwrap_or(0))],
         ));
+        block.push('\n');
         for item in list {
             block.push_str(&format!("- {item}\n"));
         }
@@ -69,12 +172,13 @@ pub(crate) fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String>
     Ok(block)
 }
 
-/// The recommendation that ends a report.
+/// The recommendation that ends a report, in `lang` (the JSON report's is English).
 pub(crate) fn recommendation(
     origin: &Origin,
     missed: &[Missed],
     cwe: Option<u32>,
     dir: Option<&Path>,
+    lang: Lang,
 ) -> Result<String> {
     let name = match (origin.status, origin.kind) {
         (
@@ -94,17 +198,13 @@ pub(crate) fn recommendation(
         (Status::Localized, Some(OriginType::DefectInChange)) => "defect_in_change",
         _ => "undetermined",
     };
-    let list = checklist(cwe, dir)?;
+    let list = checklist_in(lang, cwe, dir)?;
     let mut out = String::new();
     for part in [name, "missed"] {
-        let rel = format!("recommendations/{part}.md.j2");
+        let rel = localized(&format!("recommendations/{part}.md.j2"), lang);
         let src = match read_override(dir, &rel)? {
             Some(s) => s,
-            None => RECOMMENDATIONS
-                .iter()
-                .find(|(n, _)| *n == part)
-                .map(|(_, s)| s.to_string())
-                .unwrap_or_default(),
+            None => embedded(lang, part),
         };
         let mut env = minijinja::Environment::new();
         env.add_template("t", &src)
@@ -145,7 +245,7 @@ mod tests {
             sa: 0,
             touches_anchor: false,
         }];
-        let r = recommendation(&o, &missed, Some(918), None).unwrap();
+        let r = recommendation(&o, &missed, Some(918), None, Lang::En).unwrap();
         assert!(r.contains("bypass"), "{r}");
         assert!(
             r.contains("resolve the host name and reject private"),
@@ -167,7 +267,7 @@ mod tests {
             detail: Some("no session".into()),
         };
         assert!(
-            recommendation(&u, &[], None, None)
+            recommendation(&u, &[], None, None, Lang::En)
                 .unwrap()
                 .contains("git sage record")
         );
@@ -179,7 +279,17 @@ mod tests {
         for cwe in [
             918, 22, 78, 89, 79, 94, 502, 611, 327, 798, 200, 287, 306, 352, 601,
         ] {
-            assert!(!checklist(Some(cwe), None).unwrap().is_empty(), "{cwe}");
+            for lang in crate::i18n::Lang::ALL {
+                assert_eq!(
+                    checklist_in(lang, Some(cwe), None).unwrap().len(),
+                    checklist_in(Lang::En, Some(cwe), None).unwrap().len(),
+                    "{cwe} {lang:?}"
+                );
+            }
+            assert!(
+                !checklist_in(Lang::En, Some(cwe), None).unwrap().is_empty(),
+                "{cwe}"
+            );
         }
     }
 }

@@ -8,31 +8,54 @@ use crate::report::json::{ProvenanceDoc, WriteJson};
 
 /// Which session was chosen and why, and the others found (when there were others).
 fn session_choice(s: &crate::report::json::SessionJson) -> String {
+    session_choice_at(s, "            ")
+}
+
+fn session_choice_at(s: &crate::report::json::SessionJson, indent: &str) -> String {
+    use crate::i18n::{t, tf};
     if s.considered.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "            chosen: {}\n",
-        s.chosen_because.as_deref().unwrap_or("found first")
-    );
+    let why = s
+        .chosen_because
+        .clone()
+        .unwrap_or_else(|| t("text.chosen_first"));
+    let mut out = format!("{indent}{}\n", tf("text.chosen", &[("why", &why)]));
     let shown: Vec<&str> = s.considered.iter().take(4).map(String::as_str).collect();
-    out.push_str(&format!(
-        "            also found: {}{}\n",
+    let list = format!(
+        "{}{}",
         shown.join("; "),
         match s.considered.len() {
-            n if n > 4 => format!("; and {} more", n - 4),
+            n if n > 4 => tf("text.and_more", &[("n", &(n - 4))]),
             _ => String::new(),
         }
+    );
+    out.push_str(&format!(
+        "{indent}{}\n",
+        tf("text.also_found", &[("list", &list)])
     ));
     out
 }
 
-/// `, merged by abc1234` for a commit a merge brought in.
-fn merged_by(w: &crate::report::json::IntroducingWrite) -> String {
-    w.via_merge
-        .as_deref()
-        .map(|m| format!(", merged by {}", short(m)))
-        .unwrap_or_default()
+/// The width of the report's section labels in the run's language (at least 12 columns).
+fn label_width() -> usize {
+    [
+        "label.failed",
+        "label.provenance",
+        "label.origin",
+        "label.missed",
+    ]
+    .iter()
+    .map(|k| crate::i18n::width(&crate::i18n::t(k)))
+    .max()
+    .unwrap_or(10)
+    .max(10)
+        + 2
+}
+
+/// A section label, padded to `w` columns.
+fn label(key: &str, w: usize) -> String {
+    crate::i18n::pad(&crate::i18n::t(key), w)
 }
 
 fn short(sha: &str) -> &str {
@@ -307,13 +330,16 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
             let s = &t.score;
             let mut marks = String::new();
             if Some(s.turn) == origin {
-                marks.push_str("◆ origin ");
+                marks.push_str(&crate::i18n::t("text.mark.origin"));
+                marks.push(' ');
             }
             if Some(s.turn) == intro {
-                marks.push_str("✎ write ");
+                marks.push_str(&crate::i18n::t("text.mark.write"));
+                marks.push(' ');
             }
             if missed.contains(&s.turn) {
-                marks.push_str("○ missed ");
+                marks.push_str(&crate::i18n::t("text.mark.missed"));
+                marks.push(' ');
             }
             let scores = match (&s.scores, s.applicable) {
                 (None, _) => " failed    ".to_string(),
@@ -332,9 +358,9 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
                 None => clip(&t.excerpt, width),
             };
             format!(
-                "{:>4}  {:<14} {}  {}{}",
+                "{:>4}  {} {}  {}{}",
                 s.turn,
-                s.kind.as_str(),
+                crate::i18n::pad(&s.kind.shown(), 14),
                 scores,
                 marks,
                 said
@@ -346,9 +372,12 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
 }
 
 /// `blame-origin` as text, in the order the method reads (docs/method.md): turns → provenance →
-/// origin → missed opportunities → recommendation.
+/// origin → missed opportunities → recommendation. Labels in the run's language.
 pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
+    use crate::i18n::{t, tf};
     use crate::origin::Status;
+    let w = label_width();
+    let ind = " ".repeat(w);
     let f = &doc.finding;
     let mut out = String::new();
     let mut head = vec![f.id.clone()];
@@ -357,33 +386,43 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     }
     head.push(f.file.clone());
     if doc.unconfirmed {
-        head.push("UNCONFIRMED (from --find-anchor)".into());
+        head.push(t("text.unconfirmed"));
     }
     out.push_str(&format!("git sage blame-origin · {}\n", head.join(" · ")));
     match &doc.session {
-        Some(s) => out.push_str(&format!(
-            "session {} ({}, turns {}-{} of {}) · judge {} ({})\n\n",
-            s.source,
-            s.format,
-            s.scope.first,
-            s.scope.last,
-            s.turns,
-            doc.judge.name,
-            doc.judge.protocol
-        )),
-        None => out.push_str("no session transcript found for the range\n\n"),
+        Some(s) => {
+            out.push_str(&tf(
+                "text.session",
+                &[
+                    ("source", &s.source),
+                    ("format", &s.format),
+                    ("first", &s.scope.first),
+                    ("last", &s.scope.last),
+                    ("turns", &s.turns),
+                    ("judge", &doc.judge.name),
+                    ("protocol", &doc.judge.protocol),
+                ],
+            ));
+            out.push_str("\n\n");
+        }
+        None => {
+            out.push_str(&t("text.no_session"));
+            out.push_str("\n\n");
+        }
     }
     if let Some(s) = &doc.session
         && !s.considered.is_empty()
     {
         // Before the blank line that ends the header: where the session came from.
         out.pop();
-        out.push_str(&session_choice(s));
+        out.push_str(&session_choice_at(s, &ind));
         out.push('\n');
     }
     if !doc.turns.is_empty() {
-        out.push_str("TURNS  (TR threat · DI defence · VR verification · SA scope, 0–3)\n");
-        out.push_str("turn  kind           TR DI VR SA\n");
+        out.push_str(&t("text.turns_head"));
+        out.push('\n');
+        out.push_str(&t("text.turns_cols"));
+        out.push('\n');
         for row in turn_rows(doc, 70) {
             out.push_str(&row);
             out.push('\n');
@@ -394,41 +433,54 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             .map(|t| t.score.rejected_quotes.len())
             .sum();
         if rejected > 0 {
-            out.push_str(&format!(
-                "({rejected} score(s) set to 0: their quotes were not in the turn)\n"
-            ));
+            out.push_str(&tf("text.rejected", &[("n", &rejected)]));
+            out.push('\n');
         }
         out.push('\n');
     }
     if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
         // Right under the turns: the origin below was found without them.
-        out.push_str(&format!("FAILED      {line}\n\n"));
+        out.push_str(&format!("{}{line}\n\n", label("label.failed", w)));
     }
     let p = &doc.provenance;
+    let merge = |wr: &crate::report::json::IntroducingWrite| {
+        wr.via_merge
+            .as_deref()
+            .map(|m| tf("prov.merged_by", &[("commit", &short(m))]))
+            .unwrap_or_default()
+    };
     let prov = match (&p.status, &p.introducing_write) {
-        (crate::history::ProvenanceStatus::Inherited, _) => {
-            "inherited: the vulnerable code was already at the base".to_string()
-        }
-        (crate::history::ProvenanceStatus::Introduced, Some(w)) => format!(
-            "introduced by the agent's write {} ({}{}){}",
-            w.write,
-            short(&w.commit),
-            merged_by(w),
-            w.turn
-                .map(|t| format!(
-                    " at turn {t} (mapped by {})",
-                    w.mapped_by.map_or("?", MappedBy::as_str)
+        (crate::history::ProvenanceStatus::Inherited, _) => t("prov.inherited"),
+        (crate::history::ProvenanceStatus::Introduced, Some(wr)) => format!(
+            "{}{}",
+            tf(
+                "prov.introduced",
+                &[
+                    ("write", &wr.write),
+                    ("commit", &short(&wr.commit)),
+                    ("merge", &merge(wr)),
+                ],
+            ),
+            wr.turn
+                .map(|turn| tf(
+                    "prov.at_turn",
+                    &[
+                        ("turn", &turn),
+                        ("by", &wr.mapped_by.map_or("?", MappedBy::as_str)),
+                    ],
                 ))
-                .unwrap_or_else(|| match &w.unmapped_reason {
-                    Some(r) => format!(", not mapped to a turn: {r}"),
-                    None => ", not mapped to a turn".into(),
+                .unwrap_or_else(|| match &wr.unmapped_reason {
+                    Some(r) => tf("prov.unmapped_why", &[("why", r)]),
+                    None => t("prov.unmapped"),
                 })
         ),
-        (crate::history::ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
-            "introduced by a non-agent write {} ({}{})",
-            w.write,
-            short(&w.commit),
-            merged_by(w)
+        (crate::history::ProvenanceStatus::IntroducedByOther, Some(wr)) => tf(
+            "prov.by_other",
+            &[
+                ("write", &wr.write),
+                ("commit", &short(&wr.commit)),
+                ("merge", &merge(wr)),
+            ],
         ),
         (s, _) => format!(
             "{}{}",
@@ -440,29 +492,42 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
         ),
     };
     out.push_str(&format!(
-        "PROVENANCE  {prov}\n            reconstruction {}\n\n",
-        p.reconstruction.as_str()
+        "{}{prov}\n{ind}{}\n\n",
+        label("label.provenance", w),
+        tf(
+            "prov.reconstruction",
+            &[("how", &p.reconstruction.as_str())]
+        )
     ));
     let o = &doc.origin;
+    let words = |k: crate::origin::OriginType| k.words_shown();
     match o.status {
         Status::Localized => {
             out.push_str(&format!(
-                "ORIGIN      turn {} — {}{}\n",
-                o.turn.unwrap_or(0),
-                o.kind.map(|k| k.words()).unwrap_or("?"),
+                "{}{}{}\n",
+                label("label.origin", w),
+                tf(
+                    "origin.at",
+                    &[
+                        ("turn", &o.turn.unwrap_or(0)),
+                        ("type", &o.kind.map(words).unwrap_or_else(|| "?".into())),
+                    ],
+                ),
                 o.bound
-                    .map(|b| format!(
-                        " (candidates up to turn {b}, {})",
-                        o.bound_by.as_deref().unwrap_or("")
+                    .map(|b| tf(
+                        "origin.bound",
+                        &[("bound", &b), ("why", &o.bound_by.as_deref().unwrap_or(""))],
                     ))
                     .unwrap_or_default()
             ));
             if let Some(q) = &o.quote {
-                out.push_str(&format!("            \"{}\"\n", clip(q, 100)));
+                out.push_str(&format!("{ind}\"{}\"\n", clip(q, 100)));
             }
         }
         Status::Undetermined => out.push_str(&format!(
-            "ORIGIN      undetermined ({}){}\n",
+            "{}{} ({}){}\n",
+            label("label.origin", w),
+            t("origin.undetermined"),
             o.reason
                 .map(|r| serde_json::to_value(r)
                     .ok()
@@ -477,18 +542,23 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     }
     for a in &doc.other_origins {
         out.push_str(&format!(
-            "            {}{}: {}\n",
+            "{ind}{}{}: {}\n",
             a.judge,
             a.repeat.map(|r| format!(" repeat {r}")).unwrap_or_default(),
             match (a.origin.turn, a.origin.kind) {
-                (Some(t), Some(k)) => format!("turn {t}, {}", k.words()),
-                _ => "undetermined".into(),
+                (Some(turn), Some(k)) =>
+                    tf("origin.other", &[("turn", &turn), ("type", &words(k))]),
+                _ => t("origin.undetermined"),
             }
         ));
     }
     out.push('\n');
     if doc.missed_opportunities.is_empty() {
-        out.push_str("MISSED      none\n\n");
+        out.push_str(&format!(
+            "{}{}\n\n",
+            label("label.missed", w),
+            t("missed.none")
+        ));
     } else {
         // The turns that touched the anchored file (or code using it) first; a long list is
         // cut, with the count of the rest (the JSON report keeps them all).
@@ -499,29 +569,37 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             .iter()
             .take(SHOWN)
             .map(|m| {
-                format!(
-                    "turn {} ({}, VR {}, SA {}{})",
-                    m.turn,
-                    m.kind.as_str(),
-                    m.vr,
-                    m.sa,
-                    if m.touches_anchor {
-                        ", touched the anchored code"
-                    } else {
-                        ""
-                    }
+                let touch = if m.touches_anchor {
+                    t("missed.touch")
+                } else {
+                    String::new()
+                };
+                tf(
+                    "missed.item",
+                    &[
+                        ("turn", &m.turn),
+                        ("kind", &m.kind.shown()),
+                        ("vr", &m.vr),
+                        ("sa", &m.sa),
+                        ("touch", &touch),
+                    ],
                 )
             })
             .collect();
         let rest = ordered.len().saturating_sub(SHOWN);
         let more = match rest {
             0 => String::new(),
-            n => format!("; and {n} more (--format json lists them all)"),
+            n => tf("missed.more", &[("n", &n)]),
         };
-        out.push_str(&format!("MISSED      {}{more}\n\n", list.join("; ")));
+        out.push_str(&format!(
+            "{}{}{more}\n\n",
+            label("label.missed", w),
+            list.join("; ")
+        ));
     }
-    out.push_str("RECOMMENDATION\n");
-    for line in doc.recommendation.lines() {
+    out.push_str(&t("label.recommendation"));
+    out.push('\n');
+    for line in doc.shown_recommendation().lines() {
         out.push_str(format!("  {line}").trim_end());
         out.push('\n');
     }

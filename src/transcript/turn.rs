@@ -33,6 +33,11 @@ impl TurnKind {
         }
     }
 
+    /// The kind in words, in the run's language (reports people read).
+    pub(crate) fn shown(self) -> String {
+        crate::i18n::t(&format!("kind.{}", self.as_str()))
+    }
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             TurnKind::Planning => "planning",

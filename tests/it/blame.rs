@@ -40,6 +40,71 @@ fn demo_tells_the_expected_story() {
     }
 }
 
+/// The demo in Russian and Chinese: the text, Markdown and HTML reports in the language, the
+/// JSON byte for byte the English one (codes, not words), the guard's and checkpoint's text too.
+#[test]
+fn the_demo_speaks_russian_and_chinese() {
+    let r = Repo::new();
+    let keep = r.path().join("demo");
+    let d = keep.to_str().unwrap();
+    r.sage(&["demo", "--keep", d, "--format", "json"]).ok();
+    let blame = |extra: &[&str]| {
+        let mut args = vec![
+            "-C",
+            d,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/ssrf-preview.yaml",
+        ];
+        args.extend_from_slice(extra);
+        r.sage(&args).ok().stdout
+    };
+    let json_en = blame(&["--format", "json"]);
+    for (lang, words) in [
+        (
+            "ru",
+            [
+                "ИСТОК",
+                "неадекватная защита",
+                "Чек-лист защиты для CWE-918",
+            ],
+        ),
+        ("zh", ["起源", "防御不充分", "CWE-918 的防御检查清单"]),
+    ] {
+        let demo = r.sage(&["demo", "--lang", lang]).ok().stdout;
+        insta::assert_snapshot!(format!("demo_text_{lang}"), demo);
+        for w in words {
+            assert!(demo.contains(w), "{lang}: {w} not in {demo}");
+        }
+        let md = blame(&["--lang", lang, "--format", "md"]);
+        assert!(md.contains(words[1]), "{md}");
+        let html = blame(&["--lang", lang, "--format", "html"]);
+        assert!(html.contains(&format!("<html lang=\"{lang}\">")), "{html}");
+        assert!(html.contains(words[1]), "{lang}");
+        // JSON stays the English document, whatever the language.
+        assert_eq!(blame(&["--lang", lang, "--format", "json"]), json_en);
+        // sage.lang does what --lang does; the flag wins over it.
+        r.git(&["-C", d, "config", "sage.lang", lang]);
+        assert!(blame(&[]).contains(words[0]));
+        assert!(blame(&["--lang", "en"]).contains("ORIGIN"));
+        r.git(&["-C", d, "config", "--unset", "sage.lang"]);
+        let cp = r
+            .sage(&["checkpoint", "--cwe", "918", "--lang", lang])
+            .ok()
+            .stdout;
+        assert!(cp.contains(words[2]), "{cp}");
+    }
+    r.git(&["-C", d, "config", "sage.lang", "fr"]);
+    r.sage(&[
+        "-C",
+        d,
+        "blame-origin",
+        "--finding",
+        ".sage/findings/ssrf-preview.yaml",
+    ])
+    .bad_input("sage.lang");
+}
+
 #[test]
 fn every_report_format_of_the_demo() {
     let r = Repo::new();

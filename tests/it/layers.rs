@@ -9,6 +9,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["term"],
     &["anchor", "files", "redact", "stats", "timing", "tool"],
+    &["i18n"],
     &["git"],
     &["settings"],
     &["finding"],

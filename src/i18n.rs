@@ -1,0 +1,235 @@
+//! The language of what people read (`--lang`, `sage.lang`, the locale): English, Russian or
+//! Chinese. Strings live in templates/i18n/<lang>.yaml (embedded; `sage.templates` may hold
+//! its own); JSON, notes and SARIF stay in codes and English whatever the language.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+
+/// A language reports can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]
+pub(crate) enum Lang {
+    #[default]
+    En,
+    Ru,
+    Zh,
+}
+
+impl Lang {
+    #[cfg(test)]
+    pub(crate) const ALL: [Lang; 3] = [Lang::En, Lang::Ru, Lang::Zh];
+
+    pub(crate) fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Ru => "ru",
+            Lang::Zh => "zh",
+        }
+    }
+
+    /// `ru`, `ru_RU.UTF-8`, `zh-CN`, `en`: the language of a code or a locale name.
+    pub(crate) fn parse(s: &str) -> Option<Lang> {
+        let l = s.trim().to_ascii_lowercase();
+        let base = l.split(['_', '-', '.', '@']).next().unwrap_or("");
+        match base {
+            "en" => Some(Lang::En),
+            "ru" => Some(Lang::Ru),
+            "zh" => Some(Lang::Zh),
+            _ => None,
+        }
+    }
+
+    /// The language of the locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, as POSIX reads
+    /// them): the first one set decides; one we have no strings for means English.
+    pub(crate) fn from_locale(get: impl Fn(&str) -> Option<String>) -> Lang {
+        ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .find_map(|k| get(k).filter(|v| !v.is_empty()))
+            .and_then(|v| Lang::parse(&v))
+            .unwrap_or(Lang::En)
+    }
+}
+
+const EMBEDDED: [(Lang, &str); 3] = [
+    (Lang::En, include_str!("../templates/i18n/en.yaml")),
+    (Lang::Ru, include_str!("../templates/i18n/ru.yaml")),
+    (Lang::Zh, include_str!("../templates/i18n/zh.yaml")),
+];
+
+struct Strings {
+    lang: Lang,
+    own: HashMap<String, String>,
+    en: HashMap<String, String>,
+}
+
+static CURRENT: OnceLock<Strings> = OnceLock::new();
+
+fn parse(text: &str, name: &str) -> Result<HashMap<String, String>> {
+    crate::files::parse_yaml(text, name)
+}
+
+fn embedded(lang: Lang) -> HashMap<String, String> {
+    let text = EMBEDDED
+        .iter()
+        .find(|(l, _)| *l == lang)
+        .map(|(_, t)| *t)
+        .unwrap_or_default();
+    parse(text, "i18n").expect("the embedded strings parse (a test checks them)")
+}
+
+/// Sets the language of this run, with the strings of `templates` when it holds
+/// `i18n/<lang>.yaml`. The first call wins (the command line sets it once).
+pub(crate) fn init(lang: Lang, templates: Option<&Path>) -> Result<()> {
+    let own = match templates.map(|d| d.join("i18n").join(format!("{}.yaml", lang.code()))) {
+        Some(p) if p.is_file() => {
+            let text = crate::files::read_text(&p, "strings", crate::files::DOC_CAP)?;
+            let mut m = embedded(lang);
+            m.extend(parse(&text, &p.display().to_string())?);
+            m
+        }
+        _ => embedded(lang),
+    };
+    let _ = CURRENT.set(Strings {
+        lang,
+        own,
+        en: embedded(Lang::En),
+    });
+    Ok(())
+}
+
+/// The language of this run (English until `init`).
+pub(crate) fn lang() -> Lang {
+    CURRENT.get().map_or(Lang::En, |s| s.lang)
+}
+
+/// The string `key` in the language of this run (English when the language lacks it, the key
+/// itself when no language has it: a test keeps that from shipping).
+pub(crate) fn t(key: &str) -> String {
+    if let Some(s) = CURRENT.get() {
+        if let Some(v) = s.own.get(key).or_else(|| s.en.get(key)) {
+            return v.clone();
+        }
+        return key.to_string();
+    }
+    static EN: OnceLock<HashMap<String, String>> = OnceLock::new();
+    EN.get_or_init(|| embedded(Lang::En))
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| key.to_string())
+}
+
+/// `t(key)` with `{name}` replaced by each value.
+pub(crate) fn tf(key: &str, args: &[(&str, &dyn std::fmt::Display)]) -> String {
+    let mut s = t(key);
+    for (name, value) in args {
+        s = s.replace(&format!("{{{name}}}"), &value.to_string());
+    }
+    s
+}
+
+/// Width of `s` on a terminal: a CJK character takes two columns.
+pub(crate) fn width(s: &str) -> usize {
+    s.chars()
+        .map(|c| match c as u32 {
+            0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF => 2,
+            0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 => 2,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// `s` padded with spaces to `cols` terminal columns.
+pub(crate) fn pad(s: &str, cols: usize) -> String {
+    let mut out = s.to_string();
+    for _ in width(s)..cols {
+        out.push(' ');
+    }
+    out
+}
+
+/// The file for a language of a template: `checkpoint.md` → `checkpoint.ru.md`; English is
+/// the name itself.
+pub(crate) fn localized(rel: &str, lang: Lang) -> String {
+    if lang == Lang::En {
+        return rel.to_string();
+    }
+    match rel.split_once('.') {
+        Some((stem, ext)) => format!("{stem}.{}.{ext}", lang.code()),
+        None => format!("{rel}.{}", lang.code()),
+    }
+}
+
+/// The language named on the command line, else `sage.lang`, else the locale's.
+pub(crate) fn choose(flag: Option<Lang>, setting: Option<&str>) -> Result<Lang> {
+    if let Some(l) = flag {
+        return Ok(l);
+    }
+    if let Some(s) = setting {
+        return Lang::parse(s).ok_or_else(|| {
+            Error::input(format!(
+                "git config sage.lang = {s}: not a language git sage speaks"
+            ))
+            .hint("use en, ru or zh")
+        });
+    }
+    Ok(Lang::from_locale(|k| std::env::var(k).ok()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_in_every_language() {
+        let en = embedded(Lang::En);
+        for lang in Lang::ALL {
+            let other = embedded(lang);
+            let mut missing: Vec<&String> = en.keys().filter(|k| !other.contains_key(*k)).collect();
+            missing.sort();
+            assert!(missing.is_empty(), "{}: missing {missing:?}", lang.code());
+            let mut extra: Vec<&String> = other.keys().filter(|k| !en.contains_key(*k)).collect();
+            extra.sort();
+            assert!(extra.is_empty(), "{}: unknown keys {extra:?}", lang.code());
+            // The same placeholders in every language.
+            for (k, v) in &en {
+                let names = |s: &str| {
+                    let mut n: Vec<String> = s
+                        .split('{')
+                        .skip(1)
+                        .filter_map(|p| p.split_once('}').map(|(a, _)| a.to_string()))
+                        .collect();
+                    n.sort();
+                    n
+                };
+                assert_eq!(names(v), names(&other[k]), "{}: {k}", lang.code());
+            }
+        }
+    }
+
+    #[test]
+    fn languages_come_from_codes_and_locales() {
+        assert_eq!(Lang::parse("ru_RU.UTF-8"), Some(Lang::Ru));
+        assert_eq!(Lang::parse("zh-CN"), Some(Lang::Zh));
+        assert_eq!(Lang::parse("C.UTF-8"), None);
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(Lang::from_locale(env(&[("LANG", "ru_RU.UTF-8")])), Lang::Ru);
+        assert_eq!(
+            Lang::from_locale(env(&[("LC_ALL", "zh_CN.UTF-8"), ("LANG", "ru_RU")])),
+            Lang::Zh
+        );
+        assert_eq!(Lang::from_locale(env(&[("LC_ALL", "C")])), Lang::En);
+        assert_eq!(localized("checkpoint.md", Lang::Ru), "checkpoint.ru.md");
+        assert_eq!(localized("checklists.yaml", Lang::En), "checklists.yaml");
+        assert_eq!(width("ПРОИСХОЖДЕНИЕ"), 13);
+        assert_eq!(width("起源"), 4);
+    }
+}
