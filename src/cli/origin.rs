@@ -105,13 +105,13 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     };
     let levers = super::util::levers(ctx.settings()?, &args.levers)?;
     let (origin, missed) = origin::locate(&input, &levers);
-    let recommendation = crate::report::recommend::recommendation(
-        &origin,
-        &missed,
-        prov.finding.cwe,
-        None,
-        crate::i18n::lang(),
-    )?;
+    // The document's recommendation in English (JSON is language-neutral); the text's in the
+    // run's language.
+    let rec = |lang| {
+        crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None, lang)
+    };
+    let recommendation = rec(crate::i18n::Lang::En)?;
+    let shown = rec(crate::i18n::lang())?;
     let out = Out {
         schema: ORIGIN_SCHEMA,
         tool: crate::tool::Tool::current(),
@@ -121,17 +121,21 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     };
     emit(ctx, &targets, &out, |_| {
         let o = &out.origin;
+        use crate::i18n::{t, tf};
         let mut s = match (o.turn, o.kind) {
-            (Some(t), Some(k)) => format!(
-                "origin: turn {t} — {}{}\n",
-                k.words(),
+            (Some(turn), Some(k)) => format!(
+                "{}: {}{}\n",
+                t("html.origin").to_lowercase(),
+                tf("origin.at", &[("turn", &turn), ("type", &k.words_shown())]),
                 o.quote
                     .as_deref()
                     .map(|q| format!(": \"{q}\""))
                     .unwrap_or_default()
             ),
             _ => format!(
-                "origin: undetermined — {}\n",
+                "{}: {} — {}\n",
+                t("html.origin").to_lowercase(),
+                t("origin.undetermined"),
                 o.detail.as_deref().unwrap_or("")
             ),
         };
@@ -139,23 +143,27 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             .missed_opportunities
             .iter()
             .map(|m| {
-                format!(
-                    "turn {} ({}, VR {}, SA {})",
-                    m.turn,
-                    m.kind.as_str(),
-                    m.vr,
-                    m.sa
+                tf(
+                    "missed.item",
+                    &[
+                        ("turn", &m.turn),
+                        ("kind", &m.kind.shown()),
+                        ("vr", &m.vr),
+                        ("sa", &m.sa),
+                        ("touch", &""),
+                    ],
                 )
             })
             .collect();
         s.push_str(&format!(
-            "missed opportunities: {}\n\n{}\n",
+            "{} {}\n\n{}\n",
+            t("origin.missed_label"),
             if missed.is_empty() {
-                "none".into()
+                t("missed.none")
             } else {
                 missed.join("; ")
             },
-            out.recommendation
+            shown
         ));
         Ok(s)
     })?;

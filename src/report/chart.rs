@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::html::esc;
+use crate::i18n::{t, tf};
 use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
@@ -134,7 +135,7 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
     let turns: Vec<u32> = doc.turns.iter().map(|t| t.score.turn).collect();
     let n = turns.len();
     if n == 0 {
-        return "<p class=\"muted\">No turns were scored, so there is no timeline.</p>".into();
+        return format!("<p class=\"muted\">{}</p>", esc(&t("chart.none_scored")));
     }
     let index: HashMap<u32, usize> = turns.iter().enumerate().map(|(i, t)| (*t, i)).collect();
     let o = &doc.origin;
@@ -144,29 +145,47 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         .and_then(|w| w.turn)
         .and_then(|t| index.get(&t).copied());
     let mut out = String::new();
-    let mut summary = format!("Scores of turns {}–{}", turns[0], turns[n - 1]);
+    let mut summary = tf(
+        "chart.summary",
+        &[("first", &turns[0]), ("last", &turns[n - 1])],
+    );
 
     // Origin lane.
     let mut plot = String::new();
     match (o.status, origin_at) {
         (Status::Localized, Some(i)) => {
-            let words = o.kind.map(|k| k.words()).unwrap_or("?");
+            let words = o
+                .kind
+                .map(|k| k.words_shown())
+                .unwrap_or_else(|| "?".into());
             plot.push_str(&strip(
                 n,
-                &line_at(i, "om", &format!("origin: turn {}", turns[i])),
+                &line_at(i, "om", &tf("chart.origin_line", &[("turn", &turns[i])])),
             ));
             let _ = write!(
                 plot,
-                "<span class=\"flag origin\" style=\"{}\">◆ turn {} · {}</span>",
+                "<span class=\"flag origin\" style=\"{}\">{}</span>",
                 at(centre(i, n)),
-                turns[i],
-                esc(words)
+                esc(&tf(
+                    "chart.origin_flag",
+                    &[("turn", &turns[i]), ("type", &words)]
+                ))
             );
-            let _ = write!(summary, "; origin at turn {} ({words})", turns[i]);
+            summary.push_str(&tf(
+                "chart.origin_summary",
+                &[("turn", &turns[i]), ("type", &words)],
+            ));
         }
-        _ => plot.push_str("<span class=\"flag none\" style=\"left:0\">undetermined</span>"),
+        _ => {
+            let _ = write!(
+                plot,
+                "<span class=\"flag none\" style=\"left:0\">{}</span>",
+                esc(&t("chart.undetermined"))
+            );
+        }
     }
-    out.push_str(&lane("marks origin", "origin", "origin", &plot));
+    let origin = t("chart.origin");
+    out.push_str(&lane("marks origin", &origin, &origin, &plot));
 
     // Writes lane: every write of the anchored file tied to a turn; the introducing one named.
     let mut marks = String::new();
@@ -184,7 +203,10 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         marks.push_str(&line_at(
             i,
             if is_intro { "wm intro" } else { "wm" },
-            &format!("write {} ({short}) at turn {}", w.write, turns[i]),
+            &tf(
+                "chart.write_line",
+                &[("write", &w.write), ("commit", &short), ("turn", &turns[i])],
+            ),
         ));
     }
     let mut plot = strip(n, &marks);
@@ -192,29 +214,41 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         (Some(w), Some(i)) => {
             let _ = write!(
                 plot,
-                "<span class=\"flag write\" style=\"{}\">✎ write {} · turn {}</span>",
+                "<span class=\"flag write\" style=\"{}\">{}</span>",
                 at(centre(i, n)),
-                w.write,
-                turns[i]
+                esc(&tf(
+                    "chart.write_flag",
+                    &[("write", &w.write), ("turn", &turns[i])]
+                ))
             );
-            let _ = write!(summary, "; the introducing write at turn {}", turns[i]);
+            summary.push_str(&tf("chart.write_summary", &[("turn", &turns[i])]));
         }
-        _ if !any => plot
-            .push_str("<span class=\"flag none\" style=\"left:0\">no write tied to a turn</span>"),
+        _ if !any => {
+            let _ = write!(
+                plot,
+                "<span class=\"flag none\" style=\"left:0\">{}</span>",
+                esc(&t("chart.no_write"))
+            );
+        }
         _ => {}
     }
-    out.push_str(&lane("marks writes", "writes", "writes", &plot));
+    let writes = t("chart.writes");
+    out.push_str(&lane("marks writes", &writes, &writes, &plot));
 
     // One lane per dimension.
     for d in Dim::ALL {
         let key = d.key();
         let mut cells = String::new();
         let mut digits = String::new();
-        for (i, t) in doc.turns.iter().enumerate() {
-            let s = &t.score;
+        for (i, turn) in doc.turns.iter().enumerate() {
+            let s = &turn.score;
             let (class, digit, what) = match (&s.scores, s.applicable) {
-                (None, _) => ("fail".to_string(), "×".to_string(), "scoring failed".into()),
-                (Some(_), false) => ("na".to_string(), "–".to_string(), "not applicable".into()),
+                (None, _) => (
+                    "fail".to_string(),
+                    "×".to_string(),
+                    t("html.scoring_failed"),
+                ),
+                (Some(_), false) => ("na".to_string(), "–".to_string(), t("html.not_applicable")),
                 (Some(x), true) => {
                     let v = x.get(d);
                     (
@@ -226,9 +260,8 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
             };
             let _ = write!(
                 cells,
-                "<rect class=\"c {class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"><title>turn {} · {}</title></rect>",
-                s.turn,
-                esc(&what)
+                "<rect class=\"c {class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"><title>{}</title></rect>",
+                esc(&tf("chart.cell", &[("turn", &s.turn), ("what", &what)]))
             );
             if n <= DIGITS_MAX {
                 let _ = write!(
@@ -266,28 +299,32 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
             marks.push_str(&line_at(
                 i,
                 "mm",
-                &format!(
-                    "missed opportunity at turn {} ({})",
-                    m.turn,
-                    m.kind.as_str()
+                &tf(
+                    "chart.missed_line",
+                    &[("turn", &m.turn), ("kind", &m.kind.shown())],
                 ),
             ));
         }
     }
     let mut plot = strip(n, &marks);
     if doc.missed_opportunities.is_empty() {
-        plot.push_str("<span class=\"flag none\" style=\"left:0\">none</span>");
+        let _ = write!(
+            plot,
+            "<span class=\"flag none\" style=\"left:0\">{}</span>",
+            esc(&t("chart.none"))
+        );
     }
     let missed = doc.missed_opportunities.len();
-    let _ = write!(summary, "; {missed} missed opportunities");
+    summary.push_str(&tf("chart.missed_summary", &[("n", &missed)]));
     out.push_str(&lane(
         "marks missed",
-        "missed",
-        &format!("missed ({missed})"),
+        &t("chart.missed"),
+        &tf("chart.missed_n", &[("n", &missed)]),
         &plot,
     ));
 
-    out.push_str(&lane("axis", "turn", "turn", &axis(&turns)));
+    let turn = t("chart.turn");
+    out.push_str(&lane("axis", &turn, &turn, &axis(&turns)));
     format!(
         "<div class=\"chart{}\" role=\"group\" aria-label=\"{}\">\n{out}</div>\n{}",
         if n <= SEPARATE_MAX { " few" } else { "" },
@@ -297,13 +334,8 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
 }
 
 /// The dimension's name, short enough for a lane title.
-fn short_name(d: Dim) -> &'static str {
-    match d {
-        Dim::Tr => "threat",
-        Dim::Di => "defence",
-        Dim::Vr => "verification",
-        Dim::Sa => "scope",
-    }
+fn short_name(d: Dim) -> String {
+    t(&format!("dim.{}.short", d.key()))
 }
 
 fn legend() -> String {
@@ -314,12 +346,27 @@ fn legend() -> String {
             "<li><i class=\"sw {}\"></i>{} {}</li>",
             d.key(),
             d.key().to_uppercase(),
-            esc(d.name())
+            esc(&t(&format!("dim.{}.name", d.key())))
         );
     }
-    out.push_str("<li><i class=\"sw s0\"></i><i class=\"sw s1\"></i><i class=\"sw s2\"></i><i class=\"sw s3\"></i>score 0–3 (the stronger, the higher)</li>");
-    out.push_str("<li><i class=\"sw na\"></i>not applicable</li><li><i class=\"sw fail\"></i>scoring failed</li>");
-    out.push_str("<li><i class=\"mk origin\"></i>origin</li><li><i class=\"mk write\"></i>write of the anchored file (the introducing one named)</li><li><i class=\"mk missed\"></i>missed opportunity</li>");
+    let _ = write!(
+        out,
+        "<li><i class=\"sw s0\"></i><i class=\"sw s1\"></i><i class=\"sw s2\"></i><i class=\"sw s3\"></i>{}</li>",
+        esc(&t("chart.legend_scale"))
+    );
+    let _ = write!(
+        out,
+        "<li><i class=\"sw na\"></i>{}</li><li><i class=\"sw fail\"></i>{}</li>",
+        esc(&t("html.not_applicable")),
+        esc(&t("html.scoring_failed"))
+    );
+    let _ = write!(
+        out,
+        "<li><i class=\"mk origin\"></i>{}</li><li><i class=\"mk write\"></i>{}</li><li><i class=\"mk missed\"></i>{}</li>",
+        esc(&t("chart.legend_origin")),
+        esc(&t("chart.legend_write")),
+        esc(&t("chart.legend_missed"))
+    );
     out.push_str("</ul>\n");
     out
 }

@@ -8,6 +8,7 @@
 use std::fmt::Write;
 
 use crate::history::ProvenanceStatus;
+use crate::i18n::{t, tf};
 use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
@@ -43,8 +44,9 @@ fn meta(out: &mut String, name: &str, value: &str) {
 
 fn header(doc: &ReportDoc) -> String {
     let f = &doc.finding;
-    let mut out = String::from(
-        "<header class=\"top\">\n<p class=\"kicker\">git sage · where the security repair first went wrong</p>\n",
+    let mut out = format!(
+        "<header class=\"top\">\n<p class=\"kicker\">{}</p>\n",
+        esc(&t("html.kicker"))
     );
     let cwe = f
         .cwe_label()
@@ -63,7 +65,7 @@ fn header(doc: &ReportDoc) -> String {
         let _ = writeln!(out, "<p class=\"desc\">{}</p>", esc(d.trim()));
     }
     if doc.unconfirmed {
-        out.push_str("<p class=\"banner\"><strong>Unconfirmed finding</strong> (from <code>--find-anchor</code>): confirm it before acting on this report.</p>\n");
+        let _ = writeln!(out, "<p class=\"banner\">{}</p>", t("html.unconfirmed"));
     }
     let mut dl = String::new();
     let anchored: Vec<u32> = f
@@ -73,83 +75,105 @@ fn header(doc: &ReportDoc) -> String {
         .map(|l| l.line)
         .collect();
     let lines = match (anchored.first().copied(), anchored.last().copied(), f.line) {
-        (Some(a), Some(b), _) if a != b => format!(", lines {a}–{b}"),
-        (Some(a), _, _) | (None, _, Some(a)) => format!(", line {a}"),
+        (Some(a), Some(b), _) if a != b => tf("html.lines", &[("first", &a), ("last", &b)]),
+        (Some(a), _, _) | (None, _, Some(a)) => tf("html.line", &[("line", &a)]),
         _ => String::new(),
     };
     meta(
         &mut dl,
-        "File",
-        &format!("<code>{}</code>{lines}", esc(&f.file)),
+        &t("html.file"),
+        &format!("<code>{}</code>{}", esc(&f.file), esc(&lines)),
     );
     if let Some(r) = &doc.repository {
-        meta(&mut dl, "Repository", &esc(r));
+        meta(&mut dl, &t("html.repository"), &esc(r));
     }
     let r = &doc.range;
     if let Some(b) = &r.branch {
-        meta(&mut dl, "Branch", &format!("<code>{}</code>", esc(b)));
+        meta(
+            &mut dl,
+            &t("html.branch"),
+            &format!("<code>{}</code>", esc(b)),
+        );
     }
     meta(
         &mut dl,
-        "Range",
-        &format!(
-            "<code>{}..{}</code> · {} commit{} · base: {}",
-            esc(short(&r.base)),
-            esc(short(&r.tip)),
-            r.commits,
-            if r.commits == 1 { "" } else { "s" },
-            esc(r.base_source.as_deref().unwrap_or("given"))
+        &t("html.range"),
+        &tf(
+            if r.commits == 1 {
+                "html.range_one"
+            } else {
+                "html.range_many"
+            },
+            &[
+                (
+                    "range",
+                    &format!(
+                        "<code>{}..{}</code>",
+                        esc(short(&r.base)),
+                        esc(short(&r.tip))
+                    ),
+                ),
+                ("n", &r.commits),
+                ("source", &esc(r.base_source.as_deref().unwrap_or("given"))),
+            ],
         ),
     );
     if let Some(d) = &r.tip_date {
         meta(
             &mut dl,
-            "Tip date",
+            &t("html.tip_date"),
             &esc(&d.replace('T', " ").replace('Z', " UTC")),
         );
     }
     match &doc.session {
         Some(s) => {
             let agent = match &s.agent {
-                Some(a) => format!("agent {}", esc(a)),
-                None => "agent not named".to_string(),
+                Some(a) => tf("html.agent", &[("name", &esc(a))]),
+                None => esc(&t("html.agent_none")),
             };
             let model = s
                 .model
                 .as_deref()
-                .map(|m| format!(" · model {}", esc(m)))
+                .map(|m| tf("html.model", &[("name", &esc(m))]))
                 .unwrap_or_default();
             meta(
                 &mut dl,
-                "Session",
-                &format!(
-                    "<code>{}</code> · {} format · {agent}{model} · turns {}–{} of {}",
-                    esc(&s.source),
-                    esc(&s.format),
-                    s.scope.first,
-                    s.scope.last,
-                    s.turns
+                &t("html.session"),
+                &tf(
+                    "html.session_value",
+                    &[
+                        ("source", &format!("<code>{}</code>", esc(&s.source))),
+                        ("format", &esc(&s.format)),
+                        ("agent", &agent),
+                        ("model", &model),
+                        ("first", &s.scope.first),
+                        ("last", &s.scope.last),
+                        ("turns", &s.turns),
+                    ],
                 ),
             );
         }
-        None => meta(&mut dl, "Session", "none found"),
+        None => meta(&mut dl, &t("html.session"), &esc(&t("html.session_none"))),
     }
     meta(
         &mut dl,
-        "Judge",
+        &t("html.judge"),
         &format!("{} ({})", esc(&doc.judge.name), esc(&doc.judge.protocol)),
     );
     meta(
         &mut dl,
-        "Tool",
+        &t("html.tool"),
         &format!("git sage {}", env!("CARGO_PKG_VERSION")),
     );
     let _ = writeln!(out, "<dl class=\"meta\">{dl}</dl>");
     if !f.tip_lines.is_empty() {
         let _ = write!(
             out,
-            "<figure class=\"code\"><figcaption>The vulnerable code at the tip — <code>{}</code></figcaption><pre>",
-            esc(&f.file)
+            "<figure class=\"code\"><figcaption>{}</figcaption><pre>",
+            tf(
+                "html.code_caption",
+                &[("file", &format!("<code>{}</code>", esc(&f.file)))]
+            )
         );
         for l in &f.tip_lines {
             let _ = write!(
@@ -167,13 +191,14 @@ fn header(doc: &ReportDoc) -> String {
 }
 
 /// The provenance status as the verdict's badge.
-fn status_words(s: ProvenanceStatus) -> (&'static str, &'static str) {
-    match s {
-        ProvenanceStatus::Introduced => ("introduced", "introduced by the agent"),
-        ProvenanceStatus::IntroducedByOther => ("other", "introduced by someone else"),
-        ProvenanceStatus::Inherited => ("inherited", "inherited from the base"),
-        ProvenanceStatus::NoCodeLocation => ("none", "no code location"),
-    }
+fn status_words(s: ProvenanceStatus) -> (&'static str, String) {
+    let class = match s {
+        ProvenanceStatus::Introduced => "introduced",
+        ProvenanceStatus::IntroducedByOther => "other",
+        ProvenanceStatus::Inherited => "inherited",
+        ProvenanceStatus::NoCodeLocation => "none",
+    };
+    (class, esc(&t(&format!("html.status.{class}"))))
 }
 
 fn provenance_card(doc: &ReportDoc) -> String {
@@ -186,44 +211,56 @@ fn provenance_card(doc: &ReportDoc) -> String {
     let mut facts = Vec::new();
     match &p.introducing_write {
         Some(w) => {
-            let mut s = format!("Write {} (<code>{}</code>", w.write, esc(short(&w.commit)));
-            if let Some(sum) = &w.summary {
-                let _ = write!(s, " “{}”", esc(sum));
-            }
-            s.push(')');
+            let summary = w
+                .summary
+                .as_ref()
+                .map(|sum| format!(" “{}”", esc(sum)))
+                .unwrap_or_default();
+            let mut s = tf(
+                "html.write",
+                &[
+                    ("write", &w.write),
+                    ("commit", &format!("<code>{}</code>", esc(short(&w.commit)))),
+                    ("summary", &summary),
+                ],
+            );
             match (w.turn, &w.unmapped_reason) {
-                (Some(t), _) => {
+                (Some(turn), _) => {
                     let by = w
                         .mapped_by
-                        .map(|m| format!(", mapped by {}", m.as_str()))
+                        .map(|m| tf("html.mapped_by", &[("by", &m.as_str())]))
                         .unwrap_or_default();
-                    let _ = write!(s, " made it at turn {t}{by}.");
+                    s.push_str(&tf("html.made_at", &[("turn", &turn), ("by", &by)]));
                 }
-                (None, Some(r)) => {
-                    let _ = write!(s, " made it; no turn: {}.", esc(r));
-                }
-                (None, None) => s.push_str(" made it."),
+                (None, Some(r)) => s.push_str(&tf("html.made_no_turn", &[("why", &esc(r))])),
+                (None, None) => s.push_str(&t("html.made")),
             }
             facts.push(s);
             if let Some(m) = &w.via_merge {
-                facts.push(format!(
-                    "Brought in by merge <code>{}</code>.",
-                    esc(short(m))
+                facts.push(tf(
+                    "html.merge",
+                    &[("commit", &format!("<code>{}</code>", esc(short(m))))],
                 ));
             }
         }
-        None if p.status == ProvenanceStatus::Inherited => facts.push(format!(
-            "The code was already at the base <code>{}</code> and stayed to the tip.",
-            esc(short(&doc.range.base))
+        None if p.status == ProvenanceStatus::Inherited => facts.push(tf(
+            "html.inherited_base",
+            &[(
+                "base",
+                &format!("<code>{}</code>", esc(short(&doc.range.base))),
+            )],
         )),
         None => {}
     }
     if let Some(r) = &p.reason {
         facts.push(esc(r));
     }
-    facts.push(format!(
-        "Reconstruction <code>{}</code>.",
-        esc(p.reconstruction.as_str())
+    facts.push(tf(
+        "html.reconstruction",
+        &[(
+            "how",
+            &format!("<code>{}</code>", esc(p.reconstruction.as_str())),
+        )],
     ));
     for f in facts {
         let _ = write!(out, "<p>{f}</p>");
@@ -235,9 +272,14 @@ fn provenance_card(doc: &ReportDoc) -> String {
     {
         let _ = write!(
             out,
-            "<figure class=\"diff\"><figcaption>What write {} changed in <code>{}</code></figcaption><pre>",
-            w.write,
-            esc(&doc.finding.file)
+            "<figure class=\"diff\"><figcaption>{}</figcaption><pre>",
+            tf(
+                "html.diff_caption",
+                &[
+                    ("write", &w.write),
+                    ("file", &format!("<code>{}</code>", esc(&doc.finding.file))),
+                ],
+            )
         );
         for line in d.lines() {
             let class = match line.chars().next() {
@@ -297,13 +339,23 @@ fn origin_card(doc: &ReportDoc) -> String {
             if let Some(b) = o.bound {
                 let _ = write!(
                     out,
-                    "<p class=\"muted\">Candidates were the turns up to {b} ({}).</p>",
-                    esc(o.bound_by.as_deref().unwrap_or(""))
+                    "<p class=\"muted\">{}</p>",
+                    tf(
+                        "html.bound",
+                        &[
+                            ("bound", &b),
+                            ("why", &esc(o.bound_by.as_deref().unwrap_or("")))
+                        ],
+                    )
                 );
             }
         }
         Status::Undetermined => {
-            out.push_str("<p class=\"badge none\">undetermined</p>");
+            let _ = write!(
+                out,
+                "<p class=\"badge none\">{}</p>",
+                esc(&t("html.undetermined"))
+            );
             if let Some(d) = &o.detail {
                 let _ = write!(out, "<p>{}</p>", esc(d));
             }
@@ -313,27 +365,33 @@ fn origin_card(doc: &ReportDoc) -> String {
         Some(r) => {
             let _ = write!(
                 out,
-                "<p class=\"remedy\"><strong>Remedy:</strong> a {} — see <a href=\"#recommendation\">the recommendation</a>.</p>",
-                esc(&r)
+                "<p class=\"remedy\">{}</p>",
+                tf("html.remedy", &[("remedy", &esc(&r))])
             );
         }
-        None => out.push_str(
-            "<p class=\"remedy\">See <a href=\"#recommendation\">the recommendation</a>.</p>",
-        ),
+        None => {
+            let _ = write!(out, "<p class=\"remedy\">{}</p>", t("html.remedy_none"));
+        }
     }
     if !doc.other_origins.is_empty() {
-        out.push_str("<p class=\"muted\">Other judges and repeats:</p><ul class=\"others\">");
+        let _ = write!(
+            out,
+            "<p class=\"muted\">{}</p><ul class=\"others\">",
+            esc(&t("html.others"))
+        );
         for a in &doc.other_origins {
             let what = match (a.origin.status, a.origin.turn, a.origin.kind) {
-                (Status::Localized, Some(t), Some(k)) => format!("turn {t} · {}", k.words()),
-                _ => "undetermined".into(),
+                (Status::Localized, Some(turn), Some(k)) => {
+                    tf("html.badge", &[("turn", &turn), ("type", &k.words_shown())])
+                }
+                _ => t("html.undetermined"),
             };
             let _ = write!(
                 out,
                 "<li>{}{}: {}</li>",
                 esc(&a.judge),
                 a.repeat
-                    .map(|r| format!(" (repeat {r})"))
+                    .map(|r| tf("html.repeat", &[("n", &r)]))
                     .unwrap_or_default(),
                 esc(&what)
             );
@@ -341,7 +399,11 @@ fn origin_card(doc: &ReportDoc) -> String {
         out.push_str("</ul>");
     }
     if doc.manual_review {
-        out.push_str("<p class=\"banner\">Judges or repeats disagree on the origin type: review this case by hand.</p>");
+        let _ = write!(
+            out,
+            "<p class=\"banner\">{}</p>",
+            esc(&t("html.manual_review"))
+        );
     }
     out.push_str("</article>\n");
     out
@@ -352,41 +414,46 @@ fn missed_line(doc: &ReportDoc) -> String {
     const SHOWN: usize = 8;
     let m = &doc.missed_opportunities;
     if m.is_empty() {
-        return "<p class=\"missed-line\"><strong>Missed opportunities:</strong> none.</p>\n"
-            .into();
+        return format!("<p class=\"missed-line\">{}</p>\n", t("html.missed_none"));
     }
     let list: Vec<String> = m
         .iter()
         .take(SHOWN)
         .map(|x| {
-            format!(
-                "turn {} ({}, VR {}, SA {}{})",
-                x.turn,
-                x.kind.as_str(),
-                x.vr,
-                x.sa,
-                if x.touches_anchor {
-                    ", touched the anchored code"
-                } else {
-                    ""
-                }
+            let touch = if x.touches_anchor {
+                t("missed.touch")
+            } else {
+                String::new()
+            };
+            tf(
+                "missed.item",
+                &[
+                    ("turn", &x.turn),
+                    ("kind", &x.kind.shown()),
+                    ("vr", &x.vr),
+                    ("sa", &x.sa),
+                    ("touch", &touch),
+                ],
             )
         })
         .collect();
     let more = if m.len() > SHOWN {
-        format!("; and {} more, marked in the timeline", m.len() - SHOWN)
+        tf("html.missed_more", &[("n", &(m.len() - SHOWN))])
     } else {
         String::new()
     };
     format!(
-        "<p class=\"missed-line\"><strong>Missed opportunities</strong> (later turns that could have caught it): {}{more}.</p>\n",
-        esc(&list.join("; "))
+        "<p class=\"missed-line\">{}</p>\n",
+        tf(
+            "html.missed",
+            &[("list", &esc(&list.join("; "))), ("more", &esc(&more))]
+        )
     )
 }
 
 fn turns_table(doc: &ReportDoc) -> String {
     if doc.turns.is_empty() {
-        return "<p class=\"muted\">No turns were scored.</p>\n".into();
+        return format!("<p class=\"muted\">{}</p>\n", esc(&t("html.no_turns")));
     }
     // The agent column only says something when turns have different speakers (roles).
     let agents = doc
@@ -408,11 +475,14 @@ fn turns_table(doc: &ReportDoc) -> String {
         .filter(|w| w.changed)
         .filter_map(|w| w.turn)
         .collect();
-    let mut out = String::from("<table class=\"turns\"><thead><tr><th scope=\"col\">turn</th>");
+    let mut out = format!(
+        "<table class=\"turns\"><thead><tr><th scope=\"col\">{}</th>",
+        esc(&t("html.col.turn"))
+    );
     if show_agent {
-        out.push_str("<th scope=\"col\">agent</th>");
+        let _ = write!(out, "<th scope=\"col\">{}</th>", esc(&t("html.col.agent")));
     }
-    out.push_str("<th scope=\"col\">kind</th>");
+    let _ = write!(out, "<th scope=\"col\">{}</th>", esc(&t("html.col.kind")));
     for d in Dim::ALL {
         let _ = write!(
             out,
@@ -421,9 +491,13 @@ fn turns_table(doc: &ReportDoc) -> String {
             d.key().to_uppercase()
         );
     }
-    out.push_str("<th scope=\"col\">what was said</th></tr></thead>\n<tbody>\n");
-    for t in &doc.turns {
-        let s = &t.score;
+    let _ = write!(
+        out,
+        "<th scope=\"col\">{}</th></tr></thead>\n<tbody>\n",
+        esc(&t("html.col.said"))
+    );
+    for turn in &doc.turns {
+        let s = &turn.score;
         let is_origin = Some(s.turn) == o.turn && o.status == Status::Localized;
         let missed = doc.missed_opportunities.iter().any(|m| m.turn == s.turn);
         let class = if is_origin {
@@ -435,15 +509,31 @@ fn turns_table(doc: &ReportDoc) -> String {
         };
         let mut marks = String::new();
         if is_origin {
-            marks.push_str("<span class=\"tag origin\">◆ origin</span>");
+            let _ = write!(
+                marks,
+                "<span class=\"tag origin\">{}</span>",
+                esc(&t("text.mark.origin"))
+            );
         }
         if Some(s.turn) == intro_turn {
-            marks.push_str("<span class=\"tag write\">✎ introducing write</span>");
+            let _ = write!(
+                marks,
+                "<span class=\"tag write\">{}</span>",
+                esc(&t("html.tag.intro"))
+            );
         } else if write_turns.contains(&s.turn) {
-            marks.push_str("<span class=\"tag write\">✎ write</span>");
+            let _ = write!(
+                marks,
+                "<span class=\"tag write\">{}</span>",
+                esc(&t("text.mark.write"))
+            );
         }
         if missed {
-            marks.push_str("<span class=\"tag missed\">○ missed</span>");
+            let _ = write!(
+                marks,
+                "<span class=\"tag missed\">{}</span>",
+                esc(&t("text.mark.missed"))
+            );
         }
         let _ = write!(
             out,
@@ -451,16 +541,24 @@ fn turns_table(doc: &ReportDoc) -> String {
             s.turn, s.turn
         );
         if show_agent {
-            let _ = write!(out, "<td data-label=\"agent\">{}</td>", esc(&t.agent));
+            let _ = write!(out, "<td data-label=\"agent\">{}</td>", esc(&turn.agent));
         }
-        let _ = write!(out, "<td data-label=\"kind\">{}</td>", esc(s.kind.as_str()));
+        let _ = write!(out, "<td data-label=\"kind\">{}</td>", esc(&s.kind.shown()));
         match (&s.scores, s.applicable) {
-            (None, _) => out.push_str(
-                "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">scoring failed</td>",
-            ),
-            (Some(_), false) => out.push_str(
-                "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">not applicable</td>",
-            ),
+            (None, _) => {
+                let _ = write!(
+                    out,
+                    "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
+                    esc(&t("html.scoring_failed"))
+                );
+            }
+            (Some(_), false) => {
+                let _ = write!(
+                    out,
+                    "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
+                    esc(&t("html.not_applicable"))
+                );
+            }
             (Some(x), true) => {
                 for d in Dim::ALL {
                     let v = x.get(d);
@@ -472,7 +570,7 @@ fn turns_table(doc: &ReportDoc) -> String {
                 }
             }
         }
-        let mut said = format!("<p class=\"ex\">{}</p>", esc(&t.excerpt));
+        let mut said = format!("<p class=\"ex\">{}</p>", esc(&turn.excerpt));
         if let Some(e) = &s.error {
             let _ = write!(said, "<p class=\"err\">{}</p>", esc(e));
         }
@@ -528,7 +626,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
 <section class=\"rec\" id=\"recommendation\" aria-labelledby=\"h-rec\"><h2 id=\"h-rec\">{h_rec}</h2>\n{rec}</section>\n\
 <section class=\"turns-s\" aria-labelledby=\"h-turns\"><h2 id=\"h-turns\">{h_turns}</h2>\n{turns}</section>\n\
 {warnings}</main>\n\
-<footer>git sage {version} · SAGE method: docs/method.md · this page is self-contained and loads nothing from the network</footer>\n\
+<footer>git sage {version} · {footer}</footer>\n\
 </body></html>\n",
         title = esc(&title),
         header = header(doc),
@@ -544,5 +642,6 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         h_turns = esc(&crate::i18n::t("html.turns")),
         turns = turns_table(doc),
         version = env!("CARGO_PKG_VERSION"),
+        footer = esc(&t("html.footer")),
     )
 }
