@@ -53,7 +53,7 @@ pub(crate) const KEYS: &[Key] = &[
     Key {
         key: "sage.judge",
         default: "offline",
-        what: "offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE",
+        what: "offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE | manual:DIR",
     },
     Key {
         key: "sage.jobs",

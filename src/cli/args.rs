@@ -113,8 +113,9 @@ pub(crate) enum DataFormat {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Judge")]
 pub(crate) struct JudgeArgs {
-    /// offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE; repeat for
-    /// cross-judge results [default: git config sage.judge, else offline]
+    /// offline | openai:MODEL | anthropic:MODEL | command:CMD | replay:FILE | manual:DIR
+    /// (prompts to paste into a chat, the replies read back); repeat for cross-judge results
+    /// [default: git config sage.judge, else offline]
     #[arg(long = "judge", value_name = "JUDGE")]
     pub judges: Vec<String>,
 

@@ -193,6 +193,18 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         .max(1);
     let mut judge = super::util::judge_options(ctx.settings()?, &args.judge)?;
     judge.progress = false;
+    if let Some(manual) = judge
+        .judges
+        .iter()
+        .find(|j| matches!(j, crate::judge::backends::Spec::Manual { .. }))
+    {
+        // Every case's prompts would meet in one directory.
+        return Err(Error::input(format!(
+            "--judge {}: a manual judge takes one session per directory, not a corpus",
+            manual.name()
+        ))
+        .hint("judge a case by hand with git sage blame-origin --judge manual:DIR, or use a model judge"));
+    }
     let opts = RunOptions {
         jobs: case_jobs,
         judge,

@@ -1,11 +1,14 @@
 //! `git sage judge SESSION`: turn scores only (`sage.scores/1`), for `git sage origin`.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use super::Context;
 use super::args::JudgeArgs;
 use super::output::{DATA, OutputArgs, emit, warn_all};
 use crate::error::{Error, Result};
+use crate::judge::backends::Spec;
 use crate::judge::run::{self};
 use crate::judge::scores::{Dim, ScoresDoc};
 use crate::report::clip;
@@ -19,7 +22,9 @@ git sage judge .sage/sessions/fix.jsonl --out scores.json\n  \
 git sage judge HEAD:.aider.chat.history.md --judge openai:gpt-4.1 \\\n      \
 --jobs 4 --rpm 60\n  \
 git sage judge s.jsonl --judge anthropic:claude-sonnet-4-5 \\\n      \
---judge openai:gpt-4.1 --repeat 3")]
+--judge openai:gpt-4.1 --repeat 3\n  \
+git sage judge s.jsonl --export review/   # prompts to paste into a chat\n  \
+git sage judge s.jsonl --import review/ --out scores.json   # the replies")]
 #[command(mut_arg("format", |a| super::output::only(a, &DATA)))]
 pub(crate) struct JudgeCmd {
     /// The transcript: a path, or REV:path in the repository
@@ -43,6 +48,23 @@ pub(crate) struct JudgeCmd {
     #[arg(long, value_name = "PATH")]
     pub anchor_file: Option<String>,
 
+    /// Write the prompts for a judge run by hand to DIR: one Markdown file per turn to paste
+    /// into a chat, a README saying what to do, and a manifest; no judge is called
+    /// (docs/judge.md#manual-judge)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["import", "judges", "out", "format"], help_heading = "Judge")]
+    pub export: Option<PathBuf>,
+
+    /// Score the turns from the chat replies saved in DIR (turn-NNN.answer.md) after
+    /// --export DIR; turns without a reply yet are listed as pending (exit 3), and a later
+    /// run picks up the replies saved since
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "judges",
+        help_heading = "Judge"
+    )]
+    pub import: Option<PathBuf>,
+
     #[command(flatten)]
     pub judge: JudgeArgs,
 
@@ -64,12 +86,29 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
         scope.last = b.min(t.turns.len() as u32);
         scope.reason = format!("turns {a}-{} (--turns)", scope.last);
     }
-    let mut opts = super::util::judge_options(ctx.settings()?, &args.judge)?;
+    let manual = args.export.as_ref().or(args.import.as_ref());
+    let mut judge_args = args.judge.clone();
+    if manual.is_some() {
+        // Not the configured judge (`sage.judge`): its key is not needed to judge by hand.
+        judge_args.judges = vec!["offline".into()];
+    }
+    let mut opts = super::util::judge_options(ctx.settings()?, &judge_args)?;
+    if let Some(dir) = manual {
+        opts.judges = vec![Spec::Manual { dir: dir.clone() }];
+    }
     if let Some(task) = opts.task.as_deref() {
         scope.task = Some(crate::redact::redact(task).0);
     }
     opts.cwe_hint = args.cwe;
     opts.anchor_file = args.anchor_file.clone();
+    if let Some(dir) = &args.export {
+        let exported = run::export(&t, &scope, &opts, dir)?;
+        ctx.print(&exported.render(&args.session))?;
+        return Ok(0);
+    }
+    if let Some(dir) = &args.import {
+        crate::judge::manual::check_exported(dir)?;
+    }
     let doc = run::judge(&t, &scope, &opts)?;
     let stage = crate::timing::stage("write the scores");
     emit(ctx, &targets, &doc, |_| Ok(render(&doc)))?;

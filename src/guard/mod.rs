@@ -81,6 +81,12 @@ pub(crate) fn decide(
         .as_deref()
         .map(crate::judge::backends::Spec::parse_setting)
         .transpose()?;
+    if let Some(crate::judge::backends::Spec::Manual { .. }) = judge {
+        return Err(Error::input(
+            "git config sage.guardJudge: a manual judge cannot answer inside an agent's hook",
+        )
+        .hint("use offline or a model judge for the guard"));
+    }
     // A model judge sees each turn's whole prefix: its session is read whole each time.
     let whole = judge.is_some();
     let judge_name = settings.guard_judge.as_deref().unwrap_or("offline");

@@ -147,8 +147,13 @@ pub(crate) fn validate(v: &Value, expect_turn: Option<u32>) -> Result<Answer, St
 /// Parses a free-text answer for one turn.
 pub(crate) fn parse_one(text: &str, expect_turn: u32) -> Result<Answer, String> {
     let v = extract_json(text).ok_or("no JSON object found in the answer")?;
-    // Some models wrap the object: {"answer": {...}} or [ {...} ].
-    let v = match v {
+    validate(&unwrap_one(v), Some(expect_turn))
+}
+
+/// The answer object inside the wrappers some models put around it: `{"answer": {...}}` or
+/// `[ {...} ]`.
+pub(crate) fn unwrap_one(v: Value) -> Value {
+    match v {
         Value::Array(mut a) if a.len() == 1 => a.remove(0),
         Value::Object(ref o)
             if o.len() == 1
@@ -158,22 +163,25 @@ pub(crate) fn parse_one(text: &str, expect_turn: u32) -> Result<Answer, String> 
             o.values().next().cloned().unwrap_or(Value::Null)
         }
         v => v,
-    };
-    validate(&v, Some(expect_turn))
+    }
+}
+
+/// The per-turn objects of a single-protocol answer: an array, or `{"turns": [...]}`.
+pub(crate) fn items_of(v: Value) -> Result<Vec<Value>, String> {
+    match v {
+        Value::Array(a) => Ok(a),
+        Value::Object(mut o) => match o.remove("turns") {
+            Some(Value::Array(a)) => Ok(a),
+            _ => Err("expected a JSON array of per-turn objects".into()),
+        },
+        _ => Err("expected a JSON array of per-turn objects".into()),
+    }
 }
 
 /// Parses a single-protocol answer: an array (or `{"turns": [...]}`) of per-turn objects.
 pub(crate) fn parse_many(text: &str) -> Result<Vec<Answer>, String> {
     let v = extract_json(text).ok_or("no JSON found in the answer")?;
-    let items = match v {
-        Value::Array(a) => a,
-        Value::Object(mut o) => match o.remove("turns") {
-            Some(Value::Array(a)) => a,
-            _ => return Err("expected a JSON array of per-turn objects".into()),
-        },
-        _ => return Err("expected a JSON array of per-turn objects".into()),
-    };
-    items.iter().map(|i| validate(i, None)).collect()
+    items_of(v)?.iter().map(|i| validate(i, None)).collect()
 }
 
 #[cfg(test)]

@@ -18,10 +18,23 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Spec {
     Offline,
-    OpenAi { model: String },
-    Anthropic { model: String },
-    Command { cmd: String },
-    Replay { file: PathBuf },
+    OpenAi {
+        model: String,
+    },
+    Anthropic {
+        model: String,
+    },
+    Command {
+        cmd: String,
+    },
+    Replay {
+        file: PathBuf,
+    },
+    /// Prompts exported to a directory for a person to paste into a chat; the answers read
+    /// back from it (`judge::manual`).
+    Manual {
+        dir: PathBuf,
+    },
 }
 
 impl Spec {
@@ -39,7 +52,7 @@ impl Spec {
     fn parse_shown(s: &str, shown: &str) -> Result<Spec> {
         let bad = || {
             Error::input(format!("{shown}: unknown judge"))
-                .hint("use offline, openai:MODEL, anthropic:MODEL, command:CMD or replay:FILE")
+                .hint("use offline, openai:MODEL, anthropic:MODEL, command:CMD, replay:FILE or manual:DIR")
         };
         if s == "offline" {
             return Ok(Spec::Offline);
@@ -61,6 +74,9 @@ impl Spec {
             "replay" => Spec::Replay {
                 file: PathBuf::from(rest),
             },
+            "manual" => Spec::Manual {
+                dir: PathBuf::from(rest),
+            },
             _ => return Err(bad()),
         })
     }
@@ -72,6 +88,7 @@ impl Spec {
             Spec::Anthropic { model } => format!("anthropic:{model}"),
             Spec::Command { cmd } => format!("command:{cmd}"),
             Spec::Replay { file } => format!("replay:{}", file.display()),
+            Spec::Manual { dir } => format!("manual:{}", dir.display()),
         }
     }
 
@@ -204,6 +221,10 @@ impl Backend {
         match &self.spec {
             Spec::Offline => Err(CallError::Fatal(
                 "the offline judge takes no requests".into(),
+            )),
+            // Its answers are read from its directory, never asked for (`judge::manual`).
+            Spec::Manual { .. } => Err(CallError::Fatal(
+                "the manual judge takes no requests".into(),
             )),
             Spec::OpenAi { model } => self.openai(model, req).await,
             Spec::Anthropic { model } => self.anthropic(model, req).await,
@@ -557,6 +578,14 @@ mod tests {
                 cmd: "claude -p".into()
             }
         );
+        assert_eq!(
+            Spec::parse("manual:review/ssrf").unwrap(),
+            Spec::Manual {
+                dir: PathBuf::from("review/ssrf")
+            }
+        );
+        assert_eq!(Spec::parse("manual:d").unwrap().name(), "manual:d");
+        assert!(Spec::parse("manual:").is_err());
         assert!(Spec::parse("openai:").is_err());
         assert!(Spec::parse("llama").is_err());
         assert_eq!(family("claude-opus-4-7"), Some("anthropic"));

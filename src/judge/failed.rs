@@ -15,7 +15,20 @@ const TURNS_SHOWN: usize = 12;
 /// `--allow-partial` prints the same words as a warning instead.
 pub(crate) fn error(failed: &[FailedTurn]) -> Option<Error> {
     let (message, hint) = describe(failed)?;
-    Some(Error::env(message).hint(hint))
+    // A reply pasted by hand that cannot be read is the user's to fix, like any bad file:
+    // exit 2. Replies not pasted yet leave the judgement incomplete, as any deferred turn: 3.
+    let bad_file = failed
+        .iter()
+        .any(|f| f.cause == FailureCause::InvalidAnswer && manual_dir(f).is_some());
+    Some(match bad_file {
+        true => Error::input(message).hint(hint),
+        false => Error::env(message).hint(hint),
+    })
+}
+
+/// The directory of a manual judge's failure (`manual:DIR`).
+fn manual_dir(f: &FailedTurn) -> Option<&str> {
+    f.judge.strip_prefix("manual:")
 }
 
 /// The line reports print: how many turns failed and why, without the hint.
@@ -30,7 +43,14 @@ fn describe(failed: &[FailedTurn]) -> Option<(String, String)> {
     let reasons: Vec<String> = groups
         .iter()
         .take(SHOWN)
-        .map(|(f, turns)| format!("{}: {} ({})", f.judge, f.error, turn_list(turns)))
+        .map(|(f, turns)| {
+            // Each pending turn's error names its own files; the group's line cannot.
+            let said = match (f.cause, manual_dir(f)) {
+                (FailureCause::Deferred, Some(_)) => "no answer pasted yet",
+                _ => f.error.as_str(),
+            };
+            format!("{}: {said} ({})", f.judge, turn_list(turns))
+        })
         .collect();
     let more = match groups.len().saturating_sub(SHOWN) {
         0 => String::new(),
@@ -101,6 +121,16 @@ fn hint(f: &FailedTurn) -> String {
         _ => None,
     };
     let command = f.judge.strip_prefix("command:");
+    if let Some(dir) = manual_dir(f) {
+        return match f.cause {
+            FailureCause::InvalidAnswer => format!(
+                "replace that file with the chat's whole reply to its prompt (one JSON object for that turn), or delete it to answer later; {dir}/README.md says how"
+            ),
+            _ => format!(
+                "paste each waiting {dir}/turn-NNN.md into a new chat, save the reply beside it as turn-NNN.answer.md, and run the same command again: the answers already there are kept ({dir}/README.md)"
+            ),
+        };
+    }
     match f.cause {
         FailureCause::Refused => match key {
             Some((key, base)) => format!(
@@ -203,6 +233,45 @@ and 1 other reason(s) (the report lists every failed turn)"
             hint.starts_with("`./j` must print the answer JSON on stdout"),
             "{hint}"
         );
+    }
+
+    #[test]
+    fn a_manual_judges_waiting_turns_are_incomplete_and_an_unreadable_reply_is_bad_input() {
+        let waiting: Vec<FailedTurn> = (2..=3)
+            .map(|t| {
+                failed(
+                    t,
+                    "manual:rev",
+                    FailureCause::Deferred,
+                    &format!("no answer yet: paste rev/turn-00{t}.md into a chat"),
+                )
+            })
+            .collect();
+        let e = error(&waiting).unwrap();
+        assert_eq!(e.exit_code(), 3);
+        assert!(
+            e.to_string().starts_with(
+                "2 turn(s) could not be scored: manual:rev: no answer pasted yet (turns 2-3); hint: paste each waiting rev/turn-NNN.md"
+            ),
+            "{e}"
+        );
+        let mut both = waiting.clone();
+        both.push(failed(
+            4,
+            "manual:rev",
+            FailureCause::InvalidAnswer,
+            "rev/turn-004.answer.md:3: not valid JSON (column 9): expected value",
+        ));
+        let e = error(&both).unwrap();
+        assert_eq!(e.exit_code(), 2);
+        let line = e.to_string();
+        assert!(
+            line.starts_with("3 turn(s) could not be scored: manual:rev: rev/turn-004.answer.md:3: not valid JSON (column 9): expected value (turn 4); manual:rev: no answer pasted yet (turns 2-3); hint: replace that file"),
+            "{line}"
+        );
+        // Any other judge's answers that never parse stay an environment failure.
+        let other = [failed(1, "command:j", FailureCause::InvalidAnswer, "x")];
+        assert_eq!(error(&other).unwrap().exit_code(), 3);
     }
 
     #[test]

@@ -54,6 +54,7 @@ impl Job {
 }
 
 /// What came of a job.
+#[derive(Debug)]
 pub(super) enum JobResult {
     Answers(Vec<Answer>),
     Failed(JobError),
@@ -72,6 +73,10 @@ pub(super) enum JobError {
     Invalid { tries: u32, last: String },
     /// Set aside for the provider's batch interface (the first pass of `batch --batch-api`).
     Deferred,
+    /// The manual judge has no answer for it yet; the words say where it goes.
+    Pending(String),
+    /// The manual judge's answer for it cannot be used; the words name its file.
+    Unusable(String),
 }
 
 impl JobError {
@@ -82,7 +87,8 @@ impl JobError {
             JobError::Fatal(_) => FailureCause::Fatal,
             JobError::Unreachable { .. } => FailureCause::Unreachable,
             JobError::Invalid { .. } => FailureCause::InvalidAnswer,
-            JobError::Deferred => FailureCause::Deferred,
+            JobError::Deferred | JobError::Pending(_) => FailureCause::Deferred,
+            JobError::Unusable(_) => FailureCause::InvalidAnswer,
         }
     }
 }
@@ -105,6 +111,7 @@ impl fmt::Display for JobError {
                 )
             }
             JobError::Deferred => f.write_str("deferred to the provider's batch interface"),
+            JobError::Pending(m) | JobError::Unusable(m) => f.write_str(m),
         }
     }
 }
@@ -502,6 +509,16 @@ mod tests {
                 JobError::Deferred,
                 "deferred to the provider's batch interface",
                 FailureCause::Deferred,
+            ),
+            (
+                JobError::Pending("no answer yet in d/turn-001.answer.md".into()),
+                "no answer yet in d/turn-001.answer.md",
+                FailureCause::Deferred,
+            ),
+            (
+                JobError::Unusable("d/turn-001.answer.md:2: not JSON".into()),
+                "d/turn-001.answer.md:2: not JSON",
+                FailureCause::InvalidAnswer,
             ),
         ];
         for (e, text, cause) in cases {

@@ -7,6 +7,7 @@ pub(crate) mod cache;
 pub(crate) mod endpoint;
 pub(crate) mod failed;
 mod jobs;
+pub(crate) mod manual;
 pub(crate) mod offline;
 pub(crate) mod prompt;
 pub(crate) mod run;

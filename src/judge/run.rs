@@ -3,7 +3,7 @@
 //! pacing (`--rpm`), retries, the on-disk cache (which is also how an interrupted run
 //! resumes) and token accounting — is `jobs`'.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use super::backends::{Backend, Spec, family};
 use super::cache::{self, Cache};
 use super::endpoint::check_credentials;
 use super::jobs::{self, Job, JobError, JobResult, Ran, Recorder};
+use super::manual;
 use super::offline::Offline;
 use super::prompt::{Renderer, Templates, TurnView, fence_for, views};
 use super::scores::{
@@ -191,6 +192,7 @@ impl Shared {
 pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<ScoresDoc> {
     // Every judge's key before the first judge's first request.
     check_credentials(&opts.judges)?;
+    check_manual(opts)?;
     let stage = crate::timing::stage("judge: templates");
     let templates = Templates::load(opts.templates_dir.as_deref())?;
     drop(stage);
@@ -213,7 +215,10 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
                 let _stage = crate::timing::stage("judge: offline scoring");
                 offline_turns(&input, opts, &mut info)?
             } else {
-                let (turns, failed) = model_turns(spec, r, &input, opts, &mut shared, &mut info)?;
+                let (turns, failed) = match spec {
+                    Spec::Manual { dir } => manual_turns(spec, dir, t, &input, opts, &mut info)?,
+                    _ => model_turns(spec, r, &input, opts, &mut shared, &mut info)?,
+                };
                 failed_turns.extend(failed.into_iter().map(|(turn, cause, error)| FailedTurn {
                     turn,
                     judge: info.name.clone(),
@@ -340,6 +345,95 @@ fn model_turns(
         &ran.results,
         opts.quotes_required,
     ))
+}
+
+/// A manual judge (`manual:DIR`): the prompts a model judge would be sent, exported to its
+/// directory the first time, and the replies saved there since as its answers.
+fn manual_turns(
+    spec: &Spec,
+    dir: &Path,
+    t: &Transcript,
+    input: &Input,
+    opts: &Options,
+    info: &mut JudgeInfo,
+) -> Result<(Vec<TurnScore>, Vec<Failure>)> {
+    info.warnings
+        .extend(model_warnings(None, spec, opts.protocol));
+    let jobs = manual_jobs(input, opts)?;
+    let results = manual::collect(dir, &manual_session(t, input, opts), &jobs)?;
+    info.calls = results
+        .iter()
+        .filter(|(_, r)| matches!(r, JobResult::Answers(_)))
+        .count() as u64;
+    Ok(assemble(
+        &input.views,
+        &input.kinds,
+        &results,
+        opts.quotes_required,
+    ))
+}
+
+/// `judge --export DIR`: the prompts of a manual judge written to DIR, no answer read.
+pub(crate) fn export(
+    t: &Transcript,
+    scope: &Scope,
+    opts: &Options,
+    dir: &Path,
+) -> Result<manual::Exported> {
+    let opts = Options {
+        judges: vec![Spec::Manual {
+            dir: dir.to_path_buf(),
+        }],
+        ..opts.clone()
+    };
+    check_manual(&opts)?;
+    let templates = Templates::load(opts.templates_dir.as_deref())?;
+    let input = Input::prepare(t, scope, &opts, &templates)?;
+    let jobs = manual_jobs(&input, &opts)?;
+    manual::export(dir, &manual_session(t, &input, &opts), &jobs)
+}
+
+/// A person answers each prompt once: repeats would ask them the same thing again.
+fn check_manual(opts: &Options) -> Result<()> {
+    if opts.repeat > 1 && opts.judges.iter().any(|j| matches!(j, Spec::Manual { .. })) {
+        return Err(Error::input(format!(
+            "--repeat {}: the manual judge answers each turn once",
+            opts.repeat
+        ))
+        .hint("drop --repeat, or repeat with another judge"));
+    }
+    Ok(())
+}
+
+/// The manual judge's prompts: the same requests a model judge's first repeat makes.
+fn manual_jobs(input: &Input, opts: &Options) -> Result<Vec<Job>> {
+    plan_jobs(
+        &input.renderer,
+        &input.views,
+        &input.kinds,
+        opts.protocol,
+        input.version,
+        0,
+    )
+}
+
+/// What a manual judge's directory records its prompts were made from.
+fn manual_session<'a>(t: &'a Transcript, input: &'a Input, opts: &Options) -> manual::Session<'a> {
+    let turns = match (input.views.first(), input.views.last()) {
+        (Some(a), Some(b)) => format!("{}-{}", a.n, b.n),
+        _ => "none".into(),
+    };
+    manual::Session {
+        source: &t.source,
+        digest: manual::digest(&input.renderer.task, &input.views),
+        turns,
+        criterion: &input.renderer.criterion.name,
+        protocol: match opts.protocol {
+            Protocol::Prefix => "prefix",
+            Protocol::Single => "single",
+        },
+        templates: input.version,
+    }
 }
 
 /// Why an LLM judge's scores may deserve less trust, known before any request.

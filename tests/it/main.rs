@@ -22,6 +22,7 @@ mod help;
 mod install;
 mod judge;
 mod layers;
+mod manual;
 mod provenance;
 mod sarif;
 mod schemas;

@@ -19,7 +19,7 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const BASE: &str = "file:///git-sage/docs/schema/";
 
 /// The documents git sage writes (and the manifest it reads), each with its schema file.
-const KINDS: [&str; 14] = [
+const KINDS: [&str; 15] = [
     "sage.report/1",
     "sage.reports/1",
     "sage.provenance/1",
@@ -33,6 +33,7 @@ const KINDS: [&str; 14] = [
     "sage.screen/1",
     "sage.judge-batches/1",
     "sage.guard-log/1",
+    "sage.manual-judge/1",
     "sage.manifest/1",
 ];
 
@@ -579,9 +580,17 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
     }
     // sage.judge-batches/1 needs a provider's batch interface: batch.rs checks it against a
     // local one. sage.guard-log/1 needs an agent's hook input on stdin: guard.rs checks it.
+    // sage.manual-judge/1 is a file in the directory of a manual judge: manual.rs checks it.
     let all: BTreeSet<String> = KINDS
         .iter()
-        .filter(|k| !["sage.judge-batches/1", "sage.guard-log/1"].contains(*k))
+        .filter(|k| {
+            ![
+                "sage.judge-batches/1",
+                "sage.guard-log/1",
+                "sage.manual-judge/1",
+            ]
+            .contains(*k)
+        })
         .map(|k| k.to_string())
         .collect();
     assert_eq!(seen, all, "every document kind is covered");

@@ -288,6 +288,26 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
     assert!(prompts.contains("Score turn"), "the judge was called");
     assert_clean("the judge prompts", &prompts, secrets);
 
+    // The manual judge's files leave the machine too, pasted into a chat.
+    let manual = dir.join("manual");
+    r.sage(&[
+        "-C",
+        ds,
+        "judge",
+        logs,
+        "--export",
+        manual.to_str().unwrap(),
+    ])
+    .ok();
+    let mut exported = 0;
+    for e in std::fs::read_dir(&manual).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        exported += usize::from(text.contains("Score turn"));
+        assert_clean(&format!("the exported {}", p.display()), &text, secrets);
+    }
+    assert!(exported > 0, "prompts were exported");
+
     for format in ["json", "md", "html", "sarif", "text"] {
         let run = r
             .blame_demo(demo, &["-q", "--session", logs, "--format", format])
