@@ -21,6 +21,7 @@ pub mod git;
 pub(crate) mod guard;
 pub(crate) mod history;
 pub(crate) mod judge;
+pub(crate) mod lang;
 pub(crate) mod notes;
 pub(crate) mod origin;
 pub(crate) mod pipeline;
