@@ -3,6 +3,8 @@
 # after 200 ms, on a 100-turn session. Prints wall time against the ideal ceil(100/jobs) x 0.2 s
 # (efficiency target >= 0.85 at --jobs 8), the requests of a second run (target 0), total input
 # tokens, and the share of each request that is a byte-identical prefix of the next (>= 0.9).
+# SESSION_LANG=ru or zh writes the session in Russian or Chinese (the prompts follow it);
+# BIN=path uses that binary instead of building the release one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -13,16 +15,29 @@ turns=${TURNS:-100}
 delay=0.2
 port=${PORT:-18931}
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+lang=${SESSION_LANG:-en}
+if [ -n "${BIN:-}" ]; then
+  bin=$BIN
+else
+  cargo build --release --locked -q
+  bin=$root/target/release/git-sage
+fi
 
 session=$out/judge-session.yaml
-python3 - "$turns" > "$session" <<'PY'
+python3 - "$turns" "$lang" > "$session" <<'PY'
 import sys
-n = int(sys.argv[1])
-print("schema: sage.session/1\ntask: Fix the SSRF in the product photo download.\nturns:")
+n, lang = int(sys.argv[1]), sys.argv[2]
+task, step = {
+    "en": ("Fix the SSRF in the product photo download.",
+           "Step {i}: looking at fetcher.py and the download path again; nothing changes the scheme check."),
+    "ru": ("Исправь SSRF в загрузке фото товара.",
+           "Шаг {i}: снова смотрю fetcher.py и путь загрузки; проверку схемы ничто не меняет."),
+    "zh": ("修复商品图片下载中的 SSRF。",
+           "第 {i} 步：再次查看 fetcher.py 和下载路径；没有任何改动影响协议检查。"),
+}[lang]
+print(f"schema: sage.session/1\ntask: \"{task}\"\nturns:")
 for i in range(1, n + 1):
-    print(f"  - text: \"Step {i}: looking at fetcher.py and the download path again; nothing changes the scheme check.\"")
+    print(f"  - text: \"{step.format(i=i)}\"")
     print(f"    tool_calls:\n      - {{name: Bash, arguments: {{command: \"grep -n fetch media/fetcher.py\"}}, result: \"{i}: def download_preview(url)\"}}")
 PY
 
@@ -72,5 +87,6 @@ print(f"requests: {first} (turns {turns}, jobs {jobs})")
 print(f"wall time: {wall:.2f} s, ideal ceil({turns}/{jobs}) x {delay} s = {ideal:.2f} s, efficiency {ideal / wall:.2f} (target >= 0.85)")
 print(f"second run requests: {second} (target 0)")
 print(f"total input tokens: {scores['judge']['input_tokens']}")
+print(f"prompt language: {scores['judge'].get('lang')}")
 print(f"prefix share (request t a byte-identical prefix of t+1): min {min(shares):.3f}, mean {sum(shares)/len(shares):.3f} (target >= 0.9)")
 PY

@@ -25,7 +25,8 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         system = body["messages"][0]["content"]
         user = body["messages"][1]["content"]
-        turn = int(re.search(r"Score turn (\d+)", user).group(1))
+        # The instruction in English, Russian or Chinese (--judge-lang).
+        turn = int(re.search(r"(?:Score turn|Оцени ход|日志的第) (\d+)", user).group(1))
         with lock:
             with open(log, "a") as f:
                 f.write(json.dumps({"turn": turn, "prompt": system + "\n\n" + user}) + "\n")

@@ -8,48 +8,16 @@ use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
-/// A language reports can be written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]
-pub(crate) enum Lang {
-    #[default]
-    En,
-    Ru,
-    Zh,
-}
+pub(crate) use crate::lang::Lang;
 
-impl Lang {
-    #[cfg(test)]
-    pub(crate) const ALL: [Lang; 3] = [Lang::En, Lang::Ru, Lang::Zh];
-
-    pub(crate) fn code(self) -> &'static str {
-        match self {
-            Lang::En => "en",
-            Lang::Ru => "ru",
-            Lang::Zh => "zh",
-        }
-    }
-
-    /// `ru`, `ru_RU.UTF-8`, `zh-CN`, `en`: the language of a code or a locale name.
-    pub(crate) fn parse(s: &str) -> Option<Lang> {
-        let l = s.trim().to_ascii_lowercase();
-        let base = l.split(['_', '-', '.', '@']).next().unwrap_or("");
-        match base {
-            "en" => Some(Lang::En),
-            "ru" => Some(Lang::Ru),
-            "zh" => Some(Lang::Zh),
-            _ => None,
-        }
-    }
-
-    /// The language of the locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, as POSIX reads
-    /// them): the first one set decides; one we have no strings for means English.
-    pub(crate) fn from_locale(get: impl Fn(&str) -> Option<String>) -> Lang {
-        ["LC_ALL", "LC_MESSAGES", "LANG"]
-            .iter()
-            .find_map(|k| get(k).filter(|v| !v.is_empty()))
-            .and_then(|v| Lang::parse(&v))
-            .unwrap_or(Lang::En)
-    }
+/// The language of the locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, as POSIX reads them):
+/// the first one set decides; one we have no strings for means English.
+pub(crate) fn from_locale(get: impl Fn(&str) -> Option<String>) -> Lang {
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .find_map(|k| get(k).filter(|v| !v.is_empty()))
+        .and_then(|v| Lang::parse(&v))
+        .unwrap_or(Lang::En)
 }
 
 const EMBEDDED: [(Lang, &str); 3] = [
@@ -174,7 +142,7 @@ pub(crate) fn choose(flag: Option<Lang>, setting: Option<&str>) -> Result<Lang> 
             .hint("use en, ru or zh")
         });
     }
-    Ok(Lang::from_locale(|k| std::env::var(k).ok()))
+    Ok(from_locale(|k| std::env::var(k).ok()))
 }
 
 #[cfg(test)]
@@ -221,12 +189,12 @@ mod tests {
                     .map(|(_, v)| v.to_string())
             }
         };
-        assert_eq!(Lang::from_locale(env(&[("LANG", "ru_RU.UTF-8")])), Lang::Ru);
+        assert_eq!(from_locale(env(&[("LANG", "ru_RU.UTF-8")])), Lang::Ru);
         assert_eq!(
-            Lang::from_locale(env(&[("LC_ALL", "zh_CN.UTF-8"), ("LANG", "ru_RU")])),
+            from_locale(env(&[("LC_ALL", "zh_CN.UTF-8"), ("LANG", "ru_RU")])),
             Lang::Zh
         );
-        assert_eq!(Lang::from_locale(env(&[("LC_ALL", "C")])), Lang::En);
+        assert_eq!(from_locale(env(&[("LC_ALL", "C")])), Lang::En);
         assert_eq!(localized("checkpoint.md", Lang::Ru), "checkpoint.ru.md");
         assert_eq!(localized("checklists.yaml", Lang::En), "checklists.yaml");
         assert_eq!(width("ПРОИСХОЖДЕНИЕ"), 13);

@@ -22,6 +22,7 @@ pub(crate) mod guard;
 pub(crate) mod history;
 pub(crate) mod i18n;
 pub(crate) mod judge;
+pub(crate) mod lang;
 pub(crate) mod notes;
 pub(crate) mod origin;
 pub(crate) mod pipeline;

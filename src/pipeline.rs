@@ -606,6 +606,7 @@ pub(crate) fn blame(
             cached_input_tokens: 0,
             cost_usd: None,
             redactions: 0,
+            lang: None,
             warnings: Vec::new(),
         },
     };

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::git::Repo;
+use crate::lang::Lang;
 
 /// The findings the hooks analyse when `sage.findings` is unset.
 pub(crate) const DEFAULT_FINDINGS: &str = ".sage/findings/*.{sarif,json,yaml,yml}";
@@ -69,6 +70,11 @@ pub(crate) const KEYS: &[Key] = &[
         key: "sage.task",
         default: "the user message that opened the task",
         what: "the task text given to the judge",
+    },
+    Key {
+        key: "sage.judgeLang",
+        default: "the log's language, detected",
+        what: "en | ru | zh: the language of the judge's prompts",
     },
     Key {
         key: "sage.templates",
@@ -158,6 +164,8 @@ pub(crate) struct Settings {
     pub rpm: Option<u32>,
     pub task: Option<String>,
     pub templates: Option<PathBuf>,
+    /// The language of the judge's prompts (`sage.judgeLang`); `None`: the log's, detected.
+    pub judge_lang: Option<Lang>,
     pub cache_dir: Option<String>,
     pub allow_partial: bool,
     pub vr_max: u8,
@@ -187,6 +195,7 @@ impl Default for Settings {
             rpm: None,
             task: None,
             templates: None,
+            judge_lang: None,
             cache_dir: None,
             allow_partial: false,
             vr_max: 1,
@@ -236,6 +245,15 @@ impl Settings {
         }
         s.task = get("sage.task")?;
         s.templates = get("sage.templates")?.map(PathBuf::from);
+        // "auto", as the default is, means the log's language.
+        if let Some(v) = get("sage.judgeLang")?.filter(|v| !v.trim().eq_ignore_ascii_case("auto")) {
+            s.judge_lang = Some(Lang::parse(&v).ok_or_else(|| {
+                Error::input(format!(
+                    "git config sage.judgeLang: {v:?} is not a language the judge's prompts are written in"
+                ))
+                .hint("use en, ru, zh or auto")
+            })?);
+        }
         s.cache_dir = get("sage.cacheDir")?;
         s.allow_partial = flag(get("sage.allowPartial")?, "sage.allowPartial", false)?;
         if let Some(v) = get("sage.vrMax")? {

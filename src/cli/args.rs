@@ -156,6 +156,11 @@ pub(crate) struct JudgeArgs {
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
 
+    /// The language of the judge's prompts (rubric, instructions); quotes stay as the log
+    /// wrote them [default: git config sage.judgeLang, else the log's, detected]
+    #[arg(long, value_enum, value_name = "LANG")]
+    pub judge_lang: Option<crate::lang::Lang>,
+
     /// Do not read or write the answer cache
     #[arg(long)]
     pub no_cache: bool,

@@ -21,6 +21,7 @@ fn hook_options(settings: &Settings) -> Result<Options> {
         rpm: settings.rpm,
         task: settings.task.clone(),
         templates_dir: settings.templates.clone(),
+        judge_lang: settings.judge_lang,
         cache: Cache::new(cache::default_dir(settings.cache_dir.as_deref())),
         progress: false,
         ..Options::default()

@@ -84,6 +84,7 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         cwe_hint: None,
         anchor_file: None,
         templates_dir: a.templates.clone().or_else(|| settings.templates.clone()),
+        judge_lang: a.judge_lang.or(settings.judge_lang),
         cache,
         record: a.record.clone(),
         timeout: Duration::from_secs(a.judge_timeout.max(1)),

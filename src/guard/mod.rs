@@ -107,6 +107,7 @@ pub(crate) fn decide(
         templates: settings.templates.as_deref(),
         judge,
         cache_dir: settings.cache_dir.as_deref(),
+        judge_lang: settings.judge_lang,
     })?;
     if let Some(w) = &window {
         w.save(prior, judge_name, whole);

@@ -184,6 +184,8 @@ pub(crate) struct Given<'a> {
     pub judge: Option<crate::judge::backends::Spec>,
     /// Where a model judge's answers are cached: each check asks only about new turns.
     pub cache_dir: Option<&'a str>,
+    /// The language of a model judge's prompts (`sage.judgeLang`); `None`: the log's.
+    pub judge_lang: Option<crate::lang::Lang>,
 }
 
 fn raise(best: &mut Scores, s: &Scores) {
@@ -241,8 +243,14 @@ pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
     // The lexicons only when the task's words must decide, or name the weakness for the
     // checklist ("the SSRF"): loading them is a good part of the check's time.
     if g.mode != "off" && (relevance.is_none() || cwe.is_none()) {
-        let offline =
-            crate::judge::offline::Offline::new("security", &task, cwe, None, g.templates)?;
+        let offline = crate::judge::offline::Offline::in_langs(
+            "security",
+            &task,
+            cwe,
+            None,
+            g.templates,
+            &crate::lang::written_in([task.as_str()]),
+        )?;
         cwe = cwe.or_else(|| offline.first_cwe());
         if relevance.is_none() && offline.task_names_threat() {
             relevance = Some(Relevance::Lexicon);
@@ -293,6 +301,7 @@ pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
         cwe_hint: cwe,
         anchor_file: None,
         templates_dir: g.templates.map(Path::to_path_buf),
+        judge_lang: g.judge_lang,
         cache,
         record: None,
         timeout: Duration::from_secs(20),

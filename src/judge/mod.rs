@@ -7,12 +7,14 @@ pub(crate) mod cache;
 pub(crate) mod endpoint;
 pub(crate) mod failed;
 mod jobs;
+mod lexicon;
 pub(crate) mod manual;
 pub(crate) mod offline;
 pub(crate) mod prompt;
 pub(crate) mod run;
 pub(crate) mod scores;
 pub(crate) mod verify;
+mod words;
 
 /// How many threads to split `n` turns over: one per core, at most 4, and none for a short log
 /// (a thread costs more than scoring a few dozen turns).

@@ -5,217 +5,38 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use super::answer::Answer;
+use super::lexicon::{self, CweLexicon, Entry};
 use super::prompt::TurnView;
 use super::scores::{Dim, Quotes, Scores};
+use super::words::{self, Pattern};
+
+pub(crate) use super::lexicon::cwe_name;
 use crate::error::Result;
+use crate::lang::Lang;
 use crate::transcript::TurnKind;
 
-const CRITERIA: &[(&str, &str)] = &[
-    (
-        "security",
-        include_str!("../../templates/lexicons/security.yaml"),
-    ),
-    (
-        "privacy",
-        include_str!("../../templates/lexicons/privacy.yaml"),
-    ),
-    (
-        "compliance",
-        include_str!("../../templates/lexicons/compliance.yaml"),
-    ),
-];
-
-const CWES: &[(u32, &str)] = &[
-    (918, include_str!("../../templates/lexicons/cwe-918.yaml")),
-    (22, include_str!("../../templates/lexicons/cwe-22.yaml")),
-    (78, include_str!("../../templates/lexicons/cwe-78.yaml")),
-    (89, include_str!("../../templates/lexicons/cwe-89.yaml")),
-    (79, include_str!("../../templates/lexicons/cwe-79.yaml")),
-    (94, include_str!("../../templates/lexicons/cwe-94.yaml")),
-    (502, include_str!("../../templates/lexicons/cwe-502.yaml")),
-    (611, include_str!("../../templates/lexicons/cwe-611.yaml")),
-    (327, include_str!("../../templates/lexicons/cwe-327.yaml")),
-    (798, include_str!("../../templates/lexicons/cwe-798.yaml")),
-    (200, include_str!("../../templates/lexicons/cwe-200.yaml")),
-    (287, include_str!("../../templates/lexicons/cwe-287.yaml")),
-    (306, include_str!("../../templates/lexicons/cwe-306.yaml")),
-    (352, include_str!("../../templates/lexicons/cwe-352.yaml")),
-    (601, include_str!("../../templates/lexicons/cwe-601.yaml")),
-    (276, include_str!("../../templates/lexicons/cwe-276.yaml")),
-    (829, include_str!("../../templates/lexicons/cwe-829.yaml")),
-    (20, include_str!("../../templates/lexicons/cwe-20.yaml")),
-    (522, include_str!("../../templates/lexicons/cwe-522.yaml")),
-    (862, include_str!("../../templates/lexicons/cwe-862.yaml")),
-    (770, include_str!("../../templates/lexicons/cwe-770.yaml")),
-    (532, include_str!("../../templates/lexicons/cwe-532.yaml")),
-    (942, include_str!("../../templates/lexicons/cwe-942.yaml")),
-    (1395, include_str!("../../templates/lexicons/cwe-1395.yaml")),
-    (226, include_str!("../../templates/lexicons/cwe-226.yaml")),
-    (614, include_str!("../../templates/lexicons/cwe-614.yaml")),
-];
-
-/// The name of a CWE that has its own embedded list (`server-side request forgery (SSRF)`),
-/// for reports; a list that only serves a CWE (`related`) does not name it.
-pub(crate) fn cwe_name(cwe: u32) -> Option<String> {
-    /// Only the name: reading the whole list for it would parse every phrase.
-    #[derive(Deserialize)]
-    struct Named {
-        name: String,
-    }
-    let (_, text) = CWES.iter().find(|(n, _)| *n == cwe)?;
-    serde_yaml::from_str::<Named>(text).ok().map(|l| l.name)
-}
-
-/// One entry of a list: a phrase, or a phrase with the reason it is there. A phrase ending in
-/// a word and `*` is a stem (`validat*`: validate, validation); otherwise it matches whole
-/// words only, so
-/// `sqli` is not found inside `sqlite3`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-enum Entry {
-    Plain(String),
-    /// A bare number in YAML (`403`) is the phrase "403".
-    Number(i64),
-    Why {
-        p: String,
-        #[allow(dead_code)]
-        why: String,
-    },
-}
-
-impl Entry {
-    fn phrase(&self) -> std::borrow::Cow<'_, str> {
-        match self {
-            Entry::Plain(p) | Entry::Why { p, .. } => std::borrow::Cow::Borrowed(p),
-            Entry::Number(n) => std::borrow::Cow::Owned(n.to_string()),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PerDim {
-    #[serde(default)]
-    tr: Vec<Entry>,
-    #[serde(default)]
-    di: Vec<Entry>,
-    #[serde(default)]
-    vr: Vec<Entry>,
-    #[serde(default)]
-    sa: Vec<Entry>,
-}
-
-impl PerDim {
-    fn get(&self, d: Dim) -> &[Entry] {
-        match d {
-            Dim::Tr => &self.tr,
-            Dim::Di => &self.di,
-            Dim::Vr => &self.vr,
-            Dim::Sa => &self.sa,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CriterionLexicon {
-    #[allow(dead_code)]
-    criterion: String,
-    generic: PerDim,
-    completeness: Vec<Entry>,
-    verification: Vec<Entry>,
-    /// Phrases that, before a match in the same sentence, say the opposite ("no need to").
-    #[serde(default)]
-    negation: Vec<Entry>,
-    /// Code that refuses a request or an input (`raise`, `abort(`, `status(403`): a guard.
-    #[serde(default)]
-    rejects: Vec<Entry>,
-    /// Names that hold a generic word without being about it: "the security workflow",
-    /// "Spring Security". A generic word inside one of them is not the word.
-    #[serde(default)]
-    names: Vec<Entry>,
-    /// Before a defence in the same sentence, these say it is already there ("already uses
-    /// `\Z`"): what the agent sees, not what it means to do.
-    #[serde(default)]
-    observed: Vec<Entry>,
-    /// What a check reports when the defence holds ("both tokens are rejected", "gets 403").
-    #[serde(default)]
-    refused: Vec<Entry>,
-    /// Words of looking further than the place at hand ("let me also check", "the remaining
-    /// clients"): in a security case, where the defence may be needed too.
-    #[serde(default)]
-    further: Vec<Entry>,
-    /// Words that, right after a term of the weakness, make it the name of a defence or of
-    /// code built against it ("CSRF protection", "XSS filter"): the sentence names the
-    /// defence, not the threat. A criterion without its own list uses security's: the threat
-    /// terms come from the CWE lists, which every criterion shares.
-    #[serde(default)]
-    artifacts: Option<Vec<Entry>>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CweLexicon {
-    cwe: u32,
-    name: String,
-    /// Names of the weakness that select this list from the task text; one word never does,
-    /// unless it is the weakness's own acronym.
-    keywords: Vec<String>,
-    /// Other CWEs this list serves when they have none of their own (CWE-285 improper
-    /// authorization is judged with the missing-authorization list).
-    #[serde(default)]
-    related: Vec<u32>,
-    /// Phrases that count in prose (messages, reasoning).
-    specific: PerDim,
-    /// Phrases that count in code: the added lines of the turn's edits and its commands.
-    #[serde(default)]
-    code: PerDim,
-    /// Phrases that count (as `specific` or `code` ones do) only in a turn that names a threat:
-    /// "absolute path", `resolve()`, "https" say something about security only there.
-    #[serde(default)]
-    weak: PerDim,
-    /// Phrases that cancel a match in the same sentence or line, with why.
-    #[serde(default)]
-    not: Vec<Entry>,
-}
-
-/// A phrase list compiled for one pass over a text (ASCII case-insensitive, word-bounded).
+/// A phrase list compiled for one pass over a text (case-insensitive, word-bounded).
 struct Phrases {
     ac: Option<aho_corasick::AhoCorasick>,
-    /// Per pattern: whether its start and its end must fall on a word boundary.
-    bounds: Vec<(bool, bool)>,
+    /// Per pattern: its boundaries and the stems' words after the first.
+    pats: Vec<Pattern>,
+    /// Per pattern: the entry it spells (a Chinese entry may be spelt with and without spaces).
+    entries: Vec<usize>,
 }
 
+/// An ASCII word character: identifiers and file names, which are ASCII.
 fn is_word(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
+    words::ascii_word(c)
 }
 
-/// An entry as a pattern for the automaton, with whether its start and its end must fall on a
-/// word boundary (a stem's end need not); `None` for an empty entry.
-fn pattern(e: &Entry) -> Option<(String, bool, bool)> {
-    let phrase = e.phrase();
-    if phrase.trim().is_empty() {
-        return None;
-    }
-    // A trailing `*` after a word makes a stem (`validat*`); after punctuation it is the text
-    // itself (`***`, a masked value).
-    let (p, stem) = match phrase.strip_suffix('*') {
-        Some(stem) if stem.as_bytes().last().is_some_and(|c| is_word(*c)) => (stem, true),
-        _ => (&*phrase, false),
-    };
-    let b = p.as_bytes();
-    Some((
-        p.to_string(),
-        b.first().is_some_and(|c| is_word(*c)),
-        !stem && b.last().is_some_and(|c| is_word(*c)),
-    ))
+/// The patterns of an entry (`words::compile`).
+fn patterns(e: &Entry) -> Vec<Pattern> {
+    words::compile(&e.phrase())
 }
 
 /// One case-insensitive automaton over `patterns`, none when there are none.
-fn automaton(patterns: &[String]) -> Option<aho_corasick::AhoCorasick> {
+fn automaton(patterns: &[&str]) -> Option<aho_corasick::AhoCorasick> {
     if patterns.is_empty() {
         return None;
     }
@@ -225,51 +46,75 @@ fn automaton(patterns: &[String]) -> Option<aho_corasick::AhoCorasick> {
         .ok()
 }
 
+/// Where a match of `p` that the automaton found at `a..z` in `folded` ends, when it stands
+/// on word boundaries where it must (its stems' later words followed); `text` is the original,
+/// whose offsets are the folded text's.
+fn whole(text: &str, folded: &str, p: &Pattern, a: usize, z: usize) -> Option<usize> {
+    let z = if p.tail.is_empty() {
+        z
+    } else {
+        words::extent(folded, z, &p.tail)?
+    };
+    ((!p.start || !words::word_before(text, a)) && (!p.end || !words::word_at(text, z)))
+        .then_some(z)
+}
+
 impl Phrases {
     fn new<'a>(list: impl IntoIterator<Item = &'a Entry>) -> Phrases {
-        let (pats, bounds): (Vec<String>, Vec<(bool, bool)>) = list
-            .into_iter()
-            .filter_map(pattern)
-            .map(|(p, start, end)| (p, (start, end)))
-            .unzip();
+        let mut pats: Vec<Pattern> = Vec::new();
+        let mut entries = Vec::new();
+        for (i, e) in list.into_iter().enumerate() {
+            for p in patterns(e) {
+                pats.push(p);
+                entries.push(i);
+            }
+        }
+        let texts: Vec<&str> = pats.iter().map(|p| p.text.as_str()).collect();
         Phrases {
-            ac: automaton(&pats),
-            bounds,
+            ac: automaton(&texts),
+            pats,
+            entries,
+        }
+    }
+
+    /// Calls `f` with the entry and the start of each whole-word match, in the automaton's
+    /// order, until it returns false.
+    fn each(&self, text: &str, mut f: impl FnMut(usize, usize) -> bool) {
+        let Some(ac) = self.ac.as_ref() else {
+            return;
+        };
+        let folded = words::fold(text);
+        for m in ac.find_overlapping_iter(folded.as_ref()) {
+            let i = m.pattern().as_usize();
+            if whole(text, &folded, &self.pats[i], m.start(), m.end()).is_some()
+                && !f(self.entries[i], m.start())
+            {
+                return;
+            }
         }
     }
 
     /// Where the first whole-word match starts.
     fn find(&self, text: &str) -> Option<usize> {
-        let ac = self.ac.as_ref()?;
-        let b = text.as_bytes();
-        ac.find_overlapping_iter(text)
-            .find(|m| {
-                let (start, end) = self.bounds[m.pattern().as_usize()];
-                (!start || m.start() == 0 || !is_word(b[m.start() - 1]))
-                    && (!end || m.end() == b.len() || !is_word(b[m.end()]))
-            })
-            .map(|m| m.start())
+        let mut first = None;
+        self.each(text, |_, at| {
+            first = Some(at);
+            false
+        });
+        first
     }
 
     fn any(&self, text: &str) -> bool {
         self.find(text).is_some()
     }
 
-    /// How many different patterns match, for "several attacks tried".
+    /// How many different entries match, for "several attacks tried".
     fn distinct(&self, text: &str) -> usize {
-        let Some(ac) = self.ac.as_ref() else {
-            return 0;
-        };
-        let b = text.as_bytes();
         let mut seen = std::collections::BTreeSet::new();
-        for m in ac.find_overlapping_iter(text) {
-            let (start, end) = self.bounds[m.pattern().as_usize()];
-            if (!start || m.start() == 0 || !is_word(b[m.start() - 1]))
-                && (!end || m.end() == b.len() || !is_word(b[m.end()]))
-            {
-                seen.insert(m.pattern().as_usize());
-            }
-        }
+        self.each(text, |e, _| {
+            seen.insert(e);
+            true
+        });
         seen.len()
     }
 }
@@ -292,7 +137,13 @@ const FURTHER: usize = 24;
 /// Scanned as a word list; after a scan, set only when every threat term of the sentence is
 /// the name of a defence ("CSRF protection").
 const ARTIFACT: usize = 25;
-const LISTS: usize = 26;
+/// Right before a match (no space between in Chinese, one in Russian), these cancel it: «не
+/// проверяем», «без проверки», 不校验.
+const PARTICLE: usize = 26;
+/// Right before a threat term, these make it the name of a defence as `ARTIFACT` words do
+/// after one («исправление SSRF»).
+const ARTIFACT_BEFORE: usize = 27;
+const LISTS: usize = 28;
 
 /// Where each list first matches in a piece of text (whole words), from one pass.
 #[derive(Debug, Clone, Copy, Default)]
@@ -323,22 +174,46 @@ impl Hits {
 /// Every list of a run in one automaton, so a sentence is read once, not once per list.
 struct Lists {
     ac: Option<aho_corasick::AhoCorasick>,
-    /// Per pattern: its list, and whether its start and end must fall on a word boundary.
-    pats: Vec<(usize, bool, bool)>,
+    /// Per pattern: its list, its boundaries and the stems' words after the first.
+    pats: Vec<(usize, Pattern)>,
+}
+
+/// Whether what stands between two matches lets the second name the first (or be named by
+/// it): nothing (Chinese, `SSRF防护`), one or two spaces, or a hyphen before a word that is
+/// not ASCII (`SSRF-защита`; `CSRF-token` stays the identifier it looks like).
+fn adjoins(text: &str, from: usize, to: usize) -> bool {
+    let gap = &text[from..to];
+    let han = text[..from]
+        .chars()
+        .next_back()
+        .is_some_and(crate::lang::is_han)
+        || text[to..].chars().next().is_some_and(crate::lang::is_han);
+    (gap.is_empty() && han)
+        || (!gap.is_empty() && gap.len() <= 2 && gap.bytes().all(|c| c == b' '))
+        || (gap == "-" && text[to..].chars().next().is_some_and(|c| !c.is_ascii()))
+}
+
+/// Lists that a particle right before a match cancels: the words of threats, defences,
+/// checks and scope, not the lists that shape a sentence (negations, names, artifacts).
+fn negatable(list: usize) -> bool {
+    list < NOT
+        || (COMPLETE..=VERIFY).contains(&list)
+        || (WEAK..REJECTS).contains(&list)
+        || list == REFUSED
+        || list == FURTHER
 }
 
 impl Lists {
     fn new(lists: &[Vec<Entry>; LISTS]) -> Lists {
-        let mut strings: Vec<String> = Vec::new();
         let mut pats = Vec::new();
         for (list, entries) in lists.iter().enumerate() {
-            for (p, start, end) in entries.iter().filter_map(pattern) {
-                pats.push((list, start, end));
-                strings.push(p);
+            for p in entries.iter().flat_map(patterns) {
+                pats.push((list, p));
             }
         }
+        let texts: Vec<&str> = pats.iter().map(|(_, p)| p.text.as_str()).collect();
         Lists {
-            ac: automaton(&strings),
+            ac: automaton(&texts),
             pats,
         }
     }
@@ -351,28 +226,58 @@ impl Lists {
         let Some(ac) = &self.ac else {
             return hits;
         };
+        let folded = words::fold(text);
         let b = text.as_bytes();
+        // Identifiers and file names are ASCII: a joiner between ASCII words joins them, and
+        // one before a Russian word (`SSRF-атака`) does not.
         let joiner = |c: u8| matches!(c, b'.' | b'/' | b'-' | b'\\');
         let before = |i: usize| {
-            i == 0
-                || !(is_word(b[i - 1])
-                    || (prose && joiner(b[i - 1]) && i >= 2 && is_word(b[i - 2])))
+            !(words::word_before(text, i)
+                || (prose
+                    && i >= 2
+                    && joiner(b[i - 1])
+                    && words::ascii_word(b[i - 2])
+                    && b.get(i).is_some_and(u8::is_ascii)))
         };
         let after = |i: usize| {
-            i == b.len()
-                || !(is_word(b[i])
-                    || (prose && joiner(b[i]) && b.get(i + 1).is_some_and(|c| is_word(*c))))
+            !(words::word_at(text, i)
+                || (prose
+                    && i < b.len()
+                    && joiner(b[i])
+                    && b.get(i + 1).is_some_and(|c| words::ascii_word(*c))
+                    && i >= 1
+                    && b[i - 1].is_ascii()))
         };
-        // In prose, a common word in quotes is a name ("the “security” workflow"), not the
-        // word; a term of the weakness in backticks (`403`, `compare_digest`) is still the term.
+        // In prose, a common word in quotes is a name ("the “security” workflow", «безопасность»,
+        // 「安全」), not the word; a term of the weakness in backticks (`403`, `compare_digest`)
+        // is still the term.
         let quote = |c: Option<char>| {
             matches!(
                 c,
-                Some('"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '«' | '»')
+                Some(
+                    '"' | '\''
+                        | '`'
+                        | '“'
+                        | '”'
+                        | '‘'
+                        | '’'
+                        | '«'
+                        | '»'
+                        | '„'
+                        | '「'
+                        | '」'
+                        | '『'
+                        | '』'
+                        | '《'
+                        | '》'
+                )
             )
         };
+        // A stem's word ends where its letters do («безопасность» for безопасност*).
         let named = |a: usize, z: usize| {
-            prose && quote(text[..a].chars().next_back()) && quote(text[z..].chars().next())
+            prose
+                && quote(text[..a].chars().next_back())
+                && quote(text[words::word_end(text, z)..].chars().next())
         };
         // In prose, a stem that runs on into an identifier (`RedactBytes`, `redact_test.go`)
         // is part of a name, as a word inside a file name is.
@@ -382,12 +287,13 @@ impl Lists {
                 k += 1;
             }
             prose
+                && k > 0
                 && k < b.len()
                 && (b[k] == b'_' || (b[k].is_ascii_uppercase() && b[k - 1].is_ascii_lowercase()))
         };
-        let bounded = |list: usize, start: bool, end: bool, a: usize, z: usize| {
-            (!start || before(a))
-                && (if end { after(z) } else { !identifier(z) })
+        let bounded = |list: usize, p: &Pattern, a: usize, z: usize| {
+            (!p.start || before(a))
+                && (if p.end { after(z) } else { !identifier(z) })
                 && !(list < SPECIFIC && named(a, z))
         };
         // One pass; generic matches wait for the names, since a generic word inside one ("the
@@ -397,37 +303,68 @@ impl Lists {
         let mut names: Vec<(usize, usize)> = Vec::new();
         let mut terms: Vec<(usize, usize)> = Vec::new();
         let mut generic: Vec<(usize, usize, usize)> = Vec::new();
-        // Threat terms of prose, and where artifact words start: "CSRF protection" names the
-        // defence.
-        let mut threat_ends: Vec<usize> = Vec::new();
+        // Threat terms of prose, and where artifact words start (or, before a term, end):
+        // "CSRF protection", «исправление SSRF» name the defence.
+        let mut threats: Vec<(usize, usize)> = Vec::new();
         let mut artifact_starts: Vec<usize> = Vec::new();
-        for m in ac.find_overlapping_iter(text) {
-            let (list, start, end) = self.pats[m.pattern().as_usize()];
-            let term = (SPECIFIC..NOT).contains(&list);
-            if (!term && hits.0[list].is_some_and(|at| at <= m.start()))
-                || !bounded(list, start, end, m.start(), m.end())
+        let mut artifact_ends: Vec<usize> = Vec::new();
+        // Where particles end: a match right after one is cancelled. The automaton reports
+        // matches by where they end, so a particle comes before what it stands in front of.
+        let mut particles: Vec<usize> = Vec::new();
+        for m in ac.find_overlapping_iter(folded.as_ref()) {
+            let (list, p) = &self.pats[m.pattern().as_usize()];
+            let list = *list;
+            let Some(z) = (if p.tail.is_empty() {
+                Some(m.end())
+            } else {
+                words::extent(&folded, m.end(), &p.tail)
+            }) else {
+                continue;
+            };
+            let a = m.start();
+            if !bounded(list, p, a, z) {
+                continue;
+            }
+            if list == PARTICLE {
+                particles.push(z);
+                continue;
+            }
+            if list == ARTIFACT_BEFORE {
+                // A stem's word ends where its letters do (исправлени* → исправление).
+                artifact_ends.push(words::word_end(text, z));
+                continue;
+            }
+            if prose
+                && negatable(list)
+                && particles
+                    .iter()
+                    .any(|&e| e <= a && (e == a || text[e..a] == *" "))
             {
                 continue;
             }
+            let term = (SPECIFIC..NOT).contains(&list);
+            if !term && hits.0[list].is_some_and(|at| at <= a) {
+                continue;
+            }
             if list == NAMES {
-                names.push((m.start(), m.end()));
+                names.push((a, z));
             }
             if list == ARTIFACT {
-                artifact_starts.push(m.start());
+                artifact_starts.push(a);
                 continue;
             }
             if prose && list == SPECIFIC {
-                threat_ends.push(m.end());
+                threats.push((a, z));
             }
             if term {
-                terms.push((m.start(), m.end()));
+                terms.push((a, z));
                 if hits.0[list].is_none() {
-                    hits.0[list] = Some(m.start());
+                    hits.0[list] = Some(a);
                 }
             } else if list < SPECIFIC || list == COMPLETE {
-                generic.push((list, m.start(), m.end()));
+                generic.push((list, a, z));
             } else {
-                hits.0[list] = Some(m.start());
+                hits.0[list] = Some(a);
             }
         }
         for (list, a, z) in generic {
@@ -442,12 +379,13 @@ impl Lists {
                 hits.0[list] = Some(a);
             }
         }
-        let names_defence = |z: usize| {
+        let names_defence = |(a, z): (usize, usize)| {
             artifact_starts
                 .iter()
-                .any(|&a| a > z && text[z..a].bytes().all(|c| c == b' ') && a - z <= 2)
+                .any(|&s| s >= z && adjoins(text, z, s))
+                || artifact_ends.iter().any(|&e| e <= a && adjoins(text, e, a))
         };
-        if !threat_ends.is_empty() && threat_ends.iter().all(|&z| names_defence(z)) {
+        if !threats.is_empty() && threats.iter().all(|&t| names_defence(t)) {
             hits.0[ARTIFACT] = hits.0[SPECIFIC];
         }
         hits
@@ -534,24 +472,6 @@ impl<'a> History<'a> {
     }
 }
 
-fn load_yaml<T: for<'de> Deserialize<'de>>(
-    name: &str,
-    embedded: &str,
-    dir: Option<&Path>,
-) -> Result<T> {
-    let (text, origin) = match dir
-        .map(|d| d.join("lexicons").join(name))
-        .filter(|p| p.exists())
-    {
-        Some(p) => (
-            crate::files::read_text(&p, "lexicon", crate::files::DOC_CAP)?,
-            p.display().to_string(),
-        ),
-        None => (embedded.to_string(), format!("lexicons/{name}")),
-    };
-    crate::files::parse_yaml(&text, &origin)
-}
-
 /// The CWE lists for a run: the finding's CWE first; else a CWE the task names by number
 /// (`CWE-89`) or by a name of more than one word (or the weakness's acronym, `SQLi`).
 fn select(all: &[CweLexicon], task: &str, cwe_hint: Option<u32>) -> (Vec<CweLexicon>, String) {
@@ -585,10 +505,7 @@ fn select(all: &[CweLexicon], task: &str, cwe_hint: Option<u32>) -> (Vec<CweLexi
                 let names: Vec<Entry> = l
                     .keywords
                     .iter()
-                    .filter(|k| {
-                        let words = k.split([' ', '-']).filter(|w| !w.is_empty()).count();
-                        words > 1 || acronym(k)
-                    })
+                    .filter(|k| name_words(k) > 1 || acronym(k))
                     .map(|k| Entry::Plain(k.clone()))
                     .collect();
                 Phrases::new(&names).any(&t)
@@ -618,6 +535,32 @@ fn select(all: &[CweLexicon], task: &str, cwe_hint: Option<u32>) -> (Vec<CweLexi
     (out, said.join("; "))
 }
 
+/// How many words a weakness's name has: the pieces between spaces and hyphens, and in
+/// Chinese, which puts no spaces between words, one word per two characters (most Chinese
+/// words have two: 路径遍历 is two, 注入 one), a run of Latin letters among them counting one
+/// (`SQL注入` is two).
+fn name_words(k: &str) -> usize {
+    let han = |n: usize| if n == 0 { 0 } else { (n / 2).max(1) };
+    k.split([' ', '-'])
+        .filter(|w| !w.is_empty())
+        .map(|piece| {
+            let (mut words, mut chars, mut latin) = (0, 0, false);
+            for c in piece.chars() {
+                if crate::lang::is_han(c) {
+                    words += usize::from(latin);
+                    latin = false;
+                    chars += 1;
+                } else {
+                    words += han(chars);
+                    chars = 0;
+                    latin = true;
+                }
+            }
+            words + han(chars) + usize::from(latin)
+        })
+        .sum()
+}
+
 /// A weakness's own acronym (`sqli`, `xss`, `ssrf`, `csrf`, `xxe`): one word that names it.
 fn acronym(k: &str) -> bool {
     matches!(
@@ -631,6 +574,7 @@ impl Offline {
     /// the CWE lists of the finding's CWE, else the ones the task names. `anchor_file` is the
     /// finding's file: naming or editing it is evidence of scope and makes a turn an
     /// opportunity.
+    #[cfg(test)]
     pub(crate) fn new(
         criterion: &str,
         task: &str,
@@ -638,16 +582,22 @@ impl Offline {
         anchor_file: Option<&str>,
         dir: Option<&Path>,
     ) -> Result<Offline> {
-        let (cname, ctext) = CRITERIA
-            .iter()
-            .find(|(n, _)| *n == criterion)
-            .copied()
-            .unwrap_or(CRITERIA[0]);
-        let criterion: CriterionLexicon = load_yaml(&format!("{cname}.yaml"), ctext, dir)?;
-        let all: Vec<CweLexicon> = CWES
-            .iter()
-            .map(|(n, text)| load_yaml(&format!("cwe-{n}.yaml"), text, dir))
-            .collect::<Result<_>>()?;
+        Offline::in_langs(criterion, task, cwe_hint, anchor_file, dir, &Lang::ALL)
+    }
+
+    /// As `new`, with the English lists and the words of `langs` only: a language whose
+    /// letters a log does not hold cannot match in it (`lang::written_in`), and its lists
+    /// would only cost the time of reading them.
+    pub(crate) fn in_langs(
+        criterion: &str,
+        task: &str,
+        cwe_hint: Option<u32>,
+        anchor_file: Option<&str>,
+        dir: Option<&Path>,
+        langs: &[Lang],
+    ) -> Result<Offline> {
+        let criterion = lexicon::criterion(criterion, dir, langs)?;
+        let all = lexicon::cwes(dir, langs)?;
         let (cwes, selected) = select(&all, task, cwe_hint);
         let numbers: Vec<u32> = cwes.iter().map(|l| l.cwe).collect();
         let mut lists: [Vec<Entry>; LISTS] = Default::default();
@@ -671,12 +621,18 @@ impl Offline {
         lists[OBSERVED] = criterion.observed.clone();
         lists[REFUSED] = criterion.refused.clone();
         lists[FURTHER] = criterion.further.clone();
-        lists[ARTIFACT] = match &criterion.artifacts {
-            Some(a) => a.clone(),
-            None => load_yaml::<CriterionLexicon>("security.yaml", CRITERIA[0].1, dir)?
-                .artifacts
-                .unwrap_or_default(),
+        // A criterion without artifacts of its own uses security's, in every language.
+        (lists[ARTIFACT], lists[ARTIFACT_BEFORE]) = match &criterion.artifacts {
+            Some(a) => (a.clone(), criterion.artifacts_before.clone()),
+            None => {
+                let security = lexicon::criterion("security", dir, langs)?;
+                (
+                    security.artifacts.unwrap_or_default(),
+                    security.artifacts_before,
+                )
+            }
         };
+        lists[PARTICLE] = criterion.particles.clone();
         for (i, d) in Dim::ALL.iter().enumerate() {
             lists[WEAK + i] = cwes
                 .iter()
@@ -1269,7 +1225,7 @@ impl Offline {
                     push(line, Source::Code, (proposed, proposed), (false, false));
                     continue;
                 }
-                for sentence in split_sentences(line) {
+                for sentence in words::split_sentences(line) {
                     push(sentence, Source::Prose, (false, false), (false, false));
                 }
             }
@@ -1370,7 +1326,7 @@ impl Offline {
                 // A document the agent writes (a report, a README) is prose.
                 if prose_doc {
                     if !kept {
-                        for sentence in split_sentences(added) {
+                        for sentence in words::split_sentences(added) {
                             push(sentence, Source::Prose, (anchored, place), (diff, false));
                         }
                     }
@@ -1446,7 +1402,7 @@ fn prose_sentences(v: &TurnView) -> impl Iterator<Item = &str> {
     std::iter::once(v.text.as_str())
         .chain(v.reasoning.as_deref())
         .flat_map(str::lines)
-        .flat_map(split_sentences)
+        .flat_map(words::split_sentences)
         .map(str::trim)
 }
 
@@ -1455,12 +1411,15 @@ fn arg_lines(args: &str) -> impl Iterator<Item = &str> {
     args.split("\\n").flat_map(str::lines)
 }
 
-/// A code file's name in text: `app/db.py`, `useFolder.ts`, `SecurityConfig.java`.
+/// A code file's name in text: `app/db.py`, `useFolder.ts`, `SecurityConfig.java`. File names
+/// are ASCII: in Chinese prose, which has no spaces, `修改 fetcher.py` and `修改fetcher.py`
+/// both name `fetcher.py` (a Unicode `\w` would take the characters before it for its name,
+/// and cost a scan of every run of them).
 fn code_file_re() -> &'static regex::Regex {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         regex::Regex::new(
-            r"[\w./-]*\w\.(?:py|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|php|cs|sql|ya?ml|json|pl|sh|toml|swift|c|h|cc|cpp|vue|svelte|tf|env)\b",
+            r"(?-u:[\w./-]*\w\.)(?:py|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|php|cs|sql|ya?ml|json|pl|sh|toml|swift|c|h|cc|cpp|vue|svelte|tf|env)(?-u:\b)",
         )
         .expect("valid regex")
     })
@@ -1676,23 +1635,13 @@ fn one_file(args: &str) -> bool {
     })
 }
 
-/// Sentences of a line: split after `.`, `!`, `?` (or `;`) followed by a space.
-fn split_sentences(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let b = line.as_bytes();
-    for i in 0..b.len() {
-        if matches!(b[i], b'.' | b'!' | b'?' | b';') && b.get(i + 1) == Some(&b' ') {
-            out.push(&line[start..=i]);
-            start = i + 1;
-        }
-    }
-    out.push(&line[start..]);
-    out
-}
+#[cfg(test)]
+#[path = "offline_lang_tests.rs"]
+mod lang_tests;
 
 #[cfg(test)]
 mod tests {
+    use super::lexicon::CWES;
     use super::*;
 
     /// The embedded CWE lexicons that load, by number.
@@ -1787,13 +1736,14 @@ mod tests {
 
     #[test]
     fn a_star_after_punctuation_is_text_not_a_stem() {
-        let e = |p: &str| Entry::Plain(p.to_string());
-        assert_eq!(
-            pattern(&e("validat*")),
-            Some(("validat".into(), true, false))
-        );
+        let e = |p: &str| {
+            let p = patterns(&Entry::Plain(p.to_string()));
+            assert_eq!(p.len(), 1);
+            (p[0].text.clone(), p[0].start, p[0].end)
+        };
+        assert_eq!(e("validat*"), ("validat".into(), true, false));
         // `***` is a masked value, not a stem `**` that every `/**` comment opener matches.
-        assert_eq!(pattern(&e("***")), Some(("***".into(), false, false)));
+        assert_eq!(e("***"), ("***".into(), false, false));
         let o = Offline::new(
             "security",
             "Stop logging the raw SQL",
@@ -2425,21 +2375,35 @@ mod tests {
     }
 
     #[test]
-    fn other_languages_code_only_and_huge_turns_stay_defined() {
+    fn russian_and_chinese_prose_scores_code_alone_does_not_and_huge_turns_stay_fast() {
         let o = sqli(Some("app.py"));
         for text in [
             "Исправляю запрос: теперь он параметризован и не подвержен SQL-инъекциям.",
             "修复了查询，现在使用参数化查询，防止 SQL 注入。",
-            "```python\nimport sqlite3\nconn = sqlite3.connect('db')\n```",
         ] {
             let a = o.score(&view(1, text), TurnKind::Planning);
-            assert_eq!(a.scores, Scores::default(), "{text}: {a:?}");
+            assert_eq!((a.scores.tr, a.scores.di), (2, 2), "{text}: {a:?}");
+            assert_eq!(a.quotes.di.as_deref(), Some(text), "the sentence, verbatim");
         }
-        let huge = "word ".repeat(200_000) + "é"; // 1 MB, a multi-byte tail
-        let start = std::time::Instant::now();
-        let a = o.score(&view(2, &huge), TurnKind::Planning);
-        assert_eq!(a.scores, Scores::default());
-        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        let code = "```python\nimport sqlite3\nconn = sqlite3.connect('db')\n```";
+        assert_eq!(
+            o.score(&view(1, code), TurnKind::Planning).scores,
+            Scores::default()
+        );
+        for huge in [
+            "word ".repeat(200_000) + "é",  // 1 MB, a multi-byte tail
+            "слово ".repeat(100_000) + "ж", // 1.1 MB of Cyrillic, folded once
+            "漏洞".repeat(150_000),         // 0.9 MB of Han, no word boundaries at all
+        ] {
+            let start = std::time::Instant::now();
+            let a = o.score(&view(2, &huge), TurnKind::Planning);
+            assert!(a.scores.di == 0 && a.scores.vr == 0, "{a:?}");
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(3),
+                "{:?}",
+                start.elapsed()
+            );
+        }
     }
 
     #[test]

@@ -12,32 +12,155 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::lang::Lang;
 use crate::redact::redact;
 use crate::transcript::{Edit, FileChange, Turn};
 
-/// The embedded default templates: (name, source).
-const EMBEDDED: &[(&str, &str)] = &[
-    ("system.j2", include_str!("../../templates/judge/system.j2")),
-    ("task.j2", include_str!("../../templates/judge/task.j2")),
-    ("turn.j2", include_str!("../../templates/judge/turn.j2")),
+/// The names of the judge's templates, which every language has.
+pub(crate) const NAMES: [&str; 8] = [
+    "system.j2",
+    "task.j2",
+    "turn.j2",
+    "instruction.j2",
+    "single.j2",
+    "criteria/security.yaml",
+    "criteria/privacy.yaml",
+    "criteria/compliance.yaml",
+];
+
+/// The embedded templates: (language, name, source). English in templates/judge/, the others
+/// in templates/judge/<code>/.
+const EMBEDDED: &[(Lang, &str, &str)] = &[
     (
+        Lang::En,
+        "system.j2",
+        include_str!("../../templates/judge/system.j2"),
+    ),
+    (
+        Lang::En,
+        "task.j2",
+        include_str!("../../templates/judge/task.j2"),
+    ),
+    (
+        Lang::En,
+        "turn.j2",
+        include_str!("../../templates/judge/turn.j2"),
+    ),
+    (
+        Lang::En,
         "instruction.j2",
         include_str!("../../templates/judge/instruction.j2"),
     ),
-    ("single.j2", include_str!("../../templates/judge/single.j2")),
     (
+        Lang::En,
+        "single.j2",
+        include_str!("../../templates/judge/single.j2"),
+    ),
+    (
+        Lang::En,
         "criteria/security.yaml",
         include_str!("../../templates/judge/criteria/security.yaml"),
     ),
     (
+        Lang::En,
         "criteria/privacy.yaml",
         include_str!("../../templates/judge/criteria/privacy.yaml"),
     ),
     (
+        Lang::En,
         "criteria/compliance.yaml",
         include_str!("../../templates/judge/criteria/compliance.yaml"),
     ),
+    (
+        Lang::Ru,
+        "system.j2",
+        include_str!("../../templates/judge/ru/system.j2"),
+    ),
+    (
+        Lang::Ru,
+        "task.j2",
+        include_str!("../../templates/judge/ru/task.j2"),
+    ),
+    (
+        Lang::Ru,
+        "turn.j2",
+        include_str!("../../templates/judge/ru/turn.j2"),
+    ),
+    (
+        Lang::Ru,
+        "instruction.j2",
+        include_str!("../../templates/judge/ru/instruction.j2"),
+    ),
+    (
+        Lang::Ru,
+        "single.j2",
+        include_str!("../../templates/judge/ru/single.j2"),
+    ),
+    (
+        Lang::Ru,
+        "criteria/security.yaml",
+        include_str!("../../templates/judge/ru/criteria/security.yaml"),
+    ),
+    (
+        Lang::Ru,
+        "criteria/privacy.yaml",
+        include_str!("../../templates/judge/ru/criteria/privacy.yaml"),
+    ),
+    (
+        Lang::Ru,
+        "criteria/compliance.yaml",
+        include_str!("../../templates/judge/ru/criteria/compliance.yaml"),
+    ),
+    (
+        Lang::Zh,
+        "system.j2",
+        include_str!("../../templates/judge/zh/system.j2"),
+    ),
+    (
+        Lang::Zh,
+        "task.j2",
+        include_str!("../../templates/judge/zh/task.j2"),
+    ),
+    (
+        Lang::Zh,
+        "turn.j2",
+        include_str!("../../templates/judge/zh/turn.j2"),
+    ),
+    (
+        Lang::Zh,
+        "instruction.j2",
+        include_str!("../../templates/judge/zh/instruction.j2"),
+    ),
+    (
+        Lang::Zh,
+        "single.j2",
+        include_str!("../../templates/judge/zh/single.j2"),
+    ),
+    (
+        Lang::Zh,
+        "criteria/security.yaml",
+        include_str!("../../templates/judge/zh/criteria/security.yaml"),
+    ),
+    (
+        Lang::Zh,
+        "criteria/privacy.yaml",
+        include_str!("../../templates/judge/zh/criteria/privacy.yaml"),
+    ),
+    (
+        Lang::Zh,
+        "criteria/compliance.yaml",
+        include_str!("../../templates/judge/zh/criteria/compliance.yaml"),
+    ),
 ];
+
+/// Where a language's templates live under a templates directory's `judge/`: English at the
+/// top, the others in a folder named by their code.
+fn folder(lang: Lang) -> std::path::PathBuf {
+    match lang {
+        Lang::En => std::path::PathBuf::new(),
+        other => std::path::PathBuf::from(other.code()),
+    }
+}
 
 /// What is judged: the criterion's name, its intent, and what each dimension means for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,22 +174,26 @@ pub(crate) struct Criterion {
     pub sa: String,
 }
 
-/// The judge's templates, embedded or overridden, and a version hash of their text.
+/// The judge's templates in one language, embedded or overridden, and a version hash of
+/// their text.
 pub(crate) struct Templates {
     sources: BTreeMap<String, String>,
     pub version: String,
+    pub lang: Lang,
 }
 
 impl Templates {
-    /// The embedded templates, with any file of `dir` (same relative name) taking precedence.
-    pub(crate) fn load(dir: Option<&Path>) -> Result<Templates> {
+    /// The embedded templates of `lang`, with any file of `dir` (the same relative name under
+    /// `judge/`, or `judge/<code>/` for a language other than English) taking precedence.
+    pub(crate) fn load(dir: Option<&Path>, lang: Lang) -> Result<Templates> {
         let mut sources: BTreeMap<String, String> = EMBEDDED
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .filter(|(l, _, _)| *l == lang)
+            .map(|(_, k, v)| (k.to_string(), v.to_string()))
             .collect();
         if let Some(dir) = dir {
-            for (name, _) in EMBEDDED {
-                let p = dir.join("judge").join(name);
+            for name in NAMES {
+                let p = dir.join("judge").join(folder(lang)).join(name);
                 if p.exists() {
                     let text = crate::files::read_text(&p, "template", crate::files::DOC_CAP)?;
                     sources.insert(name.to_string(), text);
@@ -81,7 +208,11 @@ impl Templates {
             h.update([0]);
         }
         let version = hex(&h.finalize())[..16].to_string();
-        Ok(Templates { sources, version })
+        Ok(Templates {
+            sources,
+            version,
+            lang,
+        })
     }
 
     /// A criterion: `security`, `privacy`, `compliance`, or a YAML file of the same fields.
@@ -358,8 +489,33 @@ pub(crate) struct Renderer<'t> {
     pub context_tokens: Option<usize>,
 }
 
-const ELIDED_OUTPUT: &str = "[… tool output elided to fit the context budget …]";
-const ELIDED_ARGS: &str = "[… tool arguments elided to fit the context budget …]";
+/// What stands in for old tool output and then old tool arguments cut to fit the context
+/// budget, in the prompt's language.
+fn elided(lang: Lang) -> (&'static str, &'static str) {
+    match lang {
+        Lang::En => (
+            "[… tool output elided to fit the context budget …]",
+            "[… tool arguments elided to fit the context budget …]",
+        ),
+        Lang::Ru => (
+            "[… вывод инструмента опущен, чтобы уложиться в бюджет контекста …]",
+            "[… аргументы инструмента опущены, чтобы уложиться в бюджет контекста …]",
+        ),
+        Lang::Zh => (
+            "[… 为适应上下文预算，已省略工具输出 …]",
+            "[… 为适应上下文预算，已省略工具参数 …]",
+        ),
+    }
+}
+
+/// The task given to the judge when the log holds none, in the prompt's language.
+pub(crate) fn no_task(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "(no task text was found; judge against the criterion in general)",
+        Lang::Ru => "(текст задачи не найден; оценивай по критерию в целом)",
+        Lang::Zh => "（未找到任务文本；请按该标准总体评判）",
+    }
+}
 
 impl<'t> Renderer<'t> {
     pub(crate) fn new(
@@ -403,6 +559,7 @@ impl<'t> Renderer<'t> {
     /// never the current (last) turn, until the prefix fits the budget.
     fn fit(&self, views: &[TurnView], fixed: usize) -> (Vec<TurnView>, bool) {
         let mut views = views.to_vec();
+        let (elided_output, elided_args) = elided(self.templates.lang);
         let Some(budget) = self.context_tokens.map(|t| t * 4) else {
             return (views, false);
         };
@@ -418,13 +575,13 @@ impl<'t> Renderer<'t> {
                     if pass == 0
                         && c.result
                             .as_ref()
-                            .is_some_and(|r| r.len() > ELIDED_OUTPUT.len())
+                            .is_some_and(|r| r.len() > elided_output.len())
                     {
-                        c.result = Some(ELIDED_OUTPUT.to_string());
+                        c.result = Some(elided_output.to_string());
                         elided = true;
                     }
-                    if pass == 1 && c.args.len() > ELIDED_ARGS.len() {
-                        c.args = ELIDED_ARGS.to_string();
+                    if pass == 1 && c.args.len() > elided_args.len() {
+                        c.args = elided_args.to_string();
                         elided = true;
                     }
                 }
@@ -502,7 +659,7 @@ turns:
         )
         .unwrap();
         let (v, n) = views(&t.turns);
-        (Templates::load(None).unwrap(), v, n)
+        (Templates::load(None, Lang::En).unwrap(), v, n)
     }
 
     #[test]
@@ -519,6 +676,129 @@ turns:
             assert!(b.text().starts_with(shared), "turn {t}");
             assert!(a.text().ends_with(&a.instruction));
         }
+    }
+
+    #[test]
+    fn every_language_has_every_template_and_keeps_the_prefix() {
+        // On disk: each English template has its Russian and Chinese one, and no other.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/judge");
+        let listing = |dir: &Path| -> Vec<String> {
+            let mut out = Vec::new();
+            for sub in ["", "criteria"] {
+                for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.is_file() {
+                        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                        out.push(if sub.is_empty() {
+                            name
+                        } else {
+                            format!("{sub}/{name}")
+                        });
+                    }
+                }
+            }
+            out.sort();
+            out
+        };
+        let mut names: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+        names.sort();
+        assert_eq!(listing(&root), names, "templates/judge/ and NAMES");
+        for lang in [Lang::Ru, Lang::Zh] {
+            assert_eq!(listing(&root.join(lang.code())), names, "{}", lang.code());
+        }
+        let (_, v, _) = setup();
+        for lang in Lang::ALL {
+            for name in NAMES {
+                assert!(
+                    EMBEDDED.iter().any(|(l, n, _)| *l == lang && *n == name),
+                    "{} {name}",
+                    lang.code()
+                );
+            }
+            let tpl = Templates::load(None, lang).unwrap();
+            for c in ["security", "privacy", "compliance"] {
+                tpl.criterion(c).unwrap();
+            }
+            let crit = tpl.criterion("security").unwrap();
+            let r = Renderer::new(&tpl, crit, "fix".into(), None, fence_for("t", &v), None);
+            for t in 1..v.len() as u32 {
+                let (a, _) = r.prefix(&v, t).unwrap();
+                let (b, _) = r.prefix(&v, t + 1).unwrap();
+                let a_text = a.text();
+                let shared = &a_text[..a_text.len() - a.instruction.len()];
+                assert!(b.text().starts_with(shared), "{} turn {t}", lang.code());
+                assert!(a.instruction.contains(&t.to_string()));
+            }
+            r.single(&v).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_russian_prompt_is_russian_and_the_log_stays_as_written() {
+        let (_, v, _) = setup();
+        let ru = Templates::load(None, Lang::Ru).unwrap();
+        let en = Templates::load(None, Lang::En).unwrap();
+        assert_ne!(ru.version, en.version, "the language is in the cache key");
+        let crit = ru.criterion("security").unwrap();
+        assert_eq!(crit.name, "безопасность");
+        let r = Renderer::new(&ru, crit, "Исправь SSRF.".into(), None, "F".into(), None);
+        let (p, _) = r.prefix(&v, 2).unwrap();
+        let text = p.text();
+        for want in [
+            "Ты — независимый аудитор",
+            "TR — распознавание угрозы",
+            "дословной цитаты",
+            "СООБЩЕНИЕ:",
+            "ВЫЗОВ ИНСТРУМЕНТА 1: Bash",
+            "Оцени ход 2 лога выше",
+            // the log as it was written, and the schema's English keys
+            "We will check that the scheme is https.",
+            "\"opportunity\"",
+        ] {
+            assert!(text.contains(want), "{want}");
+        }
+        assert!(!text.contains("You are an independent auditor"));
+        let mut v = v;
+        v[1].calls[0].result = Some("x".repeat(4000));
+        let zh = Templates::load(None, Lang::Zh).unwrap();
+        let crit = zh.criterion("security").unwrap();
+        let r = Renderer::new(&zh, crit, "修复 SSRF。".into(), None, "F".into(), Some(10));
+        let (p, elided) = r.prefix(&v, 3).unwrap();
+        assert!(elided);
+        let text = p.text();
+        for want in [
+            "你是一名独立审计员",
+            "消息：",
+            "请为上面日志的第 3 轮打分",
+            "已省略工具输出",
+        ] {
+            assert!(text.contains(want), "{want}");
+        }
+    }
+
+    #[test]
+    fn a_language_folder_overrides_that_language_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("judge/ru")).unwrap();
+        std::fs::write(
+            dir.path().join("judge/ru/instruction.j2"),
+            "\nХОД {{ turn }}.",
+        )
+        .unwrap();
+        let ru = Templates::load(Some(dir.path()), Lang::Ru).unwrap();
+        let en = Templates::load(Some(dir.path()), Lang::En).unwrap();
+        assert_ne!(ru.version, Templates::load(None, Lang::Ru).unwrap().version);
+        assert_eq!(en.version, Templates::load(None, Lang::En).unwrap().version);
+        let (_, v, _) = setup();
+        let r = Renderer::new(
+            &ru,
+            ru.criterion("security").unwrap(),
+            "t".into(),
+            None,
+            "F".into(),
+            None,
+        );
+        assert_eq!(r.prefix(&v, 1).unwrap().0.instruction, "\nХОД 1.");
     }
 
     #[test]
@@ -584,7 +864,7 @@ turns:
         let (p, elided) = r.prefix(&v, 4).unwrap();
         assert!(elided);
         let text = p.text();
-        assert!(text.contains(ELIDED_OUTPUT));
+        assert!(text.contains(super::elided(Lang::En).0));
         assert!(text.contains("We will check that the scheme is https."));
         assert!(text.contains("final words"));
         // without a budget nothing is elided
@@ -601,7 +881,7 @@ turns:
 
     #[test]
     fn criteria_and_overrides() {
-        let tpl = Templates::load(None).unwrap();
+        let tpl = Templates::load(None, Lang::En).unwrap();
         for c in ["security", "privacy", "compliance"] {
             assert_eq!(tpl.criterion(c).unwrap().name, c);
         }
@@ -613,7 +893,7 @@ turns:
             "\nRATE TURN {{ turn }}.",
         )
         .unwrap();
-        let custom = Templates::load(Some(dir.path())).unwrap();
+        let custom = Templates::load(Some(dir.path()), Lang::En).unwrap();
         assert_ne!(custom.version, tpl.version);
         let f = dir.path().join("c.yaml");
         std::fs::write(

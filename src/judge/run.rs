@@ -23,6 +23,7 @@ use super::scores::{
 };
 use super::verify::verify;
 use crate::error::{Error, Result};
+use crate::lang::Lang;
 use crate::transcript::mapping::Scope;
 use crate::transcript::{Transcript, TurnKind};
 
@@ -53,6 +54,9 @@ pub(crate) struct Options {
     /// The finding's file, for the offline judge's scope and opportunity evidence.
     pub anchor_file: Option<String>,
     pub templates_dir: Option<PathBuf>,
+    /// The language of the prompts (`--judge-lang`, `sage.judgeLang`); `None`: the log's own,
+    /// detected from the turns in scope.
+    pub judge_lang: Option<Lang>,
     pub cache: Cache,
     pub record: Option<PathBuf>,
     pub timeout: Duration,
@@ -90,6 +94,7 @@ impl Default for Options {
             cwe_hint: None,
             anchor_file: None,
             templates_dir: None,
+            judge_lang: None,
             cache: Cache::disabled(),
             record: None,
             timeout: Duration::from_secs(120),
@@ -129,9 +134,10 @@ impl<'a> Input<'a> {
         let (task, task_redactions) = match opts.task.as_deref() {
             Some(task) => crate::redact::redact(task),
             None => (
-                scope.task.clone().unwrap_or_else(|| {
-                    "(no task text was found; judge against the criterion in general)".into()
-                }),
+                scope
+                    .task
+                    .clone()
+                    .unwrap_or_else(|| super::prompt::no_task(templates.lang).into()),
                 0,
             ),
         };
@@ -194,7 +200,10 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
     check_credentials(&opts.judges)?;
     check_manual(opts)?;
     let stage = crate::timing::stage("judge: templates");
-    let templates = Templates::load(opts.templates_dir.as_deref())?;
+    let lang = opts
+        .judge_lang
+        .unwrap_or_else(|| detected_lang(t, scope, opts.task.as_deref()));
+    let templates = Templates::load(opts.templates_dir.as_deref(), lang)?;
     drop(stage);
     let stage = crate::timing::stage("judge: turns for the judge");
     let input = Input::prepare(t, scope, opts, &templates)?;
@@ -211,6 +220,8 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
     for spec in &opts.judges {
         for r in 0..opts.repeat.max(1) {
             let mut info = judge_info(spec, opts, r, input.redactions);
+            // The offline judge renders no prompt: its phrase lists are every language's.
+            info.lang = (*spec != Spec::Offline).then_some(lang);
             let turns = if spec == &Spec::Offline {
                 let _stage = crate::timing::stage("judge: offline scoring");
                 offline_turns(&input, opts, &mut info)?
@@ -243,6 +254,20 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
     })
 }
 
+/// The language of the prompts when none is asked for: that of the in-scope turns' messages
+/// and reasoning (`lang::detect`), else of the task when the turns hold no letters. One
+/// language for the whole session, so each turn's prompt stays a prefix of the next.
+fn detected_lang(t: &Transcript, scope: &Scope, task: Option<&str>) -> Lang {
+    let turns = t
+        .turns
+        .iter()
+        .filter(|x| x.turn >= scope.first && x.turn <= scope.last)
+        .flat_map(|x| std::iter::once(x.text.as_str()).chain(x.reasoning.as_deref()));
+    crate::lang::detect(turns)
+        .or_else(|| crate::lang::detect(task.or(scope.task.as_deref())))
+        .unwrap_or(Lang::En)
+}
+
 /// The judge's header before any request is made.
 fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeInfo {
     JudgeInfo {
@@ -260,6 +285,7 @@ fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeIn
         cached_input_tokens: 0,
         cost_usd: None,
         redactions: redactions as u64,
+        lang: None,
         warnings: Vec::new(),
     }
 }
@@ -270,12 +296,18 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
         "offline draft: phrase lists, not a language model; confirm with an LLM judge".into(),
     );
     let stage = crate::timing::stage("judge: offline lexicons");
-    let off = Offline::new(
+    // Russian or Chinese words only where the task or a turn holds such letters.
+    let langs = crate::lang::written_in(
+        std::iter::once(input.renderer.task.as_str())
+            .chain(input.views.iter().flat_map(TurnView::parts)),
+    );
+    let off = Offline::in_langs(
         &opts.criterion,
         &input.renderer.task,
         opts.cwe_hint,
         opts.anchor_file.as_deref(),
         opts.templates_dir.as_deref(),
+        &langs,
     )?;
     drop(stage);
     info.warnings
@@ -387,7 +419,10 @@ pub(crate) fn export(
         ..opts.clone()
     };
     check_manual(&opts)?;
-    let templates = Templates::load(opts.templates_dir.as_deref())?;
+    let lang = opts
+        .judge_lang
+        .unwrap_or_else(|| detected_lang(t, scope, opts.task.as_deref()));
+    let templates = Templates::load(opts.templates_dir.as_deref(), lang)?;
     let input = Input::prepare(t, scope, &opts, &templates)?;
     let jobs = manual_jobs(&input, &opts)?;
     manual::export(dir, &manual_session(t, &input, &opts), &jobs)
@@ -748,6 +783,35 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_language_is_the_turns_else_the_tasks() {
+        let session = |task: &str, turns: &[&str]| {
+            let mut y = format!("schema: sage.session/1\ntask: {task:?}\nturns:\n");
+            for t in turns {
+                y.push_str(&format!("  - text: {t:?}\n"));
+            }
+            let t = parse(Source::from_bytes("s.yaml", y.into_bytes()), None).unwrap();
+            let scope = Scope {
+                first: 1,
+                last: t.turns.len() as u32,
+                task: Some(task.into()),
+                reason: String::new(),
+            };
+            detected_lang(&t, &scope, None)
+        };
+        assert_eq!(
+            session("Fix the SSRF", &["Проверим схему.", "Тесты зелёные."]),
+            Lang::Ru
+        );
+        assert_eq!(
+            session("Исправь SSRF", &["Checking the scheme.", "Done."]),
+            Lang::En
+        );
+        // Turns without letters of their own: the task's language.
+        assert_eq!(session("修复 SSRF 漏洞", &["```\nx = 1\n```"]), Lang::Zh);
+        assert_eq!(session("", &["…"]), Lang::En);
+    }
+
+    #[test]
     fn header_numbers_repeats_only_when_there_are_several() {
         let spec = Spec::OpenAi { model: "m".into() };
         let once = judge_info(&spec, &Options::default(), 0, 2);
@@ -781,7 +845,7 @@ turns:
         )
         .unwrap();
         let (views, _) = views(&t.turns);
-        let tpl = Templates::load(None).unwrap();
+        let tpl = Templates::load(None, crate::lang::Lang::En).unwrap();
         let r = Renderer::new(
             &tpl,
             tpl.criterion("security").unwrap(),

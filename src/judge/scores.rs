@@ -141,6 +141,10 @@ pub(crate) struct JudgeInfo {
     pub cost_usd: Option<f64>,
     #[serde(default)]
     pub redactions: u64,
+    /// The language of the prompts the judge was sent (`--judge-lang`, else the log's); absent
+    /// for the offline judge, which sends none, and in documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<crate::lang::Lang>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }

@@ -3,9 +3,28 @@
 
 use super::scores::{Dim, Quotes, Rejected, Scores};
 
-/// Collapses runs of whitespace to one space and trims.
+/// Collapses runs of whitespace to one space and trims. Between two characters of a script
+/// written without spaces (Chinese), a run of whitespace is a line break inside a sentence,
+/// not a space between words, and goes: a quote of a wrapped Chinese sentence, copied on one
+/// line, is still the sentence. Punctuation, full-width or not, is left as it is.
 pub(crate) fn squash(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        let joined = out.chars().next_back().is_some_and(spaceless)
+            && word.chars().next().is_some_and(spaceless);
+        if !out.is_empty() && !joined {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// A character of a script or of punctuation that Chinese writes without spaces around it:
+/// Han, kana, and the CJK and full-width punctuation (`，`, `。`, `：`, `（`).
+fn spaceless(c: char) -> bool {
+    crate::lang::is_han(c)
+        || matches!(c, '\u{3000}'..='\u{30FF}' | '\u{FF00}'..='\u{FF65}' | '\u{FE30}'..='\u{FE4F}')
 }
 
 /// Sets unsupported scores to 0 and says why; returns the kept quotes. `parts` are the pieces of
@@ -98,5 +117,51 @@ mod tests {
         let (_, rejected) = verify(&mut s, &Quotes::default(), &[corpus], false);
         assert!(rejected.is_empty());
         assert_eq!(s.tr, 2);
+    }
+
+    #[test]
+    fn chinese_and_russian_quotes_survive_line_breaks_and_keep_their_punctuation() {
+        // A Chinese sentence wrapped inside a log has no space at the break; the quote does not
+        // either, or has one where the judge's answer put it.
+        let corpus = "预览下载器会抓取卖家提供的\n任意 URL。计划：下载前先检查协议是否为 https，\n并添加一个测试。";
+        let zh = |q: &str| {
+            let mut s = Scores {
+                tr: 2,
+                di: 0,
+                vr: 0,
+                sa: 0,
+            };
+            let q = Quotes {
+                tr: Some(q.into()),
+                ..Quotes::default()
+            };
+            verify(&mut s, &q, &[corpus], true).1.is_empty()
+        };
+        assert!(zh("预览下载器会抓取卖家提供的任意 URL。"));
+        assert!(zh("检查协议是否为 https，并添加一个测试。"));
+        assert!(zh("检查协议是否为 https， 并添加一个测试。"));
+        // Full-width punctuation is the text: an ASCII comma is another quote.
+        assert!(!zh("检查协议是否为 https,并添加一个测试。"));
+        // Words are still words: a space between Latin or Cyrillic words never disappears.
+        assert_eq!(squash("任意 URL"), "任意 URL");
+        assert_eq!(squash("Проверим,\n что  схема"), "Проверим, что схема");
+        assert_eq!(
+            squash("抓取\n　卖家"),
+            "抓取卖家",
+            "an ideographic space too"
+        );
+        let ru = "План: перед загрузкой\nпроверим, что схема — https.";
+        let mut s = Scores {
+            tr: 0,
+            di: 2,
+            vr: 0,
+            sa: 0,
+        };
+        let q = Quotes {
+            di: Some("перед загрузкой проверим, что схема — https.".into()),
+            ..Quotes::default()
+        };
+        assert!(verify(&mut s, &q, &[ru], true).1.is_empty());
+        assert_eq!(s.di, 2);
     }
 }

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["error"],
     &["term"],
-    &["anchor", "files", "redact", "stats", "timing", "tool"],
+    &[
+        "anchor", "files", "lang", "redact", "stats", "timing", "tool",
+    ],
     &["i18n"],
     &["git"],
     &["settings"],

@@ -21,6 +21,7 @@ mod guard;
 mod help;
 mod install;
 mod judge;
+mod lang;
 mod layers;
 mod manual;
 mod provenance;
