@@ -25,6 +25,31 @@ impl Repo {
         }
     }
 
+    /// The note on `commit` under another tool's notes ref (`refs/notes/ai`), read only: git
+    /// sage never writes there. `None` when the ref or the note is absent.
+    pub fn foreign_note(&self, notes_ref: &str, commit: Oid) -> Result<Option<Vec<u8>>> {
+        match self.inner.find_note(Some(notes_ref), commit.0) {
+            Ok(n) => Ok(Some(n.message_bytes().to_vec())),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(
+                format_args!("cannot read the {notes_ref} note on {}", commit.short()),
+                e,
+            )),
+        }
+    }
+
+    /// The commits that carry a note under `notes_ref` (empty when the ref is absent).
+    pub fn foreign_noted(&self, notes_ref: &str) -> Result<Vec<Oid>> {
+        let notes = match self.inner.notes(Some(notes_ref)) {
+            Ok(n) => n,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(git_err(format_args!("cannot list {notes_ref}"), e)),
+        };
+        let mut out: Vec<Oid> = notes.flatten().map(|(_, commit)| Oid(commit)).collect();
+        out.sort();
+        Ok(out)
+    }
+
     /// A notes ref that names something other than a commit is not ours to overwrite.
     fn check_notes_ref(&self) -> Result<()> {
         match self.inner.find_reference(NOTES_REF) {
