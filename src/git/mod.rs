@@ -34,6 +34,14 @@ impl Oid {
         Oid(git2::Oid::from_bytes(bytes).expect("20-byte object id"))
     }
 
+    /// A full 40-digit hex name (a record's `vcs.revision`, a test's fixed id); `None` for
+    /// anything else.
+    pub fn from_hex(s: &str) -> Option<Oid> {
+        (s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| git2::Oid::from_str(s).ok().map(Oid))
+            .flatten()
+    }
+
     /// The first seven hex digits, as git abbreviates.
     pub fn short(&self) -> String {
         let mut s = self.hex();

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+pub(crate) mod weigh;
+
 use crate::git::Oid;
 
 /// The tools and conventions whose records are read.
@@ -196,8 +198,14 @@ mod tests {
             [
                 Lines { start: 1, end: 1 },
                 Lines { start: 2, end: 2 },
-                Lines { start: 19, end: 222 },
-                Lines { start: 300, end: 300 }
+                Lines {
+                    start: 19,
+                    end: 222
+                },
+                Lines {
+                    start: 300,
+                    end: 300
+                }
             ]
         );
         assert_eq!(parse_ranges("123-157, 212-221").unwrap().len(), 2);
