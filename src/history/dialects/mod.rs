@@ -167,6 +167,22 @@ impl Evidence {
     }
 }
 
+/// Everything the readers find about `commits`, each dialect in turn; a reader that meets a
+/// record it cannot use says so in `skipped` and goes on.
+pub(crate) fn read_all(repo: &crate::git::Repo, commits: &[Oid]) -> crate::error::Result<Evidence> {
+    let mut ev = Evidence::default();
+    let readers: &[Reader] = READERS;
+    for read in readers {
+        read(repo, commits, &mut ev)?;
+    }
+    Ok(ev)
+}
+
+type Reader = fn(&crate::git::Repo, &[Oid], &mut Evidence) -> crate::error::Result<()>;
+
+/// The readers, in the order their claims are listed.
+const READERS: &[Reader] = &[];
+
 /// `1,2,19-222,300` (git-ai's and AgentBlame v3's ranges) as line ranges; `None` when any
 /// part is not a number or a range runs backwards.
 pub(crate) fn parse_ranges(s: &str) -> Option<Vec<Lines>> {
