@@ -3,6 +3,12 @@
 //! into the same plain claims. Readers never fail a run: what they cannot read they skip, and
 //! say why.
 
+pub(crate) mod agentblame;
+mod conformance;
+pub(crate) mod git_ai;
+mod noted;
+pub(crate) mod whogitit;
+
 use serde::Serialize;
 
 use crate::git::Oid;
@@ -196,8 +202,14 @@ mod tests {
             [
                 Lines { start: 1, end: 1 },
                 Lines { start: 2, end: 2 },
-                Lines { start: 19, end: 222 },
-                Lines { start: 300, end: 300 }
+                Lines {
+                    start: 19,
+                    end: 222
+                },
+                Lines {
+                    start: 300,
+                    end: 300
+                }
             ]
         );
         assert_eq!(parse_ranges("123-157, 212-221").unwrap().len(), 2);
