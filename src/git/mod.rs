@@ -20,7 +20,7 @@ use std::sync::Arc;
 use pack::{PackReader, Packs};
 
 pub use commits::{ChainCommit, CommitInfo};
-pub use notes::NOTES_REF;
+pub use notes::{NOTES_REF, NoteText};
 pub use trees::{Entry, PathLookup, in_repo_path};
 
 use crate::error::{Error, Result};

@@ -555,6 +555,7 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             &[("how", &p.reconstruction.as_str())]
         )
     ));
+    out.push_str(&evidence_lines(&p.evidence, w));
     let o = &doc.origin;
     let words = |k: crate::origin::OriginType| k.words_shown();
     match o.status {

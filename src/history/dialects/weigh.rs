@@ -47,7 +47,7 @@ fn verdict(claims: &[(usize, &Claim)]) -> (Option<bool>, String) {
             .join("; ")
     };
     match (agent, human) {
-        (0, 0) => (None, "the claims name no author (mixed or unknown)".into()),
+        (0, 0) => (None, "the claims name no author (unknown)".into()),
         (_, 0) => (
             Some(true),
             format!(
@@ -112,7 +112,7 @@ pub(crate) fn weigh(writes: &[WriteFacts], ev: &Evidence) -> Vec<Decision> {
             .claims
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.commit == w.commit && c.dialect.line_level())
+            .filter(|(_, c)| c.commit == w.commit)
             .filter(|(_, c)| c.path.as_deref() == Some(w.path))
             .filter(|(_, c)| {
                 c.lines.is_empty()
@@ -230,7 +230,7 @@ mod tests {
         // Lines elsewhere, and a trailer, say nothing about the anchored code.
         ev.claims
             .push(claim(Dialect::GitAi, b, Author::Agent, (40, 50), true));
-        let mut t = claim(Dialect::AssistedBy, b, Author::Agent, (1, 1), false);
+        let mut t = claim(Dialect::GitAi, b, Author::Agent, (1, 1), false);
         t.path = None;
         t.lines.clear();
         ev.claims.push(t);
