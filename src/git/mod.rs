@@ -20,7 +20,7 @@ use std::sync::Arc;
 use pack::{PackReader, Packs};
 
 pub use commits::{ChainCommit, CommitInfo};
-pub use notes::NOTES_REF;
+pub use notes::{NOTES_REF, NoteText};
 pub use trees::{Entry, PathLookup, in_repo_path};
 
 use crate::error::{Error, Result};
@@ -32,6 +32,14 @@ pub struct Oid(git2::Oid);
 impl Oid {
     fn from_raw(bytes: &[u8]) -> Oid {
         Oid(git2::Oid::from_bytes(bytes).expect("20-byte object id"))
+    }
+
+    /// A full 40-digit hex name (a record's `vcs.revision`, a test's fixed id); `None` for
+    /// anything else.
+    pub fn from_hex(s: &str) -> Option<Oid> {
+        (s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| git2::Oid::from_str(s).ok().map(Oid))
+            .flatten()
     }
 
     /// The first seven hex digits, as git abbreviates.

@@ -9,6 +9,17 @@ use crate::error::{Error, Result};
 /// The notes ref git sage writes; never another tool's.
 pub const NOTES_REF: &str = "refs/notes/sage";
 
+/// A note of another tool's, read with a size cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoteText {
+    /// The note's bytes, as stored.
+    Bytes(Vec<u8>),
+    /// The note is this many bytes, more than the cap; it was not read.
+    TooLarge(u64),
+    /// The notes tree names a blob the repository does not have.
+    Missing,
+}
+
 impl Repo {
     /// The note on `commit` under refs/notes/sage, if any.
     pub fn read_note(&self, commit: Oid) -> Result<Option<String>> {
@@ -23,6 +34,75 @@ impl Repo {
                 e,
             )),
         }
+    }
+
+    /// The note on `commit` under another tool's notes ref (`refs/notes/ai`), read only: git
+    /// sage never writes there. `None` when the ref or the note is absent.
+    pub fn foreign_note(&self, notes_ref: &str, commit: Oid) -> Result<Option<Vec<u8>>> {
+        match self.inner.find_note(Some(notes_ref), commit.0) {
+            Ok(n) => Ok(Some(n.message_bytes().to_vec())),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(
+                format_args!("cannot read the {notes_ref} note on {}", commit.short()),
+                e,
+            )),
+        }
+    }
+
+    /// The commits that carry a note under `notes_ref` (empty when the ref is absent).
+    pub fn foreign_noted(&self, notes_ref: &str) -> Result<Vec<Oid>> {
+        let notes = match self.inner.notes(Some(notes_ref)) {
+            Ok(n) => n,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(git_err(format_args!("cannot list {notes_ref}"), e)),
+        };
+        let mut out: Vec<Oid> = notes.flatten().map(|(_, commit)| Oid(commit)).collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// The notes under another tool's `notes_ref`, read only: each annotated commit with the
+    /// note's blob, by commit (empty when the ref is absent). The blobs are not read here, so
+    /// that a caller can look at their size first ([`Repo::foreign_note_text`]).
+    pub fn foreign_notes(&self, notes_ref: &str) -> Result<Vec<(Oid, Oid)>> {
+        let notes = match self.inner.notes(Some(notes_ref)) {
+            Ok(n) => n,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(git_err(format_args!("cannot list {notes_ref}"), e)),
+        };
+        let mut out = Vec::new();
+        for note in notes {
+            let (blob, commit) =
+                note.map_err(|e| git_err(format_args!("cannot list {notes_ref}"), e))?;
+            out.push((Oid(commit), Oid(blob)));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// A note blob's bytes, unless it is larger than `cap` bytes; then only its size, so that
+    /// a huge note (a whole transcript inline) is never loaded. Missing blobs are `Missing`,
+    /// not an error.
+    pub fn foreign_note_text(&self, blob: Oid, cap: u64) -> Result<NoteText> {
+        let odb = self
+            .inner
+            .odb()
+            .map_err(|e| git_err("cannot open the object database", e))?;
+        let size = match odb.read_header(blob.0) {
+            Ok((size, _)) => size as u64,
+            // A partial or damaged clone: the note is listed, its text is not here.
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(NoteText::Missing),
+            Err(e) => {
+                return Err(git_err(
+                    format_args!("cannot read note blob {}", blob.short()),
+                    e,
+                ));
+            }
+        };
+        if size > cap {
+            return Ok(NoteText::TooLarge(size));
+        }
+        Ok(NoteText::Bytes(self.read_blob(blob)?.to_vec()))
     }
 
     /// A notes ref that names something other than a commit is not ours to overwrite.

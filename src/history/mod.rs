@@ -1,6 +1,7 @@
 //! Artifact history: snapshots of the anchored file along the range, and provenance from them.
 
 pub(crate) mod attribution;
+pub(crate) mod dialects;
 pub(crate) mod matching;
 pub(crate) mod parallel;
 pub(crate) mod provenance;

@@ -78,6 +78,10 @@ pub(crate) struct Provenance {
     pub kind: AnchorKind,
     /// The first line of the located code in the tip's file (for SARIF and links).
     pub tip_line: Option<u32>,
+    /// What other attribution tools recorded about the writes that changed the file
+    /// (docs/dialects.md), and what it decided.
+    pub evidence: crate::history::dialects::Evidence,
+    pub decisions: Vec<crate::history::dialects::weigh::Decision>,
 }
 
 /// The 1-based line of the tip's file where the located code starts.
@@ -423,6 +427,8 @@ fn analyse_range(
         notes,
         kind: anchor.kind,
         tip_line: None,
+        evidence: Default::default(),
+        decisions: Vec::new(),
     };
     if let Some(b) = tip_blob {
         let content = repo.read_blob(b)?;
@@ -433,12 +439,69 @@ fn analyse_range(
             prov.pattern.as_deref(),
         );
     }
+    let t = stage("other tools' records");
+    weigh_evidence(repo, &mut prov)?;
+    drop(t);
     decide(&mut prov);
     let introducing = prov.introducing;
     if let Some(i) = introducing {
         describe(repo, &mut prov, &[i])?;
     }
     Ok(prov)
+}
+
+/// Reads what other attribution tools recorded about the writes that changed the anchored
+/// file, and lets their line-level claims about the anchored lines say whose each write is
+/// (docs/dialects.md#how-claims-are-used).
+fn weigh_evidence(repo: &Repo, prov: &mut Provenance) -> Result<()> {
+    use crate::history::dialects::{self, weigh};
+    let commits: Vec<Oid> = prov
+        .writes
+        .iter()
+        .filter(|w| w.changed && !w.merge)
+        .map(|w| w.commit)
+        .collect();
+    if commits.is_empty() {
+        return Ok(());
+    }
+    let ev = dialects::read_all(repo, &commits)?;
+    if ev.claims.is_empty() {
+        prov.evidence = ev;
+        return Ok(());
+    }
+    let mut anchored = Vec::with_capacity(prov.writes.len());
+    for w in &prov.writes {
+        let has_claims = ev.claims.iter().any(|c| c.commit == w.commit);
+        anchored.push(match w.snapshot.blob {
+            Some(b) if w.changed && w.snapshot.present && has_claims => weigh::anchored_lines(
+                &String::from_utf8_lossy(&repo.read_blob(b)?),
+                &prov.fragments,
+                prov.pattern.as_deref(),
+            ),
+            _ => Vec::new(),
+        });
+    }
+    let facts: Vec<weigh::WriteFacts> = prov
+        .writes
+        .iter()
+        .zip(anchored)
+        .map(|(w, anchored)| weigh::WriteFacts {
+            commit: w.commit,
+            path: &w.snapshot.path,
+            anchored,
+            agent: w.agent,
+            changed: w.changed,
+        })
+        .collect();
+    let decisions = weigh::weigh(&facts, &ev);
+    for d in &decisions {
+        if let Some(a) = d.agent {
+            prov.writes[d.write - 1].agent = a;
+        }
+    }
+    prov.evidence = ev;
+    prov.decisions = decisions;
+    Ok(())
 }
 
 /// Reads author and subject of the given writes (indexes) where not known yet.

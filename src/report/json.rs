@@ -171,6 +171,29 @@ pub(crate) struct ProvenanceJson {
     pub blobs_read: usize,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// What other attribution tools recorded about the writes that changed the file, and
+    /// what it decided (docs/dialects.md); absent when they recorded nothing.
+    #[serde(
+        default,
+        skip_deserializing,
+        skip_serializing_if = "EvidenceJson::is_empty"
+    )]
+    pub evidence: EvidenceJson,
+}
+
+/// The dialects' claims about the anchored file's writes, the decisions they made, and the
+/// records that could not be read.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub(crate) struct EvidenceJson {
+    pub claims: Vec<crate::history::dialects::Claim>,
+    pub decisions: Vec<crate::history::dialects::weigh::Decision>,
+    pub skipped: Vec<crate::history::dialects::Skipped>,
+}
+
+impl EvidenceJson {
+    fn is_empty(&self) -> bool {
+        self.claims.is_empty() && self.decisions.is_empty() && self.skipped.is_empty()
+    }
 }
 
 /// The session a range was mapped to.
@@ -310,6 +333,24 @@ pub(crate) fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
             .collect(),
         blobs_read: p.blobs_read,
         notes: p.notes.clone(),
+        evidence: EvidenceJson {
+            // The claims about the anchored file (at each write's path) and the commit-level
+            // ones; another file's lines say nothing here.
+            claims: p
+                .evidence
+                .claims
+                .iter()
+                .filter(|c| {
+                    c.path.is_none()
+                        || p.writes.iter().any(|w| {
+                            w.commit == c.commit && c.path.as_deref() == Some(&w.snapshot.path)
+                        })
+                })
+                .cloned()
+                .collect(),
+            decisions: p.decisions.clone(),
+            skipped: p.evidence.skipped.clone(),
+        },
     }
 }
 

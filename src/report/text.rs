@@ -314,6 +314,62 @@ fn reconstruction_str(p: &crate::report::json::ProvenanceJson) -> &'static str {
     p.reconstruction.as_str()
 }
 
+/// What other attribution tools recorded, and what it decided: a section only when they
+/// recorded something.
+fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> String {
+    use crate::i18n::{t, tf};
+    if e.claims.is_empty() && e.skipped.is_empty() {
+        return String::new();
+    }
+    let ind = " ".repeat(w);
+    let mut lines = Vec::new();
+    for d in &e.decisions {
+        let changed = if d.changed {
+            t("evidence.changed")
+        } else {
+            String::new()
+        };
+        lines.push(tf(
+            "evidence.decision",
+            &[("write", &d.write), ("why", &d.why), ("changed", &changed)],
+        ));
+    }
+    if !e.claims.is_empty() {
+        let mut names: Vec<&str> = e.claims.iter().map(|c| c.dialect.name()).collect();
+        names.dedup();
+        names.sort_unstable();
+        names.dedup();
+        lines.push(tf(
+            "evidence.claims",
+            &[("n", &e.claims.len()), ("dialects", &names.join(", "))],
+        ));
+    }
+    if let Some(first) = e.skipped.first() {
+        lines.push(tf(
+            "evidence.skipped",
+            &[
+                ("n", &e.skipped.len()),
+                (
+                    "first",
+                    &format!("{}: {} ({})", first.dialect.name(), first.why, first.at),
+                ),
+            ],
+        ));
+    }
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        if i == 0 {
+            out.push_str(&label("label.evidence", w));
+        } else {
+            out.push_str(&ind);
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
 /// One line per turn: scores, kind, and the quote of the strongest score (or an excerpt).
 fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
     use crate::judge::scores::Dim;
@@ -499,6 +555,7 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             &[("how", &p.reconstruction.as_str())]
         )
     ));
+    out.push_str(&evidence_lines(&p.evidence, w));
     let o = &doc.origin;
     let words = |k: crate::origin::OriginType| k.words_shown();
     match o.status {

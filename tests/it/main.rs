@@ -11,6 +11,7 @@ mod browser;
 mod common;
 mod conformance;
 mod conventions;
+mod dialects;
 mod failclosed;
 mod faults;
 mod findings;

@@ -1,0 +1,216 @@
+//! What other attribution tools recorded about who wrote which lines (docs/dialects.md): one
+//! reader per dialect, each written from the format's own published spec, every record turned
+//! into the same plain claims. Readers never fail a run: what they cannot read they skip, and
+//! say why.
+
+pub(crate) mod agentblame;
+mod conformance;
+pub(crate) mod git_ai;
+mod noted;
+pub(crate) mod whogitit;
+
+use serde::Serialize;
+
+pub(crate) mod weigh;
+
+use crate::git::Oid;
+
+/// The tools and conventions whose records are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Dialect {
+    /// git-ai's authorship logs in `refs/notes/ai` ("Git AI Standard" v3).
+    GitAi,
+    /// whogitit's per-line notes in `refs/notes/whogitit`.
+    Whogitit,
+    /// AgentBlame's notes in `refs/notes/agentblame`.
+    #[serde(rename = "agentblame")]
+    AgentBlame,
+}
+
+impl Dialect {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Dialect::GitAi => "git-ai",
+            Dialect::Whogitit => "whogitit",
+            Dialect::AgentBlame => "agentblame",
+        }
+    }
+}
+
+/// Who a record says wrote the lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Author {
+    /// An agent wrote them.
+    Agent,
+    /// An agent wrote them and a person changed them after (whogitit's `AIModified`).
+    AgentModified,
+    /// A person wrote them.
+    Human,
+    Unknown,
+}
+
+/// Lines `start..=end`, numbered from 1, in the file as of the claim's commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct Lines {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Lines {
+    pub(crate) fn contains(&self, line: u32) -> bool {
+        self.start <= line && line <= self.end
+    }
+}
+
+/// Where a record says the agent's conversation is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "at")]
+pub(crate) enum Transcript {
+    /// A URL (git-ai's `messages_url`, Agent Trace's conversation `url`).
+    Url(String),
+}
+
+/// One thing a dialect's record says about a commit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Claim {
+    pub dialect: Dialect,
+    /// The commit the record belongs to (the one a note is attached to, or that names it).
+    #[serde(serialize_with = "hex")]
+    pub commit: Oid,
+    /// The file it speaks of; `None` for the whole commit (trailers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The lines it speaks of; empty for the whole file or commit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<Lines>,
+    pub author: Author,
+    /// The agent (`claude`, `cursor`, `Claude Code`) and model, as the record names them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The record's session or conversation id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Transcript>,
+    /// The record's id for the edit or tool call that made the lines (git-ai trace, whogitit
+    /// edit, Agent Trace record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// A hash of the lines' content as the record gives it (`sha256:…`, `murmur3:…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
+    /// Where the claim was read, for the report: `git-ai note on 3f2a9c1`.
+    pub source: String,
+}
+
+fn hex<S: serde::Serializer>(id: &Oid, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&id.hex())
+}
+
+/// A record a reader could not use, and why (a newer version, malformed JSON, a note on a
+/// commit outside the range).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Skipped {
+    pub dialect: Dialect,
+    pub at: String,
+    pub why: String,
+}
+
+/// Everything the readers found for a range.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub(crate) struct Evidence {
+    pub claims: Vec<Claim>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Evidence {
+    pub(crate) fn skip(&mut self, dialect: Dialect, at: impl Into<String>, why: impl Into<String>) {
+        self.skipped.push(Skipped {
+            dialect,
+            at: at.into(),
+            why: why.into(),
+        });
+    }
+
+    /// The claims on `commit` about line `line` of `path` (or about the whole file).
+    #[cfg(test)]
+    pub(crate) fn about(&self, commit: Oid, path: &str, line: u32) -> Vec<&Claim> {
+        self.claims
+            .iter()
+            .filter(|c| c.commit == commit)
+            .filter(|c| {
+                c.path.as_deref() == Some(path)
+                    && (c.lines.is_empty() || c.lines.iter().any(|l| l.contains(line)))
+            })
+            .collect()
+    }
+}
+
+/// Everything the readers find about `commits`, each dialect in turn; a reader that meets a
+/// record it cannot use says so in `skipped` and goes on.
+pub(crate) fn read_all(repo: &crate::git::Repo, commits: &[Oid]) -> crate::error::Result<Evidence> {
+    let mut ev = Evidence::default();
+    let readers: &[Reader] = READERS;
+    for read in readers {
+        read(repo, commits, &mut ev)?;
+    }
+    Ok(ev)
+}
+
+type Reader = fn(&crate::git::Repo, &[Oid], &mut Evidence) -> crate::error::Result<()>;
+
+/// The readers, in the order their claims are listed.
+const READERS: &[Reader] = &[git_ai::read, whogitit::read, agentblame::read];
+
+/// `1,2,19-222,300` (git-ai's and AgentBlame v3's ranges) as line ranges; `None` when any
+/// part is not a number or a range runs backwards.
+pub(crate) fn parse_ranges(s: &str) -> Option<Vec<Lines>> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
+            None => {
+                let n = part.parse().ok()?;
+                (n, n)
+            }
+        };
+        if a == 0 || b < a {
+            return None;
+        }
+        out.push(Lines { start: a, end: b });
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_as_the_dialects_write_them() {
+        assert_eq!(
+            parse_ranges("1,2,19-222,300").unwrap(),
+            [
+                Lines { start: 1, end: 1 },
+                Lines { start: 2, end: 2 },
+                Lines {
+                    start: 19,
+                    end: 222
+                },
+                Lines {
+                    start: 300,
+                    end: 300
+                }
+            ]
+        );
+        assert_eq!(parse_ranges("123-157, 212-221").unwrap().len(), 2);
+        assert!(parse_ranges("5-3").is_none());
+        assert!(parse_ranges("0").is_none());
+        assert!(parse_ranges("a-b").is_none());
+        assert_eq!(parse_ranges("").unwrap(), []);
+    }
+}

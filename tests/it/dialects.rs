@@ -1,0 +1,127 @@
+//! Other tools' records through the binary (docs/dialects.md): a git-ai note that says the
+//! anchored lines are the agent's makes a person's squash commit the agent's write, a whogitit
+//! note that says a person edited them makes an agent's commit not the agent's, and an
+//! unreadable note is skipped and said.
+
+use crate::common::{AGENT, HUMAN, Repo};
+
+const FETCHER: &str = "import urllib.request\n\n\ndef download(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return urllib.request.urlopen(url).read()\n";
+
+fn repo() -> (Repo, String) {
+    let r = Repo::new();
+    r.write(
+        "media/fetcher.py",
+        "import urllib.request\n\n\ndef download(url):\n    return urllib.request.urlopen(url).read()\n",
+    );
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    let f = r.finding(
+        "ssrf.yaml",
+        "id: ssrf\ncwe: 918\nfile: media/fetcher.py\nfragments:\n  - 'if not url.startswith(\"https://\"):'\n",
+    );
+    (r, f)
+}
+
+fn prov(r: &Repo, f: &str) -> serde_json::Value {
+    r.sage(&[
+        "provenance",
+        "--finding",
+        f,
+        "--agent",
+        "Claude Agent",
+        "--format",
+        "json",
+    ])
+    .ok()
+    .json()
+}
+
+#[test]
+fn a_git_ai_note_makes_a_squash_of_the_agents_lines_the_agents_write() {
+    let (r, f) = repo();
+    r.write("media/fetcher.py", FETCHER);
+    // Committed by a person (a squash of the agent's work): without other evidence, someone
+    // else introduced it.
+    let c = r.commit_as(HUMAN, "Squash: SSRF fix");
+    let v = prov(&r, &f);
+    assert_eq!(v["provenance"]["status"], "introduced_by_other", "{v}");
+    assert!(v["provenance"].get("evidence").is_none());
+    let note = "media/fetcher.py\n  s_c9883b05a2487d::t_9f8e7d6c5b4a32 5-6\n---\n{\"schema_version\":\"authorship/3.0.0\",\"git_ai_version\":\"1.4.5\",\"base_commit_sha\":\"0000000000000000000000000000000000000000\",\"prompts\":{},\"sessions\":{\"s_c9883b05a2487d\":{\"agent_id\":{\"tool\":\"claude\",\"id\":\"6ef2299e-1111-2222-3333-444455556666\",\"model\":\"claude-sonnet-4-5\"}}}}\n";
+    r.git(&["notes", "--ref=ai", "add", "-m", note, &c]);
+    let v = prov(&r, &f);
+    let p = &v["provenance"];
+    assert_eq!(p["status"], "introduced", "{v}");
+    let d = &p["evidence"]["decisions"][0];
+    assert_eq!(
+        (
+            d["write"].as_u64(),
+            d["agent"].as_bool(),
+            d["changed"].as_bool()
+        ),
+        (Some(1), Some(true), Some(true)),
+        "{d}"
+    );
+    let claim = &p["evidence"]["claims"][0];
+    assert_eq!(claim["dialect"], "git-ai");
+    assert_eq!(claim["author"], "agent");
+    assert_eq!(claim["session"], "6ef2299e-1111-2222-3333-444455556666");
+    assert_eq!(claim["lines"][0]["start"], 5);
+    // The blame-origin report says what decided it.
+    let text = r
+        .sage(&["blame-origin", "--finding", &f, "--agent", "Claude Agent"])
+        .ok()
+        .stdout;
+    assert!(
+        text.contains("EVIDENCE    write 1: the anchored lines are the agent's (git-ai note on"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(the commit's authorship said otherwise)"),
+        "{text}"
+    );
+    // git sage never wrote the other tool's ref: it holds the one note added above.
+    assert_eq!(r.git(&["notes", "--ref=ai", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn a_person_editing_the_agents_lines_is_not_the_agents_write_and_bad_notes_are_skipped() {
+    let (r, f) = repo();
+    r.write("media/fetcher.py", FETCHER);
+    let c = r.commit_as(AGENT, "fix SSRF");
+    assert_eq!(prov(&r, &f)["provenance"]["status"], "introduced");
+    let note = serde_json::json!({
+        "version": 3,
+        "session": {"session_id": "sess-1", "model": {"id": "claude-x", "provider": "anthropic"},
+            "started_at": "2026-01-01T00:00:00Z", "prompt_count": 1},
+        "prompts": [{"index": 0, "text": "[prompt]", "timestamp": "2026-01-01T00:00:00Z", "affected_files": ["media/fetcher.py"]}],
+        "files": [{"path": "media/fetcher.py", "summary": {"total_lines": 7, "ai_lines": 0, "ai_modified_lines": 1, "human_lines": 0, "original_lines": 6, "unknown_lines": 0},
+            "lines": (1..=7).map(|n| serde_json::json!({
+                "line_number": n,
+                "content": FETCHER.lines().nth(n - 1).unwrap(),
+                "source": if n == 5 { serde_json::json!({"type": "AIModified", "edit_id": "e1", "similarity": 0.8}) } else { serde_json::json!({"type": "Original"}) },
+                "edit_id": if n == 5 { serde_json::json!("e1") } else { serde_json::Value::Null },
+                "prompt_index": 0, "confidence": 1.0
+            })).collect::<Vec<_>>()}]
+    });
+    r.git(&[
+        "notes",
+        "--ref=whogitit",
+        "add",
+        "-m",
+        &note.to_string(),
+        &c,
+    ]);
+    r.git(&["notes", "--ref=agentblame", "add", "-m", "{not json", &c]);
+    let v = prov(&r, &f);
+    let p = &v["provenance"];
+    assert_eq!(p["status"], "introduced_by_other", "{v}");
+    assert_eq!(p["evidence"]["decisions"][0]["agent"], false);
+    assert_eq!(p["evidence"]["claims"][0]["author"], "agent_modified");
+    let skipped = p["evidence"]["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["dialect"] == "agentblame"),
+        "{skipped:?}"
+    );
+    // The prompt's text is never copied.
+    assert!(!v.to_string().contains("[prompt]"));
+}
