@@ -1,7 +1,8 @@
 //! Finding the session transcript(s) committed alongside the range's writes
 //! (docs/session-format.md#which-session), in order: `--session`; `Sage-Session:` trailers; files
 //! under `.sage/sessions/` changed in the range; known agent paths; `Entire-Checkpoint:` trailers
-//! on the `entire/checkpoints/v1` branch; Aider conversations in commit messages; failing all of
+//! (the checkpoint's own ref under `refs/entire/checkpoints/`, else the `entire/checkpoints/v1`
+//! branch); Aider conversations in commit messages; failing all of
 //! these, an Aider history outside the range (working tree, or any branch's history) that logs one
 //! of its commits.
 
@@ -9,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::git::{CommitInfo, Oid, Repo};
 
 use super::lines::Input;
+use crate::history::dialects::entire;
 
 /// A transcript found for a range, and how.
 pub(crate) struct Found {
@@ -27,19 +29,11 @@ impl Found {
     }
 }
 
-/// The value of a trailer (`Key: value`) in a commit message, case-insensitive key.
-pub(crate) fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
-    message
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(key).then(|| v.trim())
-        })
-        .filter(|v| !v.is_empty())
-        .collect()
-}
+/// The value of a trailer (`Key: value`) in a commit message, case-insensitive key: one
+/// parser for the history's dialect readers and for session discovery.
+pub(crate) use crate::history::dialects::trailers::trailer;
 
-const ENTIRE_BRANCH: &str = "entire/checkpoints/v1";
+const ENTIRE_BRANCH: &str = entire::V1_BRANCH;
 const KNOWN_FILES: &[&str] = &[".aider.chat.history.md"];
 const KNOWN_DIRS: &[&str] = &[".specstory/history/", ".sage/sessions/"];
 
@@ -142,21 +136,6 @@ pub(crate) fn open(session: &str, repo: &dyn Fn() -> Result<Repo>) -> Result<Inp
     )
 }
 
-/// Where Entire keeps checkpoints: a branch of its own, local or (after a plain clone) only
-/// remote-tracking.
-fn entire_branches(repo: &Repo) -> Result<Vec<(String, Oid)>> {
-    let mut out = Vec::new();
-    if let Some(id) = repo.try_resolve_commit(ENTIRE_BRANCH)? {
-        out.push((ENTIRE_BRANCH.to_string(), id));
-    }
-    for (name, id) in repo.refs_matching(&format!("refs/remotes/*/{ENTIRE_BRANCH}"))? {
-        if !out.iter().any(|(_, o)| *o == id) {
-            out.push((name.trim_start_matches("refs/remotes/").to_string(), id));
-        }
-    }
-    Ok(out)
-}
-
 /// Sessions as they are found: in order, each once, with notes on what could not be used.
 struct Collector<'r> {
     repo: &'r Repo,
@@ -241,9 +220,10 @@ impl Collector<'_> {
         Ok(())
     }
 
-    /// Entire checkpoints named by `Entire-Checkpoint:` trailers: `<id[..2]>/<id[2..]>/<n>/`
-    /// on their own branch, one folder per session of the checkpoint. `whose` says whose
-    /// checkpoint it is in `found_by`.
+    /// Entire checkpoints named by `Entire-Checkpoint:` trailers, one folder per session of
+    /// the checkpoint (`<n>/`): in the checkpoint's own ref (`refs/entire/checkpoints/<last
+    /// two>/<id>`, the checkpoint at its root) first, else under `<id[..2]>/<id[2..]>/` on the
+    /// checkpoint branch. `whose` says whose checkpoint it is in `found_by`.
     fn checkpoints(&mut self, infos: &[CommitInfo], whose: &str) -> Result<()> {
         let checkpoints: Vec<(&CommitInfo, &str)> = infos
             .iter()
@@ -257,23 +237,44 @@ impl Collector<'_> {
         if checkpoints.is_empty() {
             return Ok(());
         }
-        let branches = entire_branches(self.repo)?;
-        let Some((branch, tip)) = branches.first() else {
+        let stores = entire::Stores::open(self.repo)?;
+        let mut on_branch = Vec::new();
+        for (c, id) in checkpoints {
+            match stores.locate_ref(self.repo, id)? {
+                Some(loc) => {
+                    let parts = loc.sessions(self.repo)?;
+                    if parts.is_empty() {
+                        self.notes.push(format!(
+                            "{} holds no session folder (named by {})",
+                            loc.store,
+                            c.id.short()
+                        ));
+                    }
+                    self.sessions(&loc, &parts, c.id, whose)?;
+                }
+                None => on_branch.push((c, id)),
+            }
+        }
+        if on_branch.is_empty() {
+            return Ok(());
+        }
+        let Some((branch, tip)) = stores.first_branch() else {
             self.notes.push(format!(
-                "{} commit(s) carry Entire-Checkpoint trailers but this repository has no {ENTIRE_BRANCH} branch: git fetch origin {ENTIRE_BRANCH}:{ENTIRE_BRANCH}",
-                checkpoints.len()
+                "{} commit(s) carry Entire-Checkpoint trailers for checkpoints in no ref of their own, and this repository has no {ENTIRE_BRANCH} branch: {}",
+                on_branch.len(),
+                entire::FETCH_HINT
             ));
             return Ok(());
         };
         // One branch answers: a remote-tracking copy of the same checkpoints adds nothing.
-        let tree = match self.repo.tree_of(*tip) {
+        let tree = match self.repo.tree_of(tip) {
             Ok(t) => t,
             Err(e) => {
                 self.notes.push(format!("{branch} cannot be read: {e}"));
                 return Ok(());
             }
         };
-        for (c, id) in &checkpoints {
+        for (c, id) in &on_branch {
             let dir = format!("{}/{}", &id[..2], &id[2..]);
             let mut parts = match self.repo.list_dir(tree, &dir) {
                 Ok(p) => p,
@@ -299,30 +300,53 @@ impl Collector<'_> {
                     )
                 });
             }
+            let loc = entire::Located {
+                store: branch.to_string(),
+                tree,
+                dir: format!("{dir}/"),
+            };
             parts.sort_by_key(|(n, _)| n.parse::<u32>().unwrap_or(u32::MAX));
-            for (n, _) in parts.into_iter().filter(|(_, d)| *d) {
-                let mut any = false;
-                for file in ["full.jsonl", "full.json", "transcript.jsonl"] {
-                    let path = format!("{dir}/{n}/{file}");
-                    let name = format!("{branch}:{path}");
-                    let before = self.notes.len();
-                    if let Some(bytes) = self.read(tree, &name, &path)? {
-                        let by = format!("Entire-Checkpoint trailer on {}{whose}", c.id.short());
-                        self.push(name, by, bytes, c.id);
-                        any = true;
-                        break;
-                    }
-                    if self.notes.len() > before {
-                        // Present but unreadable: already said; the other names would not help.
-                        any = true;
-                        break;
-                    }
+            let parts: Vec<String> = parts
+                .into_iter()
+                .filter(|(_, d)| *d)
+                .map(|(n, _)| n)
+                .collect();
+            self.sessions(&loc, &parts, c.id, whose)?;
+        }
+        Ok(())
+    }
+
+    /// The transcript of each session folder of a checkpoint.
+    fn sessions(
+        &mut self,
+        loc: &entire::Located,
+        parts: &[String],
+        commit: Oid,
+        whose: &str,
+    ) -> Result<()> {
+        for n in parts {
+            let mut any = false;
+            for file in entire::TRANSCRIPT_FILES {
+                let path = format!("{}{n}/{file}", loc.dir);
+                let name = loc.name(&format!("{n}/{file}"));
+                let before = self.notes.len();
+                if let Some(bytes) = self.read(loc.tree, &name, &path)? {
+                    let by = format!("Entire-Checkpoint trailer on {}{whose}", commit.short());
+                    self.push(name, by, bytes, commit);
+                    any = true;
+                    break;
                 }
-                if !any {
-                    self.notes.push(format!(
-                        "{branch}:{dir}/{n} holds no transcript file (full.jsonl)"
-                    ));
+                if self.notes.len() > before {
+                    // Present but unreadable: already said; the other names would not help.
+                    any = true;
+                    break;
                 }
+            }
+            if !any {
+                self.notes.push(format!(
+                    "{}{n} holds no transcript file (full.jsonl)",
+                    loc.name("")
+                ));
             }
         }
         Ok(())
@@ -468,6 +492,7 @@ fn logged_commit(bytes: &[u8], infos: &[CommitInfo]) -> Option<Oid> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::dialects::conformance_b::{FITCHECK_REF, build};
 
     #[test]
     fn trailers() {
@@ -476,5 +501,60 @@ mod tests {
         assert_eq!(trailer(m, "Sage-Turn"), ["4"]);
         assert_eq!(trailer(m, "Entire-Checkpoint"), ["2444cdc4a359"]);
         assert!(trailer(m, "Nope").is_empty());
+    }
+
+    /// Session discovery (transcript/discover.rs) finds the transcript in the per-checkpoint ref,
+    /// and says what to fetch for the dangling one.
+    #[test]
+    fn discovery_reads_per_checkpoint_refs() {
+        let b = build("entire/fitcheck-refs");
+        let infos: Vec<_> = b
+            .ids(&["before", "stats", "nav"])
+            .into_iter()
+            .map(|id| b.repo.commit_info(id).unwrap())
+            .collect();
+        let changed = vec![Vec::new(); infos.len()];
+        let (found, notes) = discover(&b.repo, &infos, &changed).unwrap();
+        assert_eq!(found.len(), 1, "{notes:?}");
+        assert_eq!(found[0].name, format!("{FITCHECK_REF}:0/full.jsonl"));
+        assert_eq!(
+            found[0].found_by,
+            format!("Entire-Checkpoint trailer on {}", b.short("stats"))
+        );
+        assert_eq!(found[0].commit, Some(b.id("stats")));
+        assert!(
+            String::from_utf8_lossy(&found[0].bytes).contains("blob 3d17e283"),
+            "the finalized transcript, from the ref's tip"
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("1 commit(s) carry Entire-Checkpoint trailers for checkpoints in no ref of their own, and this repository has no entire/checkpoints/v1 branch: git fetch origin 'refs/entire/checkpoints/*"), "{notes:?}");
+        // and on the branch store, as before
+        let b = build("entire/eagerminds-v1");
+        let infos = vec![b.repo.commit_info(b.id("scaffold")).unwrap()];
+        let (found, notes) = discover(&b.repo, &infos, &[Vec::new()]).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(
+            found[0].name,
+            "entire/checkpoints/v1:0b/907c12affb/0/full.jsonl"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&found[0].bytes).lines().count(),
+            3,
+            "the reduced full.jsonl"
+        );
+        // the same checkpoint also in a ref of its own: the ref answers
+        let sub = b.git(&["rev-parse", "entire/checkpoints/v1:0b/907c12affb"]);
+        let commit = b.git(&["commit-tree", &sub, "-m", "Checkpoint: 0b907c12affb"]);
+        b.git(&[
+            "update-ref",
+            "refs/entire/checkpoints/fb/0b907c12affb",
+            &commit,
+        ]);
+        let repo = Repo::discover(&b.path).unwrap();
+        let (found, _) = discover(&repo, &infos, &[Vec::new()]).unwrap();
+        assert_eq!(
+            found[0].name,
+            "refs/entire/checkpoints/fb/0b907c12affb:0/full.jsonl"
+        );
     }
 }

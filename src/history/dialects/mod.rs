@@ -3,10 +3,15 @@
 //! into the same plain claims. Readers never fail a run: what they cannot read they skip, and
 //! say why.
 
+pub(crate) mod agent_trace;
 pub(crate) mod agentblame;
 mod conformance;
+#[cfg(test)]
+pub(crate) mod conformance_b;
+pub(crate) mod entire;
 pub(crate) mod git_ai;
 mod noted;
+pub(crate) mod trailers;
 pub(crate) mod whogitit;
 
 use serde::Serialize;
@@ -21,20 +26,39 @@ use crate::git::Oid;
 pub(crate) enum Dialect {
     /// git-ai's authorship logs in `refs/notes/ai` ("Git AI Standard" v3).
     GitAi,
+    /// Entire's `Entire-Checkpoint:` trailers and checkpoint stores.
+    Entire,
     /// whogitit's per-line notes in `refs/notes/whogitit`.
     Whogitit,
     /// AgentBlame's notes in `refs/notes/agentblame`.
     #[serde(rename = "agentblame")]
     AgentBlame,
+    /// Agent Trace records (cursor/agent-trace), in notes or committed files.
+    AgentTrace,
+    /// The Linux kernel's `Assisted-by: AGENT:MODEL` trailer.
+    AssistedBy,
+    /// An agent's `Co-authored-by:` trailer or authorship.
+    CoAuthoredBy,
 }
 
 impl Dialect {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Dialect::GitAi => "git-ai",
+            Dialect::Entire => "entire",
             Dialect::Whogitit => "whogitit",
             Dialect::AgentBlame => "agentblame",
+            Dialect::AgentTrace => "agent-trace",
+            Dialect::AssistedBy => "assisted-by",
+            Dialect::CoAuthoredBy => "co-authored-by",
         }
+    }
+
+    #[cfg(test)]
+    /// Whether the dialect speaks of lines (strong evidence) or only of whole commits (a weak
+    /// signal: a trailer says an agent helped, not which lines it wrote).
+    pub(crate) fn line_level(self) -> bool {
+        !matches!(self, Dialect::AssistedBy | Dialect::CoAuthoredBy)
     }
 }
 
@@ -48,6 +72,8 @@ pub(crate) enum Author {
     AgentModified,
     /// A person wrote them.
     Human,
+    /// Both, without saying which line is whose (Agent Trace `mixed`).
+    Mixed,
     Unknown,
 }
 
@@ -70,6 +96,8 @@ impl Lines {
 pub(crate) enum Transcript {
     /// A URL (git-ai's `messages_url`, Agent Trace's conversation `url`).
     Url(String),
+    /// A blob in this repository: `REV:path` (Entire's checkpoint `full.jsonl`).
+    Blob(String),
 }
 
 /// One thing a dialect's record says about a commit.
@@ -136,15 +164,18 @@ impl Evidence {
         });
     }
 
-    /// The claims on `commit` about line `line` of `path` (or about the whole file).
+    /// The claims on `commit` about line `line` of `path` (or the whole file), and the
+    /// commit-level ones (trailers).
     #[cfg(test)]
     pub(crate) fn about(&self, commit: Oid, path: &str, line: u32) -> Vec<&Claim> {
         self.claims
             .iter()
             .filter(|c| c.commit == commit)
-            .filter(|c| {
-                c.path.as_deref() == Some(path)
-                    && (c.lines.is_empty() || c.lines.iter().any(|l| l.contains(line)))
+            .filter(|c| match c.path.as_deref() {
+                None => true,
+                Some(p) => {
+                    p == path && (c.lines.is_empty() || c.lines.iter().any(|l| l.contains(line)))
+                }
             })
             .collect()
     }
@@ -164,7 +195,14 @@ pub(crate) fn read_all(repo: &crate::git::Repo, commits: &[Oid]) -> crate::error
 type Reader = fn(&crate::git::Repo, &[Oid], &mut Evidence) -> crate::error::Result<()>;
 
 /// The readers, in the order their claims are listed.
-const READERS: &[Reader] = &[git_ai::read, whogitit::read, agentblame::read];
+const READERS: &[Reader] = &[
+    git_ai::read,
+    whogitit::read,
+    agentblame::read,
+    entire::read,
+    agent_trace::read,
+    trailers::read,
+];
 
 /// `1,2,19-222,300` (git-ai's and AgentBlame v3's ranges) as line ranges; `None` when any
 /// part is not a number or a range runs backwards.
