@@ -35,6 +35,7 @@ pub(crate) mod stats;
 pub(crate) mod term;
 pub(crate) mod timing;
 pub(crate) mod tool;
+pub(crate) mod trace;
 pub(crate) mod transcript;
 
 pub use error::{Error, ErrorKind, Result};

@@ -147,6 +147,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "hooks write origin notes",
     },
     Key {
+        key: "sage.agentTrace",
+        default: "false",
+        what: "blame-origin writes Agent Trace records: true (.agent-trace/git-sage.jsonl) or a file",
+    },
+    Key {
         key: "sage.recordMaxSize",
         default: "20",
         what: "largest session `git sage record` copies, in MB",
@@ -175,6 +180,9 @@ pub(crate) struct Settings {
     pub block: bool,
     pub strict: bool,
     pub notes: bool,
+    /// `sage.agentTrace`: off (`None`), the default file (`Some(None)`), or a file relative to
+    /// the working tree's top.
+    pub agent_trace: Option<Option<PathBuf>>,
     pub record_max_mb: u64,
     /// `auto`, `always` or `off`.
     pub guard: String,
@@ -205,6 +213,7 @@ impl Default for Settings {
             block: false,
             strict: false,
             notes: true,
+            agent_trace: None,
             record_max_mb: DEFAULT_RECORD_MAX_MB,
             guard: "auto".into(),
             guard_judge: None,
@@ -278,6 +287,11 @@ impl Settings {
         s.block = flag(get("sage.block")?, "sage.block", false)?;
         s.strict = flag(get("sage.strict")?, "sage.strict", false)?;
         s.notes = flag(get("sage.notes")?, "sage.notes", true)?;
+        s.agent_trace = get("sage.agentTrace")?.and_then(|v| match parse_bool(&v) {
+            Some(true) => Some(None),
+            Some(false) => None,
+            None => Some(Some(PathBuf::from(v.trim()))),
+        });
         if let Some(v) = get("sage.guard")? {
             let v = v.trim().to_ascii_lowercase();
             if !["auto", "always", "off"].contains(&v.as_str()) {

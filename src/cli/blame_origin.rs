@@ -74,6 +74,12 @@ pub(crate) struct BlameOriginArgs {
     #[arg(long, help_heading = "Output")]
     pub notes: bool,
 
+    /// Also write Agent Trace records of the writes that changed the file, the result under
+    /// metadata["dev.git-sage"] (docs/dialects.md#what-git-sage-writes) [default FILE:
+    /// sage.agentTrace, else .agent-trace/git-sage.jsonl]
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, help_heading = "Output")]
+    pub agent_trace: Option<Option<std::path::PathBuf>>,
+
     /// Exit 1 when an origin is localised, or when the defect was introduced in the range
     /// (a run with turns the judge could not score exits 3 instead)
     #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
@@ -100,6 +106,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     let judge = judge_options(settings, &args.judge)?;
     let allow_partial = super::util::allow_partial(settings, &args.judge);
     let levers = levers(settings, &args.levers)?;
+    let trace = trace_file(&repo, ctx, settings, args.agent_trace.as_ref())?;
     if args.all && targets.iter().any(|t| t.format == Format::Html) {
         return Err(Error::input("--all writes text, Markdown, JSON and SARIF")
             .hint("an HTML report holds one finding: pick it with --select"));
@@ -178,6 +185,15 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             crate::git::NOTES_REF
         );
     }
+    if scored.is_ok()
+        && let Some(path) = &trace
+    {
+        let n = crate::trace::write(&repo, &docs, path)?;
+        crate::say!(
+            "git-sage: wrote {n} Agent Trace record(s) to {}",
+            shown(path, &ctx.cwd)
+        );
+    }
     std::mem::forget(repo);
     scored?;
     let gate = docs.iter().any(|doc| match args.fail_on {
@@ -190,6 +206,27 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         None => false,
     });
     Ok(if gate { 1 } else { 0 })
+}
+
+/// Where `--agent-trace` (or `sage.agentTrace`) puts records, if anywhere: the flag's file
+/// relative to the working directory, the setting's relative to the working tree's top.
+fn trace_file(
+    repo: &crate::git::Repo,
+    ctx: &Context,
+    settings: &crate::settings::Settings,
+    flag: Option<&Option<std::path::PathBuf>>,
+) -> Result<Option<std::path::PathBuf>> {
+    let (path, base) = match (flag, &settings.agent_trace) {
+        (Some(p), _) => (p.clone(), ctx.cwd.clone()),
+        (None, Some(p)) => (p.clone(), repo.workdir().unwrap_or_else(|| ctx.cwd.clone())),
+        (None, None) => return Ok(None),
+    };
+    crate::trace::target(repo, &base, path.as_deref()).map(Some)
+}
+
+/// A path as the user would type it from the working directory.
+fn shown(path: &std::path::Path, cwd: &std::path::Path) -> String {
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
 }
 
 /// The finding files `--all` reads: the one `--finding` names, else every one the repository

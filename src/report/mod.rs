@@ -1,5 +1,6 @@
 //! Reports: the same results rendered as JSON (the contract) or text for people.
 
+pub(crate) mod agent_trace;
 pub(crate) mod chart;
 pub(crate) mod doc;
 pub(crate) mod html;

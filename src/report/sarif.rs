@@ -204,6 +204,8 @@ fn result(doc: &ReportDoc, rule_index: usize, severity: &str) -> Value {
             "missed_opportunities": doc.missed_opportunities,
         }
     });
+    // The same object Agent Trace records carry (blame-origin --agent-trace).
+    r["properties"][super::agent_trace::KEY] = super::agent_trace::metadata(doc, &[]);
     // The introducing write, where the defect entered: the file as that commit named it.
     if let Some(w) = &p.introducing_write {
         let path = p

@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["judge"],
     &["origin"],
     &["report"],
-    &["notes"],
+    &["notes", "trace"],
     &["guard"],
     &["scanners"],
     &["screen"],

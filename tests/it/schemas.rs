@@ -19,7 +19,7 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const BASE: &str = "file:///git-sage/docs/schema/";
 
 /// The documents git sage writes (and the manifest it reads), each with its schema file.
-const KINDS: [&str; 15] = [
+const KINDS: [&str; 16] = [
     "sage.report/1",
     "sage.reports/1",
     "sage.provenance/1",
@@ -34,6 +34,7 @@ const KINDS: [&str; 15] = [
     "sage.judge-batches/1",
     "sage.guard-log/1",
     "sage.manual-judge/1",
+    "sage.trace/1",
     "sage.manifest/1",
 ];
 
@@ -462,8 +463,14 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
         run.json()
     };
     let kind = |v: &Value| v["schema"].as_str().unwrap().to_string();
-    let report = json_of(&["blame-origin", "--format", "json"]);
+    let report = json_of(&["blame-origin", "--format", "json", "--agent-trace"]);
     seen.insert(kind(&report));
+    // The result in each Agent Trace record written.
+    let traces = std::fs::read_to_string(d.join(".agent-trace/git-sage.jsonl")).unwrap();
+    for line in traces.lines() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        seen.insert(check(&rec["metadata"]["dev.git-sage"]));
+    }
     seen.insert(kind(&json_of(&[
         "blame-origin",
         "--finding",

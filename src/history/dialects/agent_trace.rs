@@ -6,9 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::Value;
-#[cfg(test)]
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 use super::{Author, Claim, Dialect, Evidence, Lines, Transcript};
 use crate::error::Result;
@@ -227,6 +225,22 @@ fn parse(v: &Value) -> std::result::Result<Record, Unusable> {
     })
 }
 
+/// The name git sage writes in `tool.name`.
+const OWN_TOOL: &str = env!("CARGO_PKG_NAME");
+
+/// A record as claims may use it: git sage's own records (`blame-origin --agent-trace`) hold
+/// its conclusions, and reading them back as evidence would let a run confirm itself.
+fn usable(v: &Value) -> std::result::Result<Record, Unusable> {
+    let rec = parse(v)?;
+    if rec.tool.as_deref() == Some(OWN_TOOL) {
+        return Err(unusable(
+            "written by git sage: its own conclusions, not evidence",
+            "",
+        ));
+    }
+    Ok(rec)
+}
+
 /// Unusable records, counted per place and reason: one skipped entry each.
 #[derive(Default)]
 struct Tally(BTreeMap<(String, String), (usize, usize, String)>);
@@ -317,7 +331,7 @@ pub(crate) fn read(repo: &Repo, commits: &[Oid], ev: &mut Evidence) -> Result<()
         if let Some(note) = repo.foreign_note(NOTES_REF, commit)? {
             let at = format!("{NOTES_REF} on {}", commit.short());
             for (line, v) in values(&note, &at, &mut tally) {
-                match parse(&v) {
+                match usable(&v) {
                     Ok(rec) => {
                         let source = format!("Agent Trace record {} in {at}", rec.id);
                         claims(&rec, commit, &source, ev);
@@ -428,7 +442,7 @@ fn committed(
                     continue;
                 }
             };
-            let rec = match parse(&v) {
+            let rec = match usable(&v) {
                 Ok(r) => r,
                 Err(why) => {
                     tally.add(&at, i + 1, why);
@@ -469,17 +483,12 @@ fn committed(
 }
 
 // Writing ------------------------------------------------------------------------------------
-// The writer waits for `blame-origin --agent-trace` (issue 10, not wired yet): until then only
-// its schema test compiles it, so no unused code ships.
 
-#[cfg(test)]
 /// The Agent Trace version git sage writes.
 pub(crate) const WRITE_VERSION: &str = "0.1.0";
-#[cfg(test)]
 /// The `metadata` key git sage's own data goes under (reverse-domain notation, as the specification's section on metadata suggests).
 pub(crate) const METADATA_KEY: &str = "dev.git-sage";
 
-#[cfg(test)]
 /// What one record git sage writes says: these lines of this file, at this commit.
 #[derive(Debug, Clone)]
 pub(crate) struct Write<'a> {
@@ -502,7 +511,6 @@ pub(crate) struct Write<'a> {
     pub sage: Value,
 }
 
-#[cfg(test)]
 /// A conforming v0.1.0 Trace Record. Its `id` is a UUID derived from the rest of the record
 /// (SHA-256, version 8 and the RFC 9562 variant set): the same inputs give the same record.
 pub(crate) fn record(w: &Write) -> Value {
@@ -552,7 +560,6 @@ pub(crate) fn record(w: &Write) -> Value {
     Value::Object(rec)
 }
 
-#[cfg(test)]
 /// A UUID from the SHA-256 of `bytes`: version 8 (RFC 9562's custom layout), RFC variant.
 fn uuid_of(bytes: &[u8]) -> String {
     use sha2::Digest;
@@ -713,6 +720,13 @@ mod tests {
         // and git sage reads back what it writes
         let back = parse(&full).unwrap();
         assert_eq!(back.conversations[0].2.len(), 2);
+        // but never as evidence: they are its own conclusions
+        assert!(
+            usable(&full)
+                .unwrap_err()
+                .reason
+                .contains("written by git sage")
+        );
         assert_eq!(back.revision.as_deref(), Some(w.revision));
     }
 
