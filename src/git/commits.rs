@@ -251,6 +251,32 @@ impl Repo {
         Ok(kept)
     }
 
+    /// What git's changed-path filters say of each commit and `path`: `Some(false)` when the
+    /// commit surely left the path (and its directories) as its first parent had them,
+    /// `Some(true)` when it may have changed them, `None` when no filter covers the commit.
+    /// `None` overall when the repository has no graph with filters.
+    pub fn path_filters(&self, commits: &[Oid], path: &str) -> Option<Vec<Option<bool>>> {
+        let graph = self.commit_graph()?;
+        if !graph.has_filters() {
+            return None;
+        }
+        let keys = super::commit_graph::BloomKey::with_dirs(path);
+        Some(
+            commits
+                .iter()
+                .map(|c| {
+                    let pos = graph.find(c.0.as_bytes())?;
+                    graph.maybe_changed(pos, &keys)
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether the repository has a commit-graph at all (for the hint that suggests one).
+    pub fn has_commit_graph(&self) -> bool {
+        self.commit_graph().is_some()
+    }
+
     /// git's commit-graph, unless history is rewritten by grafts, replace refs or a
     /// shallow boundary (git ignores its graph then too).
     fn commit_graph(&self) -> Option<CommitGraph> {

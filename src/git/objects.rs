@@ -39,6 +39,23 @@ impl Repo {
         Ok(Some((kind, Rc::new(obj.data().to_vec()))))
     }
 
+    /// A blob's size without reading its content (a delta's header says it); `None` when the
+    /// repository does not have it.
+    pub fn blob_size(&self, id: Oid) -> Result<Option<usize>> {
+        let odb = self
+            .inner
+            .odb()
+            .map_err(|e| git_err("cannot open the object database", e))?;
+        match odb.read_header(id.0) {
+            Ok((size, _)) => Ok(Some(size)),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(git_err(
+                format_args!("cannot read object {}", id.short()),
+                e,
+            )),
+        }
+    }
+
     /// Reads a blob's content.
     pub fn read_blob(&self, id: Oid) -> Result<Rc<Vec<u8>>> {
         match self.read_raw(id)? {

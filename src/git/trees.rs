@@ -37,6 +37,61 @@ impl PathLookup {
     }
 }
 
+/// A file that differs between two trees; `None` on the side that has no file there.
+struct FileChange {
+    path: String,
+    old: Option<Oid>,
+    new: Option<Oid>,
+}
+
+/// The fewest non-blank lines a file needs to be taken for a copy of another.
+const MIN_COPY_LINES: usize = 3;
+
+/// Where a file that appears in a commit came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The path it had (a rename) or has besides (a copy) in the parent.
+    pub from: String,
+    /// Whether the parent's file is gone (a rename) or still there (a copy).
+    pub copy: bool,
+    /// Per cent of lines in common (100: the same content).
+    pub similarity: u8,
+}
+
+impl Origin {
+    fn renamed(from: &str, similarity: u8) -> Origin {
+        Origin {
+            from: from.to_string(),
+            copy: false,
+            similarity,
+        }
+    }
+
+    fn copied(from: &str, similarity: u8) -> Origin {
+        Origin {
+            from: from.to_string(),
+            copy: true,
+            similarity,
+        }
+    }
+}
+
+/// Per cent of the lines of the larger text that the two have in common, by a line diff.
+fn similarity(a: &[u8], b: &[u8]) -> u8 {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    let diff = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
+    let same: usize = diff
+        .ops()
+        .iter()
+        .filter_map(|op| match op {
+            similar::DiffOp::Equal { len, .. } => Some(*len),
+            _ => None,
+        })
+        .sum();
+    let lines = a.lines().count().max(b.lines().count()).max(1);
+    ((same * 100) / lines).min(100) as u8
+}
+
 /// Finds `name` in a raw tree object (`<mode> <name>\0<20-byte id>` entries).
 fn raw_tree_entry<'a>(mut data: &'a [u8], name: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
     while !data.is_empty() {
@@ -120,12 +175,15 @@ impl Repo {
         Ok(out)
     }
 
-    fn diff_into(
+    /// The files that differ between two trees: path, old blob, new blob (`None` where the
+    /// side has no file there), by comparing tree objects directly: unchanged subtrees cost
+    /// nothing.
+    fn diff_files(
         &self,
         old: Option<Oid>,
         new: Option<Oid>,
         prefix: &str,
-        out: &mut Vec<String>,
+        out: &mut Vec<FileChange>,
     ) -> Result<()> {
         if old == new {
             return Ok(());
@@ -142,12 +200,16 @@ impl Repo {
             }
             let path = format!("{prefix}{}", String::from_utf8_lossy(name));
             let dir = |e: Option<&(bool, Oid)>| e.filter(|e| e.0).map(|e| e.1);
-            let file = |e: Option<&(bool, Oid)>| e.is_some_and(|e| !e.0);
-            if file(x) || file(y) {
-                out.push(path.clone());
+            let file = |e: Option<&(bool, Oid)>| e.filter(|e| !e.0).map(|e| e.1);
+            if file(x).is_some() || file(y).is_some() {
+                out.push(FileChange {
+                    path: path.clone(),
+                    old: file(x),
+                    new: file(y),
+                });
             }
             if dir(x).is_some() || dir(y).is_some() {
-                self.diff_into(dir(x), dir(y), &format!("{path}/"), out)?;
+                self.diff_files(dir(x), dir(y), &format!("{path}/"), out)?;
             }
         }
         Ok(())
@@ -157,8 +219,117 @@ impl Repo {
     /// by comparing tree objects directly: unchanged subtrees cost nothing.
     pub fn changed_paths(&self, old_tree: Oid, new_tree: Oid) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        self.diff_into(Some(old_tree), Some(new_tree), "", &mut out)?;
-        Ok(out)
+        self.diff_files(Some(old_tree), Some(new_tree), "", &mut out)?;
+        Ok(out.into_iter().map(|c| c.path).collect())
+    }
+
+    /// Every file of a tree with its blob, through raw tree objects.
+    fn file_ids(&self, tree: Oid, prefix: &str, out: &mut Vec<(String, Oid)>) -> Result<()> {
+        for (name, (is_dir, id)) in self.raw_entries(Some(tree))? {
+            let path = format!("{prefix}{}", String::from_utf8_lossy(&name));
+            if is_dir {
+                self.file_ids(id, &format!("{path}/"), out)?;
+            } else {
+                out.push((path, id));
+            }
+        }
+        Ok(())
+    }
+
+    /// Where `path`, a file of `new_tree` that `old_tree` lacks, came from, as git's `-M`
+    /// and `-C` would say: a file the commit deleted with the same content (an exact rename),
+    /// else one that kept it (an exact copy), else the most similar deleted file, else the
+    /// most similar file the commit changed or one of the same name (at least half the lines
+    /// the same). Only the anchored path is looked for, so a commit that moves every file
+    /// costs one tree diff and, in the usual case, no blob read.
+    pub fn origin_of(&self, old_tree: Oid, new_tree: Oid, path: &str) -> Result<Option<Origin>> {
+        let Some(blob) = self.blob_at(&mut PathLookup::new(path), new_tree)? else {
+            return Ok(None);
+        };
+        let mut changes = Vec::new();
+        self.diff_files(Some(old_tree), Some(new_tree), "", &mut changes)?;
+        let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        let own = name(path);
+        // Same name first: of several files with the blob, the one that kept its name moved.
+        let by_name = |mut v: Vec<(String, Oid)>| {
+            v.sort_by_key(|(p, _)| (name(p) != own, p.clone()));
+            v
+        };
+        let deleted = by_name(
+            changes
+                .iter()
+                .filter(|c| c.new.is_none())
+                .filter_map(|c| c.old.map(|o| (c.path.clone(), o)))
+                .collect(),
+        );
+        if let Some((from, _)) = deleted.iter().find(|(_, o)| *o == blob) {
+            return Ok(Some(Origin::renamed(from, 100)));
+        }
+        // A file of a line or two (an empty `__init__.py`) has twins everywhere: no copy.
+        let text = self.read_blob(blob)?;
+        let lines = text
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty())
+            .count();
+        let mut old_files = Vec::new();
+        if lines >= MIN_COPY_LINES {
+            self.file_ids(old_tree, "", &mut old_files)?;
+        }
+        let old_files = by_name(old_files);
+        if let Some((from, _)) = old_files.iter().find(|(_, o)| *o == blob) {
+            return Ok(Some(Origin::copied(from, 100)));
+        }
+        if let Some((from, score)) = self.most_similar(&text, &deleted)? {
+            return Ok(Some(Origin::renamed(&from, score)));
+        }
+        // Copy sources, as `-C` takes them: files the commit changed, and files of the
+        // same name anywhere (what a copy-then-edit most often starts from).
+        let candidates: Vec<(String, Oid)> = old_files
+            .into_iter()
+            .filter(|(p, _)| {
+                name(p) == own
+                    || changes
+                        .iter()
+                        .any(|c| c.path == *p && c.old.is_some() && c.new.is_some())
+            })
+            .collect();
+        Ok(self
+            .most_similar(&text, &candidates)?
+            .map(|(from, score)| Origin::copied(&from, score)))
+    }
+
+    /// The candidate most like `text` (per cent of lines in common, at least 50), if any.
+    /// Candidates whose size is far from `text`'s cannot reach half and are not read.
+    fn most_similar(
+        &self,
+        text: &[u8],
+        candidates: &[(String, Oid)],
+    ) -> Result<Option<(String, u8)>> {
+        const MAX_READ: usize = 500;
+        let mut best: Option<(String, u8)> = None;
+        let mut read = 0;
+        for (p, id) in candidates {
+            if read == MAX_READ {
+                break;
+            }
+            let Some(size) = self.blob_size(*id)? else {
+                continue;
+            };
+            let (a, b) = (text.len().max(1), size.max(1));
+            if a > 2 * b || b > 2 * a {
+                continue;
+            }
+            read += 1;
+            let other = self.read_blob(*id)?;
+            let score = similarity(text, &other);
+            if score >= 50 && best.as_ref().is_none_or(|(_, s)| score > *s) {
+                best = Some((p.clone(), score));
+                if score == 100 {
+                    break;
+                }
+            }
+        }
+        Ok(best)
     }
 
     /// What a path names in a tree: its id and whether it is a blob; `None` when absent.
@@ -203,33 +374,6 @@ impl Repo {
             Some(e) => Ok(Some(self.read_blob(e.blob)?.to_vec())),
             None => Ok(None),
         }
-    }
-
-    /// If `path` in `new_tree` is a file renamed from another path of `old_tree`, that path.
-    pub fn renamed_from(&self, old_tree: Oid, new_tree: Oid, path: &str) -> Result<Option<String>> {
-        let err = |e| git_err("cannot compare trees for renames", e);
-        let old = self.inner.find_tree(old_tree.0).map_err(err)?;
-        let new = self.inner.find_tree(new_tree.0).map_err(err)?;
-        let mut opts = git2::DiffOptions::new();
-        opts.skip_binary_check(true);
-        let mut diff = self
-            .inner
-            .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
-            .map_err(err)?;
-        let mut find = git2::DiffFindOptions::new();
-        find.renames(true);
-        diff.find_similar(Some(&mut find)).map_err(err)?;
-        for delta in diff.deltas() {
-            if delta.status() == git2::Delta::Renamed
-                && delta.new_file().path() == Some(Path::new(path))
-            {
-                return Ok(delta
-                    .old_file()
-                    .path()
-                    .map(|p| p.to_string_lossy().replace('\\', "/")));
-            }
-        }
-        Ok(None)
     }
 
     /// The id of whatever a path names in a tree (file or directory).

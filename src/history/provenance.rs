@@ -223,6 +223,50 @@ fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> 
     })
 }
 
+/// The blob at `path` after each of the first `upto` commits of the range, `before` being the
+/// blob the base has there. A commit whose changed-path filter (git's commit-graph) says it
+/// left the path as its first parent had it, or whose tree is its parent's, keeps the blob
+/// before it: only the other commits' trees are read, so the cost follows the file's
+/// history, not the repository's.
+fn snapshots(
+    repo: &Repo,
+    range: &Range,
+    upto: usize,
+    path: &str,
+    before: Option<Oid>,
+) -> Result<Vec<Option<Oid>>> {
+    let commits = &range.commits[..upto];
+    let ids: Vec<Oid> = commits.iter().map(|c| c.id).collect();
+    let filters = repo.path_filters(&ids, path);
+    let mut prev_id = range.base;
+    let mut prev_tree = None;
+    let mut need = Vec::with_capacity(upto);
+    for (i, c) in commits.iter().enumerate() {
+        let follows = c.first_parent == Some(prev_id);
+        let untouched = filters.as_ref().is_some_and(|f| f[i] == Some(false));
+        let same_tree = prev_tree == Some(c.tree);
+        need.push(!(follows && (untouched || same_tree)));
+        prev_id = c.id;
+        prev_tree = Some(c.tree);
+    }
+    let wanted: Vec<Oid> = commits
+        .iter()
+        .zip(&need)
+        .filter(|(_, n)| **n)
+        .map(|(c, _)| c.tree)
+        .collect();
+    let mut found = blobs_at(repo, &wanted, path)?.into_iter();
+    let mut out = Vec::with_capacity(upto);
+    let mut last = before;
+    for n in need {
+        if n {
+            last = found.next().flatten();
+        }
+        out.push(last);
+    }
+    Ok(out)
+}
+
 /// Computes the provenance of `anchor` over `range`. When the code came in with a first-parent
 /// merge, the merged side is walked too (docs/method.md#writes-and-turns): its commits join the
 /// range before the merge, so the side's own commit — its author, its session — is the introducing
@@ -286,10 +330,10 @@ fn analyse_range(
 
     // Snapshots at the tip's path, then renames followed back from the tip.
     let t = stage("tree lookups");
-    let mut blobs = blobs_at(repo, &trees, &file)?;
-    let mut paths = vec![file.clone(); n];
     let mut base_path = file.clone();
     let mut base_blob = repo.blob_at(&mut PathLookup::new(&file), base_tree)?;
+    let mut blobs = snapshots(repo, range, n, &file, base_blob)?;
+    let mut paths = vec![file.clone(); n];
     for i in (0..n).rev() {
         let (prev_tree, prev_blob) = if i == 0 {
             (base_tree, base_blob)
@@ -299,18 +343,27 @@ fn analyse_range(
         if blobs[i].is_some()
             && prev_blob.is_none()
             && prev_tree != trees[i]
-            && let Some(old) = repo.renamed_from(prev_tree, trees[i], &paths[i])?
+            && let Some(origin) = repo.origin_of(prev_tree, trees[i], &paths[i])?
         {
-            notes.push(format!(
-                "{old} was renamed to {} by write {} ({})",
-                paths[i],
-                i + 1,
-                range.commits[i].id.short()
-            ));
-            let earlier = blobs_at(repo, &trees[..i], &old)?;
+            let old = origin.from;
+            let (new, at) = (
+                &paths[i],
+                format!("write {} ({})", i + 1, range.commits[i].id.short()),
+            );
+            let same = match origin.similarity {
+                100 => String::new(),
+                n => format!(", {n}% of its lines the same"),
+            };
+            notes.push(match origin.copy {
+                false => format!("{old} was renamed to {new} by {at}{same}"),
+                true => format!(
+                    "{new} was copied from {old} by {at}{same}: before it, {old}'s history is followed"
+                ),
+            });
+            base_blob = repo.blob_at(&mut PathLookup::new(&old), base_tree)?;
+            let earlier = snapshots(repo, range, i, &old, base_blob)?;
             blobs[..i].copy_from_slice(&earlier);
             paths[..i].fill(old.clone());
-            base_blob = repo.blob_at(&mut PathLookup::new(&old), base_tree)?;
             base_path = old;
         }
     }

@@ -221,10 +221,10 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
     for w in rows {
         let gap = w.write - prev_listed - 1;
         if gap > 0 && !list_all {
-            let s = if gap == 1 { "" } else { "s" };
             out.push_str(&format!(
-                "  {:>5}  ({gap} write{s} not touching the file)\n",
-                "…"
+                "  {:>5}  ({})\n",
+                "…",
+                gap_words(&p.writes[prev_listed..w.write - 1])
             ));
         }
         prev_listed = w.write;
@@ -235,13 +235,17 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
         } else {
             "other"
         };
-        let change = if !w.changed {
-            ""
-        } else if w.blob.is_none() {
-            "deleted"
-        } else {
-            "modified"
+        let before = match w.write {
+            1 => p
+                .baseline
+                .as_ref()
+                .map(|b| (b.blob.as_deref(), b.path.as_str())),
+            n => p
+                .writes
+                .get(n - 2)
+                .map(|x| (x.blob.as_deref(), x.path.as_deref().unwrap_or(""))),
         };
+        let change = change_word(w, before);
         let mark = if Some(w.write) == intro {
             "  ← introducing write"
         } else {
@@ -276,6 +280,32 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
         }
     }
     out
+}
+
+/// What a write did to the file, given the file before it (blob, path).
+fn change_word(w: &WriteJson, before: Option<(Option<&str>, &str)>) -> &'static str {
+    if !w.changed {
+        return "";
+    }
+    let (old_blob, old_path) = before.unwrap_or((None, ""));
+    match (old_blob, w.blob.as_deref()) {
+        (_, None) => "deleted",
+        (None, Some(_)) => "created",
+        (Some(a), Some(b)) if a == b && w.path.as_deref() != Some(old_path) => "renamed",
+        _ => "modified",
+    }
+}
+
+/// The row standing for writes a long range does not list: how many, and how many of those
+/// changed the file anyway.
+fn gap_words(skipped: &[WriteJson]) -> String {
+    let n = skipped.len();
+    let s = if n == 1 { "" } else { "s" };
+    match skipped.iter().filter(|w| w.changed).count() {
+        0 => format!("{n} write{s} not touching the file"),
+        c if c == n => format!("{n} write{s} not listed, each changing the file"),
+        c => format!("{n} write{s} not listed, {c} of them changing the file"),
+    }
 }
 
 /// Which writes (0-based) a text report lists: all of a short range; of a long one, the

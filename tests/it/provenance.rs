@@ -534,3 +534,128 @@ fn long_ranges_list_only_the_writes_that_matter() {
     assert!(text.contains("← introducing write"), "{text}");
     assert!(text.lines().count() < 20, "{text}");
 }
+
+#[test]
+fn changed_path_filters_change_nothing_but_the_cost() {
+    let r = Repo::new();
+    r.write("old/fetch.py", &fetcher(false));
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    for i in 0..70 {
+        r.write(&format!("noise/{}.txt", i % 7), &format!("{i}\n"));
+        if i == 20 {
+            r.write("old/fetch.py", &(fetcher(false) + "# touched\n"));
+        }
+        if i == 30 {
+            r.write("old/fetch.py", &fetcher(true));
+        }
+        if i == 40 {
+            std::fs::create_dir_all(r.path().join("media")).unwrap();
+            r.git(&["mv", "old/fetch.py", "media/fetcher.py"]);
+        }
+        r.commit(&format!("c{i}"));
+    }
+    let plain = prov(&r, &[]);
+    r.git(&["commit-graph", "write", "--reachable", "--changed-paths"]);
+    assert_eq!(prov(&r, &[]), plain, "with filters");
+    // Commits the graph does not know yet are read as before.
+    for i in 0..5 {
+        r.write("media/fetcher.py", &(fetcher(true) + &"#\n".repeat(i + 1)));
+        r.commit(&format!("after the graph {i}"));
+    }
+    let stale = prov(&r, &[]);
+    std::fs::remove_file(r.path().join(".git/objects/info/commit-graph")).unwrap();
+    assert_eq!(stale, prov(&r, &[]), "a graph older than the tip");
+    let p = &plain["provenance"];
+    assert_eq!(p["status"], "introduced");
+    assert_eq!(p["writes"][30]["changed"], true);
+}
+
+#[test]
+fn copies_are_followed_to_where_the_code_came_from() {
+    let r = Repo::new();
+    r.write("lib/fetcher.py", &fetcher(true));
+    r.write("lib/fetch_v1.py", &(fetcher(true) + "# v1\n"));
+    r.write("lib/__init__.py", "");
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    // The agent copies the module (the old one stays) and edits the copy a little.
+    std::fs::create_dir_all(r.path().join("media")).unwrap();
+    r.write(
+        "media/fetcher.py",
+        &(fetcher(true) + "\n\ndef size(url):\n    return len(download(url))\n"),
+    );
+    r.write("media/__init__.py", "");
+    // And copies the other one as it is, under a new name.
+    r.write("media/legacy.py", &(fetcher(true) + "# v1\n"));
+    let copy = r.commit("copy the fetchers");
+    let v = prov(&r, &[]);
+    let p = &v["provenance"];
+    assert_eq!(p["status"], "inherited", "{p:#}");
+    assert_eq!(p["baseline"]["path"], "lib/fetcher.py");
+    let notes = p["notes"].to_string();
+    assert!(
+        notes.contains("media/fetcher.py was copied from lib/fetcher.py"),
+        "{notes}"
+    );
+    assert!(notes.contains("% of its lines the same"), "{notes}");
+    assert!(notes.contains(&copy[..7]), "{notes}");
+    let f = r.finding(
+        "legacy.yaml",
+        &format!("id: l\ncwe: 918\nfile: media/legacy.py\nfragments:\n  - '{VULN}'\n"),
+    );
+    let v = r
+        .sage(&["provenance", "--finding", &f, "--format", "json"])
+        .ok()
+        .json();
+    let notes = v["provenance"]["notes"].to_string();
+    assert!(
+        notes.contains("media/legacy.py was copied from lib/fetch_v1.py by write 1"),
+        "{notes}"
+    );
+    assert!(!notes.contains("% of its lines"), "an exact copy: {notes}");
+    // An empty file has twins everywhere: it is nobody's copy.
+    let f = r.finding(
+        "init.yaml",
+        "id: init\ncwe: 918\nfile: media/__init__.py\npattern: '^$'\n",
+    );
+    let run = r.sage(&["provenance", "--finding", &f, "--format", "json"]);
+    assert!(!run.stdout.contains("copied from"), "{}", run.stdout);
+}
+
+#[test]
+fn a_move_of_every_file_costs_one_tree_diff_and_keeps_the_history() {
+    let r = Repo::new();
+    for i in 0..40 {
+        r.write(&format!("pkg/m{i}.py"), &format!("x = {i}\n"));
+    }
+    r.write("pkg/fetcher.py", &fetcher(false));
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("pkg/fetcher.py", &fetcher(true));
+    let w1 = r.commit("the check");
+    // Everything moves under src/, and the anchored file is edited in the same commit.
+    std::fs::create_dir_all(r.path().join("src")).unwrap();
+    r.git(&["mv", "pkg", "src/pkg"]);
+    r.write(
+        "src/pkg/fetcher.py",
+        &fetcher(true).replace("import urllib.request", "import urllib.request  # moved"),
+    );
+    r.commit("move everything into src/");
+    let f = r.finding(
+        "moved.yaml",
+        &format!("id: m\ncwe: 918\nfile: src/pkg/fetcher.py\nfragments:\n  - '{VULN}'\n"),
+    );
+    let v = r
+        .sage(&["provenance", "--finding", &f, "--format", "json"])
+        .ok()
+        .json();
+    let p = &v["provenance"];
+    assert_eq!(p["introducing_write"]["commit"], w1, "{p:#}");
+    assert_eq!(p["baseline"]["path"], "pkg/fetcher.py");
+    let notes = p["notes"].to_string();
+    assert!(
+        notes.contains("pkg/fetcher.py was renamed to src/pkg/fetcher.py by write 2"),
+        "{notes}"
+    );
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Benchmark of issue 11: git sage on two large real Python histories, against git itself in
+# the same run, with and without a commit-graph carrying changed-path filters, at 1k / 10k /
+# full first-parent depth.
+#
+#   ansible/ansible   ~46k first-parent commits; lib/ansible/module_utils/urls.py
+#   twisted/twisted   ~19k first-parent commits, one (ed075dad73) moving every file into src/;
+#                     src/twisted/web/client.py, whose code predates the move
+#
+# For each: provenance against `git log --first-parent -S` (`--follow -S` for twisted, whose
+# file moved), blame-origin with a named session against `git log -p -- FILE`; medians by
+# hyperfine, peak RSS by /usr/bin/time -v, and the ratios. Usage:
+#
+#   bench/large_history.sh [ANSIBLE_GIT_DIR TWISTED_GIT_DIR]
+#
+# Without arguments the histories are cloned (bare, ~600 MB in all) into bench/out/repos.
+# The answers are checked against git's before anything is timed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+runs=${RUNS:-5}
+need_hyperfine
+[ -x /usr/bin/time ] || { apt-get install -y -qq time >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq time; }; }
+
+cargo build --release --locked -q
+bin=$root/target/release/git-sage
+repos=$out/repos
+mkdir -p "$repos"
+
+# A bare copy without and one with a commit-graph (changed-path filters), sharing objects.
+prepare() { # name source
+  local name=$1 src=$2
+  if [ ! -d "$repos/$name.src" ]; then
+    case $src in
+      http*) git clone -q --bare "$src" "$repos/$name.src" ;;
+      *) git clone -q --bare --shared "$src" "$repos/$name.src" ;;
+    esac
+  fi
+  [ -d "$repos/$name.plain" ] || git clone -q --bare --shared "$repos/$name.src" "$repos/$name.plain"
+  rm -f "$repos/$name.plain/objects/info/commit-graph"
+  rm -rf "$repos/$name.plain/objects/info/commit-graphs"
+  if [ ! -d "$repos/$name.graph" ]; then
+    git clone -q --bare --shared "$repos/$name.src" "$repos/$name.graph"
+    git -C "$repos/$name.graph" commit-graph write --reachable --changed-paths
+  fi
+}
+
+prepare ansible "${1:-https://github.com/ansible/ansible}"
+prepare twisted "${2:-https://github.com/twisted/twisted}"
+
+# A small session naming the task, so blame-origin reads no history to find one.
+session=$out/large-session.yaml
+cat > "$session" <<'YAML'
+schema: sage.session/1
+task: harden the HTTP client against server-side request forgery
+turns:
+  - text: "Plan: restrict the URLs the client may fetch to https and public addresses."
+  - text: "Implemented; the tests pass."
+YAML
+
+report=$out/large_history.md
+: > "$report"
+row() { printf '%s\n' "$*" | tee -a "$report"; }
+row "| repo | depth | graph | provenance | git log -S | ratio | blame-origin | git log -p FILE | ratio | RSS ours / git (MB) |"
+row "|---|---|---|---|---|---|---|---|---|---|"
+
+median() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][int(sys.argv[2])]["median"])' "$@"; }
+rss() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk '/Maximum resident/ {print int($6/1024)}'; }
+
+case_for() { # name file fragment follow
+  local name=$1 file=$2 frag=$3 follow=$4
+  local anchor=$out/large-$name.yaml
+  printf 'id: large-%s\ncwe: 918\nfile: %s\nfragments:\n  - %s\n' "$name" "$file" "'$frag'" > "$anchor"
+  for kind in plain graph; do
+    local g=$repos/$name.$kind
+    local tip total
+    tip=$(git -C "$g" rev-parse HEAD)
+    total=$(git -C "$g" rev-list --first-parent --count HEAD)
+    for depth in 1000 10000 full; do
+      local base
+      if [ "$depth" = full ]; then
+        base=$(git -C "$g" rev-list --first-parent --max-parents=0 HEAD | tail -n1)
+        depth=$total
+      else
+        base=$(git -C "$g" rev-parse "HEAD~$depth")
+      fi
+      local pick="git -C $g log --first-parent --reverse --format=%H -S'$frag' $base..$tip -- $file"
+      [ "$follow" = yes ] && pick="git -C $g log --first-parent --follow --reverse --format=%H -S'$frag' $base..$tip -- $file"
+      # Same answer first: git's first commit adding the fragment is ours, or neither has one.
+      local ours theirs
+      ours=$("$bin" -C "$g" provenance --base "$base" "$tip" --finding "$anchor" --format json |
+        python3 -c 'import json,sys; w=json.load(sys.stdin)["provenance"]["introducing_write"]; print(w["commit"] if w else "")')
+      theirs=$(sh -c "$pick" | head -n1)
+      if [ -n "$ours" ] && [ "$ours" != "$theirs" ]; then
+        echo "MISMATCH on $name at depth $depth: git-sage $ours, git $theirs" >&2
+        exit 1
+      fi
+      hyperfine -N --warmup 1 --runs "$runs" --export-json "$out/large-prov.json" \
+        "$bin -C $g provenance --base $base $tip --finding $anchor --format json" \
+        "$pick" --output=null >/dev/null 2>&1
+      local p r
+      p=$(median "$out/large-prov.json" 0)
+      r=$(median "$out/large-prov.json" 1)
+      local blame="$bin -C $g blame-origin --base $base $tip --finding $anchor --session $session --format json -q --no-cache"
+      local logp="git -C $g log -p --first-parent $base..$tip -- $file"
+      hyperfine -N --warmup 1 --runs "$runs" --export-json "$out/large-blame.json" \
+        "$blame" "$logp" --output=null >/dev/null 2>&1
+      local b l
+      b=$(median "$out/large-blame.json" 0)
+      l=$(median "$out/large-blame.json" 1)
+      local mo mg
+      mo=$(rss $blame)
+      mg=$(rss $logp)
+      python3 - "$name" "$depth" "$kind" "$p" "$r" "$b" "$l" "$mo" "$mg" <<'PY' | tee -a "$report"
+import sys
+name, depth, kind, p, r, b, l, mo, mg = sys.argv[1:]
+p, r, b, l = map(float, (p, r, b, l))
+print(f"| {name} | {int(depth):,} | {'changed-path filters' if kind == 'graph' else 'none'} | "
+      f"{p*1000:.0f} ms | {r*1000:.0f} ms | {p/r:.2f} | {b*1000:.0f} ms | {l*1000:.0f} ms | {b/l:.2f} | {mo} / {mg} |")
+PY
+    done
+  done
+}
+
+case_for ansible lib/ansible/module_utils/urls.py 'class Request:' no
+case_for twisted src/twisted/web/client.py 'class Agent(_AgentBase):' yes
+echo "targets: provenance <= 0.5x git log -S without a graph, <= 0.2x with filters; blame-origin <= 2x git log -p FILE; RSS <= git's" | tee -a "$report"
