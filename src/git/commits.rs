@@ -277,6 +277,35 @@ impl Repo {
         self.commit_graph().is_some()
     }
 
+    /// Those of `commits` that `tip` does not reach (what `git rev-list COMMITS... ^TIP`
+    /// lists of them). One walk for all: asking each commit in turn walks the shared history
+    /// once per commit.
+    pub fn unreached(&self, tip: Oid, commits: &[Oid]) -> Result<std::collections::HashSet<Oid>> {
+        let mut out = std::collections::HashSet::new();
+        if commits.is_empty() {
+            return Ok(out);
+        }
+        let err = |e| {
+            git_err(
+                format_args!("cannot walk the history of {}", tip.short()),
+                e,
+            )
+        };
+        let mut walk = self.inner.revwalk().map_err(err)?;
+        walk.hide(tip.0).map_err(err)?;
+        for c in commits {
+            walk.push(c.0).map_err(err)?;
+        }
+        let wanted: std::collections::HashSet<Oid> = commits.iter().copied().collect();
+        for id in walk {
+            let id = Oid(id.map_err(err)?);
+            if wanted.contains(&id) {
+                out.insert(id);
+            }
+        }
+        Ok(out)
+    }
+
     /// git's commit-graph, unless history is rewritten by grafts, replace refs or a
     /// shallow boundary (git ignores its graph then too).
     fn commit_graph(&self) -> Option<CommitGraph> {
@@ -376,6 +405,20 @@ impl Repo {
             summary: text(c.summary_bytes().unwrap_or_default()),
             message: text(c.message_bytes()),
         })
+    }
+
+    /// A commit's metadata, or `None` when the repository does not have the commit: notes name
+    /// commits by id only, so a note can outlive the commit it is on (a rewritten commit, once
+    /// pruned) or lie beyond a shallow clone's depth.
+    pub fn commit_if_present(&self, id: Oid) -> Result<Option<CommitInfo>> {
+        match self.read_raw(id)? {
+            None => Ok(None),
+            Some((Kind::Commit, data)) => match parse_commit(id, &data) {
+                Some(info) => Ok(Some(info)),
+                None => self.commit_info(id).map(Some),
+            },
+            Some(_) => Ok(None),
+        }
     }
 
     /// The branch `HEAD` names (`agent/fix-ssrf`), or `None` when it is detached or unborn.

@@ -156,6 +156,8 @@ pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mappin
         None => Matcher::fragments(&prov.fragments, prov.kind, "anchor")?,
     };
     let mut writes = Vec::with_capacity(prov.writes.len());
+    // Where each commit's write lands once replay put its earlier edits before it.
+    let mut moved = Vec::with_capacity(prov.writes.len());
     for (i, mut w) in std::mem::take(&mut prov.writes).into_iter().enumerate() {
         if let Some(Some((turn, by))) = mapping.turns.get(i) {
             w.turn = Some(*turn);
@@ -201,15 +203,47 @@ pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mappin
             w.mapped_by = Some(MappedBy::Replay);
             w.edit = Some(subs.len());
         }
+        moved.push(writes.len());
         writes.push(w);
     }
     prov.writes = writes;
+    for d in &mut prov.decisions {
+        if let Some(&at) = moved.get(d.write - 1) {
+            d.write = at + 1;
+        }
+    }
+    session_agrees(prov);
     prov.notes.extend(mapping.notes.iter().cloned());
     decide(prov);
     if let Some(i) = prov.introducing {
         describe(repo, prov, &[i])?;
     }
     Ok(())
+}
+
+/// Where a write was judged by matching notes left on rewritten commits and the session's
+/// edits, compared by content too, tie the write to a turn, the decision says so: two
+/// independent matches of the same lines.
+fn session_agrees(prov: &mut Provenance) {
+    for d in &mut prov.decisions {
+        let carried = d.claims.iter().any(|&k| {
+            prov.evidence
+                .claims
+                .get(k)
+                .is_some_and(|c| c.matched.is_some())
+        });
+        let Some(w) = prov.writes.get(d.write - 1) else {
+            continue;
+        };
+        if let (true, Some(turn), Some(by @ (MappedBy::Replay | MappedBy::Fragment))) =
+            (carried, w.turn, w.mapped_by)
+        {
+            d.why.push_str(&format!(
+                "; the session's edits match too: turn {turn} made the write (mapped by {})",
+                by.as_str()
+            ));
+        }
+    }
 }
 
 /// Blob ids at `path` for the commits `range` of `trees`.
@@ -505,9 +539,11 @@ fn analyse_range(
 
 /// Reads what other attribution tools recorded about the writes that changed the anchored
 /// file, and lets their line-level claims about the anchored lines say whose each write is
-/// (docs/dialects.md#how-claims-are-used).
+/// (docs/dialects.md#how-claims-are-used). A write with no record of its own may take the
+/// claims of notes a squash or rebase left on the commits it replaced, matched by content
+/// (docs/dialects.md#squashes-and-rebases).
 fn weigh_evidence(repo: &Repo, prov: &mut Provenance) -> Result<()> {
-    use crate::history::dialects::{self, weigh};
+    use crate::history::dialects::{self, orphans, weigh};
     let commits: Vec<Oid> = prov
         .writes
         .iter()
@@ -517,35 +553,34 @@ fn weigh_evidence(repo: &Repo, prov: &mut Provenance) -> Result<()> {
     if commits.is_empty() {
         return Ok(());
     }
-    let ev = dialects::read_all(repo, &commits)?;
-    if ev.claims.is_empty() {
+    let mut ev = dialects::read_all(repo, &commits)?;
+    if ev.claims.is_empty() && ev.outside.is_empty() {
         prov.evidence = ev;
         return Ok(());
     }
-    let mut anchored = Vec::with_capacity(prov.writes.len());
-    for w in &prov.writes {
-        let has_claims = ev.claims.iter().any(|c| c.commit == w.commit);
-        anchored.push(match w.snapshot.blob {
-            Some(b) if w.changed && w.snapshot.present && has_claims => weigh::anchored_lines(
-                &String::from_utf8_lossy(&repo.read_blob(b)?),
-                &prov.fragments,
-                prov.pattern.as_deref(),
-            ),
-            _ => Vec::new(),
-        });
-    }
+    let texts = anchored_texts(repo, prov, &ev)?;
     let facts: Vec<weigh::WriteFacts> = prov
         .writes
         .iter()
-        .zip(anchored)
-        .map(|(w, anchored)| weigh::WriteFacts {
+        .zip(&texts)
+        .map(|(w, t)| weigh::WriteFacts {
             commit: w.commit,
             path: &w.snapshot.path,
-            anchored,
+            anchored: t.as_ref().map(|(_, a)| a.clone()).unwrap_or_default(),
             agent: w.agent,
             changed: w.changed,
         })
         .collect();
+    let unclaimed: Vec<orphans::Unclaimed> = facts
+        .iter()
+        .zip(&texts)
+        .filter(|(f, _)| f.changed && !weigh::has_own_claims(f, &ev))
+        .filter_map(|(f, t)| unclaimed(f, t.as_ref()?))
+        .collect();
+    if !unclaimed.is_empty() && !ev.outside.is_empty() {
+        let tip = prov.writes.last().map_or(commits[0], |w| w.commit);
+        orphans::match_rewritten(repo, tip, &unclaimed, &mut ev)?;
+    }
     let decisions = weigh::weigh(&facts, &ev);
     for d in &decisions {
         if let Some(a) = d.agent {
@@ -555,6 +590,53 @@ fn weigh_evidence(repo: &Repo, prov: &mut Provenance) -> Result<()> {
     prov.evidence = ev;
     prov.decisions = decisions;
     Ok(())
+}
+
+/// A write's version of the anchored file, and the lines of the anchored code in it.
+type AnchoredText = (String, Vec<u32>);
+
+/// For each write (not a merge) that changed the anchored file and holds the anchored code,
+/// when a claim may speak of it (one on its commit, or a note outside the range that a rewrite
+/// may have left): the file's text there and the lines of the anchored code in it.
+fn anchored_texts(
+    repo: &Repo,
+    prov: &Provenance,
+    ev: &crate::history::dialects::Evidence,
+) -> Result<Vec<Option<AnchoredText>>> {
+    use crate::history::dialects::weigh;
+    let mut out = Vec::with_capacity(prov.writes.len());
+    for w in &prov.writes {
+        let spoken_of = !ev.outside.is_empty() || ev.claims.iter().any(|c| c.commit == w.commit);
+        out.push(match w.snapshot.blob {
+            // Merges are not read for records (their lines come from the merged side).
+            Some(b) if w.changed && !w.merge && w.snapshot.present && spoken_of => {
+                let text = String::from_utf8_lossy(&repo.read_blob(b)?).into_owned();
+                let lines = weigh::anchored_lines(&text, &prov.fragments, prov.pattern.as_deref());
+                Some((text, lines))
+            }
+            _ => None,
+        });
+    }
+    Ok(out)
+}
+
+/// A write without a record of its own, with the text of its anchored lines, for matching.
+fn unclaimed<'a>(
+    f: &crate::history::dialects::weigh::WriteFacts<'a>,
+    (text, anchored): &AnchoredText,
+) -> Option<crate::history::dialects::orphans::Unclaimed<'a>> {
+    if anchored.is_empty() {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    Some(crate::history::dialects::orphans::Unclaimed {
+        commit: f.commit,
+        path: f.path,
+        anchored: anchored
+            .iter()
+            .filter_map(|&n| Some((n, lines.get((n as usize).checked_sub(1)?)?.to_string())))
+            .collect(),
+    })
 }
 
 /// Reads author and subject of the given writes (indexes) where not known yet.

@@ -1,7 +1,8 @@
 //! Other tools' records through the binary (docs/dialects.md): a git-ai note that says the
 //! anchored lines are the agent's makes a person's squash commit the agent's write, a whogitit
 //! note that says a person edited them makes an agent's commit not the agent's, and an
-//! unreadable note is skipped and said.
+//! unreadable note is skipped and said. Notes a squash left on the commits it replaced are
+//! matched to the squash by content: all the anchored lines decide, half of them do not.
 
 use crate::common::{AGENT, HUMAN, Repo};
 
@@ -124,4 +125,170 @@ fn a_person_editing_the_agents_lines_is_not_the_agents_write_and_bad_notes_are_s
     );
     // The prompt's text is never copied.
     assert!(!v.to_string().contains("[prompt]"));
+}
+
+/// The anchored lines the agent wrote, before and after the squash.
+const CHECKED: &str = "import urllib.request\n\n\ndef download(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return urllib.request.urlopen(url).read()\n";
+const DOCUMENTED: &str = "import urllib.request\n\n\ndef download(url):\n    \"\"\"Fetch over TLS only.\"\"\"\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return urllib.request.urlopen(url).read()\n";
+
+/// The agent's session: one edit that makes the squashed file.
+const SESSION: &str = r#"schema: sage.session/1
+task: fetch over TLS only
+turns:
+  - text: "Plan: check the scheme."
+  - text: Checking the scheme.
+    file_changes:
+      - path: media/fetcher.py
+        old: "def download(url):\n"
+        new: "def download(url):\n    \"\"\"Fetch over TLS only.\"\"\"\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n"
+"#;
+
+/// A git-ai note saying the agent wrote `lines` of media/fetcher.py.
+fn git_ai_note(lines: &str) -> String {
+    format!(
+        "media/fetcher.py\n  s_c9883b05a2487d::t_9f8e7d6c5b4a32 {lines}\n---\n{{\"schema_version\":\"authorship/3.0.0\",\"git_ai_version\":\"1.4.5\",\"base_commit_sha\":\"0000000000000000000000000000000000000000\",\"prompts\":{{}},\"sessions\":{{\"s_c9883b05a2487d\":{{\"agent_id\":{{\"tool\":\"claude\",\"id\":\"sess-squashed\",\"model\":\"claude-sonnet-4-5\"}}}}}}}}\n"
+    )
+}
+
+/// The agent's two commits on a branch, each with a git-ai note on the anchored lines, then
+/// squashed by a person into one commit holding `squashed`: the notes stay on the two commits,
+/// which the branch no longer has. The finding anchors two lines: the check and the raise.
+fn squashed(squashed: &str, second_note: &str) -> (Repo, String) {
+    let r = Repo::new();
+    r.write(
+        "media/fetcher.py",
+        "import urllib.request\n\n\ndef download(url):\n    return urllib.request.urlopen(url).read()\n",
+    );
+    let base = r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("media/fetcher.py", CHECKED);
+    let first = r.commit_as(AGENT, "check the scheme");
+    r.git(&[
+        "notes",
+        "--ref=ai",
+        "add",
+        "-m",
+        &git_ai_note("5-6"),
+        &first,
+    ]);
+    r.write("media/fetcher.py", DOCUMENTED);
+    let second = r.commit_as(AGENT, "document it");
+    r.git(&["notes", "--ref=ai", "add", "-m", second_note, &second]);
+    r.git(&["reset", "-q", "--soft", &base]);
+    r.write("media/fetcher.py", squashed);
+    r.git(&["add", "media/fetcher.py"]);
+    r.commit_as(HUMAN, "Squash: TLS only");
+    let f = r.finding(
+        "ssrf.yaml",
+        "id: ssrf\ncwe: 918\nfile: media/fetcher.py\nfragments:\n  - 'startswith(\"https://\")'\n  - 'raise ValueError('\n",
+    );
+    (r, f)
+}
+
+#[test]
+fn notes_left_behind_by_a_squash_make_the_squash_the_agents_write_by_content() {
+    let (r, f) = squashed(DOCUMENTED, &git_ai_note("6-7"));
+    let v = prov(&r, &f);
+    let p = &v["provenance"];
+    assert_eq!(p["status"], "introduced", "{v}");
+    let d = &p["evidence"]["decisions"][0];
+    assert_eq!(
+        (d["write"].as_u64(), d["agent"].as_bool()),
+        (Some(1), Some(true)),
+        "{d}"
+    );
+    let why = d["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("matched by content to notes left on rewritten commits, high confidence: the anchored lines are the agent's"),
+        "{why}"
+    );
+    let claims = p["evidence"]["claims"].as_array().unwrap();
+    assert_eq!(claims.len(), 1, "{claims:?}");
+    let c = &claims[0];
+    assert_eq!(
+        c["matched"],
+        serde_json::json!({"by": "content", "of": 2, "matched": 2, "confidence": "high"})
+    );
+    assert_eq!(c["session"], "sess-squashed");
+    assert_eq!(c["lines"], serde_json::json!([{"start": 6, "end": 7}]));
+    let source = c["source"].as_str().unwrap();
+    assert!(
+        source.contains("(not in the branch: rewritten by a squash or rebase?)"),
+        "{source}"
+    );
+    assert!(
+        source.ends_with("matched by content: 2 of 2 anchored lines"),
+        "{source}"
+    );
+    // The session, committed after, made the same lines: the decision says so.
+    r.write(".sage/sessions/fix.yaml", SESSION);
+    r.commit_as(HUMAN, "the agent's session");
+    let v = prov(&r, &f);
+    let d = &v["provenance"]["evidence"]["decisions"][0];
+    assert!(
+        d["why"]
+            .as_str()
+            .unwrap()
+            .ends_with("; the session's edits match too: turn 2 made the write (mapped by replay)"),
+        "{d}"
+    );
+    let p = &v["provenance"];
+    // The count of notes outside the range says the two were read for it.
+    let skipped = p["evidence"]["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 notes on commits outside the range; 2 notes on commits the branch no longer has (rewritten by a squash or rebase?)")),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn a_person_rewriting_the_lines_in_the_squash_keeps_it_theirs_and_a_bad_note_left_behind_is_skipped()
+ {
+    let rewritten = DOCUMENTED
+        .replace("if not url.startswith", "if not url.lower().startswith")
+        .replace("ValueError(url)", "ValueError(\"refusing \" + url)");
+    let (r, f) = squashed(&rewritten, "{not a git-ai note");
+    let v = prov(&r, &f);
+    let p = &v["provenance"];
+    assert_eq!(p["status"], "introduced_by_other", "{v}");
+    assert!(
+        p["evidence"]["decisions"]
+            .as_array()
+            .is_none_or(|d| d.is_empty()),
+        "{v}"
+    );
+    let skipped = p["evidence"]["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["at"]
+            .as_str()
+            .unwrap()
+            .contains("(not in the branch: rewritten by a squash or rebase?)")
+            && s["why"].as_str().unwrap().starts_with("not a git-ai note")),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn a_squash_that_kept_half_the_agents_lines_is_shown_but_does_not_decide() {
+    let half = DOCUMENTED.replace("ValueError(url)", "ValueError(\"refusing \" + url)");
+    let (r, f) = squashed(&half, &git_ai_note("6-7"));
+    let v = prov(&r, &f);
+    let p = &v["provenance"];
+    assert_eq!(p["status"], "introduced_by_other", "{v}");
+    let d = &p["evidence"]["decisions"][0];
+    assert_eq!(d["agent"], serde_json::Value::Null, "{d}");
+    assert!(
+        d["why"]
+            .as_str()
+            .unwrap()
+            .contains("medium confidence, too weak to decide"),
+        "{d}"
+    );
+    assert_eq!(
+        p["evidence"]["claims"][0]["matched"]["confidence"],
+        "medium"
+    );
 }

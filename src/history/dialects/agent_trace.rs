@@ -293,6 +293,7 @@ fn claims(rec: &Record, commit: Oid, source: &str, ev: &mut Evidence) {
                 trace: Some(rec.id.clone()),
                 content_hash: r.content_hash.clone(),
                 source: source.to_string(),
+                matched: None,
             });
         }
     }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::noted::{self, NOTE_CAP, Note};
+use super::noted::{self, NOTE_CAP, Note, NoteClaims, NoteReader};
 use super::{Author, Claim, Dialect, Evidence, Lines, parse_ranges};
 use crate::error::Result;
 use crate::git::{Oid, Repo};
@@ -25,54 +25,39 @@ pub(crate) const REF: &str = "refs/notes/agentblame";
 /// The one category the format has: the lines are the agent's.
 const AI_GENERATED: &str = "ai_generated";
 
+/// How AgentBlame's notes are read: its one ref.
+pub(super) const NOTES: NoteReader = NoteReader {
+    dialect: Dialect::AgentBlame,
+    refs: |_| Ok(vec![REF.to_string()]),
+    parse: read_note,
+};
+
 /// Reads the AgentBlame notes on `commits`.
 pub(crate) fn read(repo: &Repo, commits: &[Oid], ev: &mut Evidence) -> Result<()> {
-    let refs = [REF.to_string()];
-    noted::each_note(
-        repo,
-        commits,
-        Dialect::AgentBlame,
-        &refs,
-        NOTE_CAP,
-        ev,
-        read_note,
-    )
+    noted::each_note(repo, commits, &NOTES, NOTE_CAP, ev)
 }
 
-fn read_note(note: &Note, ev: &mut Evidence) {
-    match parse(&note.bytes) {
-        Ok(parsed) => {
-            if parsed.unreadable > 0 {
-                ev.skip(
-                    Dialect::AgentBlame,
-                    note.source(),
-                    format!(
-                        "{} record{} not read ({})",
-                        parsed.unreadable,
-                        if parsed.unreadable == 1 { "" } else { "s" },
-                        parsed.first_why
-                    ),
-                );
-            }
-            for r in parsed.ranges {
-                ev.claims.push(Claim {
-                    dialect: Dialect::AgentBlame,
-                    commit: note.commit,
-                    path: Some(r.path),
-                    lines: r.lines,
-                    author: Author::Agent,
-                    agent: r.agent,
-                    model: r.model,
-                    session: r.session,
-                    transcript: None,
-                    trace: None,
-                    content_hash: r.content_hash,
-                    source: note.source().to_string(),
-                });
-            }
-        }
-        Err(why) => ev.skip(Dialect::AgentBlame, note.source(), why),
-    }
+fn read_note(note: &Note) -> std::result::Result<NoteClaims, String> {
+    let parsed = parse(&note.bytes)?;
+    let partly = (parsed.unreadable > 0).then(|| {
+        format!(
+            "{} not read ({})",
+            noted::count(parsed.unreadable, "record"),
+            parsed.first_why
+        )
+    });
+    let claims = parsed
+        .ranges
+        .into_iter()
+        .map(|r| Claim {
+            agent: r.agent,
+            model: r.model,
+            session: r.session,
+            content_hash: r.content_hash,
+            ..note.claim(Dialect::AgentBlame, r.path, r.lines, Author::Agent)
+        })
+        .collect();
+    Ok(NoteClaims { claims, partly })
 }
 
 /// The agent's lines of one file, as one record gives them.

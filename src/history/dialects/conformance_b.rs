@@ -284,6 +284,7 @@ fn entire_per_checkpoint_ref_fitcheck() {
                 "Entire checkpoint {FITCHECK_ID} ({FITCHECK_REF}) on {}: agent 233 of 233 committed lines, a person added 0 and changed 0 (Entire: 97.9% agent)",
                 b.short("stats")
             ),
+            matched: None,
         }
     );
     // the dangling trailer (dangling in the real snapshot too), with what to fetch
@@ -350,6 +351,7 @@ fn entire_checkpoint_branch_eagerminds() {
                 "Entire checkpoint 0b907c12affb (entire/checkpoints/v1) on {}: agent 64 of 6877 committed lines, a person added 6813 and changed 0 (Entire: 0.9% agent)",
                 b.short("scaffold")
             ),
+            matched: None,
         }]
     );
     // the same commit's co-author line, read by the trailer reader
@@ -446,6 +448,7 @@ fn agent_trace_committed_records_fintrack() {
         trace: Some(id.into()),
         content_hash: Some(hash.into()),
         source: source(id),
+        matched: None,
     };
     assert_eq!(
         ev.claims,

@@ -308,6 +308,7 @@ fn checkpoint(
             trace: Some(id.to_string()),
             content_hash: None,
             source,
+            matched: None,
         });
     }
     Ok(())

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::noted::{self, NOTE_CAP, Note};
+use super::noted::{self, NOTE_CAP, Note, NoteClaims, NoteReader};
 use super::{Author, Claim, Dialect, Evidence, Lines, Transcript, parse_ranges};
 use crate::error::Result;
 use crate::git::{Oid, Repo};
@@ -26,60 +26,59 @@ const REMOTE_REFS: &str = "refs/notes/ai-remote/*";
 /// The major version of `authorship/<major>.<minor>.<patch>` this reader knows.
 const MAJOR: &str = "3";
 
-/// Reads the git-ai notes on `commits`: `refs/notes/ai` first, then `refs/notes/ai-remote/*`
-/// for commits the local ref has no note on (the claim's source names that ref).
+/// How git-ai's notes are read: `refs/notes/ai` first, then `refs/notes/ai-remote/*` for
+/// commits the local ref has no note on (the claim's source names that ref).
+pub(super) const NOTES: NoteReader = NoteReader {
+    dialect: Dialect::GitAi,
+    refs,
+    parse: read_note,
+};
+
+/// Reads the git-ai notes on `commits`.
 pub(crate) fn read(repo: &Repo, commits: &[Oid], ev: &mut Evidence) -> Result<()> {
     read_capped(repo, commits, ev, NOTE_CAP)
 }
 
 pub(super) fn read_capped(repo: &Repo, commits: &[Oid], ev: &mut Evidence, cap: u64) -> Result<()> {
+    noted::each_note(repo, commits, &NOTES, cap, ev)
+}
+
+fn refs(repo: &Repo) -> Result<Vec<String>> {
     let mut refs = vec![REF.to_string()];
     refs.extend(
         repo.refs_matching(REMOTE_REFS)?
             .into_iter()
             .map(|(name, _)| name),
     );
-    noted::each_note(repo, commits, Dialect::GitAi, &refs, cap, ev, read_note)
+    Ok(refs)
 }
 
-fn read_note(note: &Note, ev: &mut Evidence) {
-    match parse(&note.bytes) {
-        Ok(log) => {
-            if log.unreadable > 0 {
-                ev.skip(
-                    Dialect::GitAi,
-                    note.source(),
-                    format!(
-                        "{} attestation line{} not read (first: line {})",
-                        log.unreadable,
-                        if log.unreadable == 1 { "" } else { "s" },
-                        log.first_unreadable
-                    ),
-                );
-            }
-            for e in log.entries {
-                ev.claims.push(Claim {
-                    dialect: Dialect::GitAi,
-                    commit: note.commit,
-                    path: Some(e.path),
-                    lines: e.lines,
-                    author: e.author,
-                    agent: e.agent,
-                    model: e.model,
-                    session: e.session,
-                    transcript: e.transcript,
-                    trace: e.trace,
-                    content_hash: None,
-                    source: note.source().to_string(),
-                });
-            }
-        }
-        Err(why) => ev.skip(Dialect::GitAi, note.source(), why),
-    }
+fn read_note(note: &Note) -> std::result::Result<NoteClaims, String> {
+    let log = parse(&note.bytes)?;
+    let partly = (log.unreadable > 0).then(|| {
+        format!(
+            "{} not read (first: line {})",
+            noted::count(log.unreadable, "attestation line"),
+            log.first_unreadable
+        )
+    });
+    let claims = log
+        .entries
+        .into_iter()
+        .map(|e| Claim {
+            agent: e.agent,
+            model: e.model,
+            session: e.session,
+            transcript: e.transcript,
+            trace: e.trace,
+            ..note.claim(Dialect::GitAi, e.path, e.lines, e.author)
+        })
+        .collect();
+    Ok(NoteClaims { claims, partly })
 }
 
 /// One attestation entry, resolved against the metadata.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Entry {
     path: String,
     lines: Vec<Lines>,
@@ -275,11 +274,7 @@ fn resolve(
         path: path.to_string(),
         lines: lines.clone(),
         author,
-        agent: None,
-        model: None,
-        session: None,
-        transcript: None,
-        trace: None,
+        ..Entry::default()
     };
     let from = |record: Option<&Record>, trace: Option<String>| {
         let mut e = bare(Author::Agent);

@@ -11,6 +11,7 @@ pub(crate) mod conformance_b;
 pub(crate) mod entire;
 pub(crate) mod git_ai;
 mod noted;
+pub(crate) mod orphans;
 pub(crate) mod trailers;
 pub(crate) mod whogitit;
 
@@ -63,7 +64,7 @@ impl Dialect {
 }
 
 /// Who a record says wrote the lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Author {
     /// An agent wrote them.
@@ -74,6 +75,8 @@ pub(crate) enum Author {
     Human,
     /// Both, without saying which line is whose (Agent Trace `mixed`).
     Mixed,
+    /// The record cannot tell (whogitit's `Unknown`, Agent Trace `unknown`).
+    #[default]
     Unknown,
 }
 
@@ -133,6 +136,47 @@ pub(crate) struct Claim {
     pub content_hash: Option<String>,
     /// Where the claim was read, for the report: `git-ai note on 3f2a9c1`.
     pub source: String,
+    /// For a claim not recorded on its commit but found by matching (the note was left on a
+    /// commit a squash or rebase rewrote): how, and how well it matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<Matched>,
+}
+
+/// How a claim was carried over to a write from a record on another commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct Matched {
+    pub by: MatchedBy,
+    /// The anchored lines that could match (blank and punctuation-only lines do not count).
+    pub of: u32,
+    /// How many of them the record's lines hold.
+    pub matched: u32,
+    pub confidence: Confidence,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum MatchedBy {
+    /// Line texts compared, white space at either end ignored.
+    Content,
+}
+
+/// How far a match can be trusted (docs/dialects.md#squashes-and-rebases); only `High` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
 }
 
 fn hex<S: serde::Serializer>(id: &Oid, s: S) -> Result<S::Ok, S::Error> {
@@ -153,6 +197,10 @@ pub(crate) struct Skipped {
 pub(crate) struct Evidence {
     pub claims: Vec<Claim>,
     pub skipped: Vec<Skipped>,
+    /// The notes on commits outside the range, not read: kept so that those a squash or
+    /// rebase left behind can be read when a write has no record of its own ([`orphans`]).
+    #[serde(skip)]
+    pub outside: Vec<noted::Outside>,
 }
 
 impl Evidence {

@@ -1,10 +1,11 @@
 //! What the note-based readers share: walking another tool's notes refs for the commits of a
 //! range, preferring the first ref that has a note on a commit, never loading a note over the
-//! size cap, and counting the notes on commits outside the range into one skipped record.
+//! size cap, turning a dialect's parse into claims and skipped records, and counting the notes
+//! on commits outside the range into one skipped record (keeping them, for [`super::orphans`]).
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Dialect, Evidence};
+use super::{Author, Claim, Dialect, Evidence, Lines};
 use crate::error::Result;
 use crate::git::{NoteText, Oid, Repo};
 
@@ -12,6 +13,23 @@ use crate::git::{NoteText, Oid, Repo};
 /// is inlined (git-ai's old `messages`, whogitit's per-line content); past this, the note is
 /// skipped rather than read.
 pub(super) const NOTE_CAP: u64 = 8 << 20;
+
+/// A note-based dialect: where its notes are, and how one becomes claims.
+pub(super) struct NoteReader {
+    pub dialect: Dialect,
+    /// The refs to read, the dialect's own first: a commit's note is taken from the first ref
+    /// that has one.
+    pub refs: fn(&Repo) -> Result<Vec<String>>,
+    /// One note's claims; `Err` says why none of it could be read.
+    pub parse: fn(&Note) -> std::result::Result<NoteClaims, String>,
+}
+
+/// What a dialect read from one note.
+pub(super) struct NoteClaims {
+    pub claims: Vec<Claim>,
+    /// Why some of the note was not read (`3 attestation lines not read (first: line 4)`).
+    pub partly: Option<String>,
+}
 
 /// One note to parse: where it was read, and its bytes.
 pub(super) struct Note {
@@ -26,88 +44,185 @@ impl Note {
     pub(super) fn source(&self) -> &str {
         &self.source
     }
+
+    /// A claim of this note about `lines` of `path`, with nothing else known yet: the dialect
+    /// fills in what its record names.
+    pub(super) fn claim(
+        &self,
+        dialect: Dialect,
+        path: String,
+        lines: Vec<Lines>,
+        author: Author,
+    ) -> Claim {
+        Claim {
+            dialect,
+            commit: self.commit,
+            path: Some(path),
+            lines,
+            author,
+            agent: None,
+            model: None,
+            session: None,
+            transcript: None,
+            trace: None,
+            content_hash: None,
+            source: self.source.clone(),
+            matched: None,
+        }
+    }
 }
 
-/// Calls `read` for the note on each commit of `commits` (in that order, each commit once),
-/// taking it from the first of `refs` that has one. Notes over `cap` bytes, or whose blob is
+/// A note found in a notes ref, not read yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoteAt {
+    pub commit: Oid,
+    pub blob: Oid,
+    pub notes_ref: String,
+    /// Whether `notes_ref` is the dialect's own (the first), which sources do not name.
+    pub own: bool,
+}
+
+/// A dialect's notes on commits outside the range, and the skipped record that counts them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Outside {
+    pub dialect: Dialect,
+    /// Index of the counting record in the evidence's `skipped`.
+    pub record: usize,
+    pub notes: Vec<NoteAt>,
+}
+
+/// `git-ai note on 3f2a9c1`, `whogitit note on 3f2a9c1 (refs/notes/ai-blame)`.
+pub(super) fn source(dialect: Dialect, at: &NoteAt) -> String {
+    let mut s = format!("{} note on {}", dialect.name(), at.commit.short());
+    if !at.own {
+        s.push_str(&format!(" ({})", at.notes_ref));
+    }
+    s
+}
+
+/// Reads the note on each commit of `commits` (in that order, each commit once), taking it
+/// from the first of the reader's refs that has one. Notes over `cap` bytes, or whose blob is
 /// missing, are skipped with the reason; notes on commits outside `commits` are counted into
-/// one skipped record. Only a git error is an `Err`.
+/// one skipped record and kept in `ev.outside`. Only a git error is an `Err`.
 pub(super) fn each_note(
     repo: &Repo,
     commits: &[Oid],
-    dialect: Dialect,
-    refs: &[String],
+    reader: &NoteReader,
     cap: u64,
     ev: &mut Evidence,
-    mut read: impl FnMut(&Note, &mut Evidence),
 ) -> Result<()> {
-    let wanted: HashSet<Oid> = commits.iter().copied().collect();
-    let mut found: HashMap<Oid, (usize, Oid)> = HashMap::new();
-    let mut outside: HashSet<Oid> = HashSet::new();
-    let mut outside_refs: Vec<&str> = Vec::new();
-    for (i, notes_ref) in refs.iter().enumerate() {
-        let mut here = false;
-        for (commit, blob) in repo.foreign_notes(notes_ref)? {
-            if wanted.contains(&commit) {
-                found.entry(commit).or_insert((i, blob));
-            } else if outside.insert(commit) {
-                here = true;
-            }
-        }
-        if here {
-            outside_refs.push(notes_ref);
-        }
-    }
+    let refs = (reader.refs)(repo)?;
+    let (found, outside) = list(repo, commits, &refs)?;
     let mut done: HashSet<Oid> = HashSet::new();
-    for &commit in commits {
-        let Some(&(i, blob)) = found.get(&commit) else {
-            continue;
-        };
-        if !done.insert(commit) {
-            continue;
-        }
-        let notes_ref = refs[i].as_str();
-        let mut source = format!("{} note on {}", dialect.name(), commit.short());
-        if i > 0 {
-            source.push_str(&format!(" ({notes_ref})"));
-        }
-        match repo.foreign_note_text(blob, cap)? {
-            NoteText::Bytes(bytes) => read(
-                &Note {
-                    commit,
-                    bytes,
-                    source,
-                },
-                ev,
-            ),
-            NoteText::TooLarge(size) => ev.skip(
-                dialect,
-                source,
-                format!(
-                    "the note is {}, over the {} a note may take; not read",
-                    bytes(size),
-                    bytes(cap)
-                ),
-            ),
-            NoteText::Missing => ev.skip(
-                dialect,
-                source,
-                format!("{notes_ref} names a note blob the repository does not have"),
-            ),
+    for commit in commits {
+        if let Some(at) = found.get(commit)
+            && done.insert(*commit)
+        {
+            read_one(repo, reader, at, source(reader.dialect, at), cap, ev)?;
         }
     }
     if !outside.is_empty() {
         let n = outside.len();
+        let mut at: Vec<&str> = Vec::new();
+        for note in &outside {
+            if !at.contains(&note.notes_ref.as_str()) {
+                at.push(&note.notes_ref);
+            }
+        }
         ev.skip(
-            dialect,
-            outside_refs.join(", "),
-            format!(
-                "{n} note{} on commits outside the range",
-                if n == 1 { "" } else { "s" }
-            ),
+            reader.dialect,
+            at.join(", "),
+            format!("{} on commits outside the range", count(n, "note")),
         );
+        ev.outside.push(Outside {
+            dialect: reader.dialect,
+            record: ev.skipped.len() - 1,
+            notes: outside,
+        });
     }
     Ok(())
+}
+
+/// The notes of `refs` on `commits`, by commit, and those on other commits; for each commit
+/// the first ref with a note on it wins.
+fn list(
+    repo: &Repo,
+    commits: &[Oid],
+    refs: &[String],
+) -> Result<(HashMap<Oid, NoteAt>, Vec<NoteAt>)> {
+    let wanted: HashSet<Oid> = commits.iter().copied().collect();
+    let mut found: HashMap<Oid, NoteAt> = HashMap::new();
+    let mut outside = Vec::new();
+    let mut seen_outside: HashSet<Oid> = HashSet::new();
+    for (i, notes_ref) in refs.iter().enumerate() {
+        for (commit, blob) in repo.foreign_notes(notes_ref)? {
+            let at = NoteAt {
+                commit,
+                blob,
+                notes_ref: notes_ref.clone(),
+                own: i == 0,
+            };
+            if wanted.contains(&commit) {
+                found.entry(commit).or_insert(at);
+            } else if seen_outside.insert(commit) {
+                outside.push(at);
+            }
+        }
+    }
+    Ok((found, outside))
+}
+
+/// Reads one note into `ev`: its claims, or why it (or part of it) could not be read.
+pub(super) fn read_one(
+    repo: &Repo,
+    reader: &NoteReader,
+    at: &NoteAt,
+    source: String,
+    cap: u64,
+    ev: &mut Evidence,
+) -> Result<()> {
+    let dialect = reader.dialect;
+    match repo.foreign_note_text(at.blob, cap)? {
+        NoteText::Bytes(bytes) => {
+            let note = Note {
+                commit: at.commit,
+                bytes,
+                source,
+            };
+            match (reader.parse)(&note) {
+                Ok(parsed) => {
+                    if let Some(why) = parsed.partly {
+                        ev.skip(dialect, note.source(), why);
+                    }
+                    ev.claims.extend(parsed.claims);
+                }
+                Err(why) => ev.skip(dialect, note.source(), why),
+            }
+        }
+        NoteText::TooLarge(size) => ev.skip(
+            dialect,
+            source,
+            format!(
+                "the note is {}, over the {} a note may take; not read",
+                bytes(size),
+                bytes(cap)
+            ),
+        ),
+        NoteText::Missing => ev.skip(
+            dialect,
+            source,
+            format!(
+                "{} names a note blob the repository does not have",
+                at.notes_ref
+            ),
+        ),
+    }
+    Ok(())
+}
+
+/// `1 note`, `3 attestation lines`: a count with its noun.
+pub(super) fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// `3.2 MB`, `812 bytes`: a size for a skipped record.
@@ -135,7 +250,6 @@ pub(super) fn normalise(mut lines: Vec<super::Lines>) -> Vec<super::Lines> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Lines;
     use super::*;
 
     #[test]
@@ -153,8 +267,10 @@ mod tests {
     }
 
     #[test]
-    fn sizes_read_plainly() {
+    fn sizes_and_counts_read_plainly() {
         assert_eq!(bytes(812), "812 bytes");
         assert_eq!(bytes(8 << 20), "8.0 MiB");
+        assert_eq!(count(1, "note"), "1 note");
+        assert_eq!(count(3, "attestation line"), "3 attestation lines");
     }
 }

@@ -139,6 +139,7 @@ fn claim(dialect: Dialect, commit: Oid, author: Author, named: Named, source: St
         trace: None,
         content_hash: None,
         source,
+        matched: None,
     }
 }
 

@@ -1,10 +1,14 @@
 //! What the dialects' claims change about who made each write (docs/dialects.md#how-claims-are-used):
 //! a pure rule over plain data. Line-level claims about the anchored lines decide; a commit's
-//! trailers never do (they say an agent helped, not which lines it wrote).
+//! trailers never do (they say an agent helped, not which lines it wrote). A claim carried over
+//! from a note a squash or rebase left behind, by matching line texts, decides only when the
+//! write has no record of its own and the match is of high confidence.
+
+use std::collections::HashSet;
 
 use serde::Serialize;
 
-use super::{Author, Claim, Evidence};
+use super::{Author, Claim, Confidence, Evidence};
 use crate::git::Oid;
 
 /// A write as the rule sees it: its commit, the anchored file's path there, the lines of the
@@ -100,40 +104,128 @@ fn verdict(claims: &[(usize, &Claim)]) -> (Option<bool>, String) {
     }
 }
 
+/// The claims on a write's commit about its anchored lines (or the whole file), with their
+/// indexes in the evidence.
+fn about<'e>(w: &WriteFacts, ev: &'e Evidence) -> Vec<(usize, &'e Claim)> {
+    ev.claims
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.commit == w.commit)
+        .filter(|(_, c)| c.path.as_deref() == Some(w.path))
+        .filter(|(_, c)| {
+            c.lines.is_empty()
+                || w.anchored
+                    .iter()
+                    .any(|&l| c.lines.iter().any(|r| r.contains(l)))
+        })
+        .collect()
+}
+
+/// Whether a record on the write's own commit speaks of its anchored lines: then no claim
+/// needs to be carried over from elsewhere.
+pub(crate) fn has_own_claims(w: &WriteFacts, ev: &Evidence) -> bool {
+    about(w, ev).iter().any(|(_, c)| c.matched.is_none())
+}
+
 /// The rule: for each write that changed the anchored file and holds the anchored code, the
-/// line-level claims about those lines at that commit decide whose the write is.
+/// line-level claims about those lines at that commit decide whose the write is. Records on
+/// the commit itself come first; claims matched by content count only without them, and only
+/// those of high confidence.
 pub(crate) fn weigh(writes: &[WriteFacts], ev: &Evidence) -> Vec<Decision> {
     let mut out = Vec::new();
     for (i, w) in writes.iter().enumerate() {
         if !w.changed || w.anchored.is_empty() {
             continue;
         }
-        let about: Vec<(usize, &Claim)> = ev
-            .claims
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.commit == w.commit)
-            .filter(|(_, c)| c.path.as_deref() == Some(w.path))
-            .filter(|(_, c)| {
-                c.lines.is_empty()
-                    || w.anchored
-                        .iter()
-                        .any(|&l| c.lines.iter().any(|r| r.contains(l)))
-            })
-            .collect();
+        let about = about(w, ev);
         if about.is_empty() {
             continue;
         }
-        let (agent, why) = verdict(&about);
+        let (own, carried): (Vec<_>, Vec<_>) =
+            about.into_iter().partition(|(_, c)| c.matched.is_none());
+        let (agent, why, used) = if own.is_empty() {
+            weigh_carried(carried)
+        } else {
+            let (agent, why) = verdict(&own);
+            (agent, why, own)
+        };
         out.push(Decision {
             write: i + 1,
             agent,
             changed: agent.is_some_and(|a| a != w.agent),
             why,
-            claims: about.iter().map(|(k, _)| *k).collect(),
+            claims: used.iter().map(|(k, _)| *k).collect(),
         });
     }
     out
+}
+
+/// The verdict of claims matched by content: the high-confidence ones decide as records on
+/// the commit would; weaker ones are only shown.
+fn weigh_carried(carried: Vec<(usize, &Claim)>) -> (Option<bool>, String, Vec<(usize, &Claim)>) {
+    let confidence = |c: &Claim| c.matched.map(|m| m.confidence);
+    let (strong, weak): (Vec<_>, Vec<_>) = carried
+        .into_iter()
+        .partition(|(_, c)| confidence(c) == Some(Confidence::High));
+    if strong.is_empty() {
+        let best = weak
+            .iter()
+            .filter_map(|(_, c)| confidence(c))
+            .max()
+            .unwrap_or(Confidence::Low);
+        let sources: Vec<&str> = weak.iter().map(|(_, c)| c.source.as_str()).collect();
+        let why = format!(
+            "only a match by content with notes left on rewritten commits, {} confidence, too weak to decide ({})",
+            best.name(),
+            sources.join("; ")
+        );
+        return (None, why, weak);
+    }
+    let (agent, why) = verdict(&strong);
+    let why =
+        format!("matched by content to notes left on rewritten commits, high confidence: {why}");
+    (agent, why, strong)
+}
+
+/// A line too plain to tell one author's from another's: under four characters once white
+/// space is dropped (`end`, `fi`, blank), or without a letter or digit (`});`, `*/ }`). Such
+/// lines stand in every file, so their matching says nothing.
+pub(crate) fn is_trivial(line: &str) -> bool {
+    let mut seen = 0;
+    let mut word = false;
+    for ch in line.chars().filter(|c| !c.is_whitespace()) {
+        seen += 1;
+        word |= ch.is_alphanumeric();
+    }
+    seen < 4 || !word
+}
+
+/// The anchored lines (number, text) that are not trivial and stand, white space at either
+/// end aside, among the lines a record claims.
+pub(crate) fn content_hits(anchored: &[(u32, &str)], claimed: &[&str]) -> Vec<u32> {
+    let claimed: HashSet<&str> = claimed.iter().map(|l| l.trim()).collect();
+    anchored
+        .iter()
+        .filter(|(_, text)| !is_trivial(text) && claimed.contains(text.trim()))
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+/// How many anchored lines could match at all: the ones that are not trivial.
+pub(crate) fn matchable(anchored: &[(u32, &str)]) -> u32 {
+    anchored.iter().filter(|(_, t)| !is_trivial(t)).count() as u32
+}
+
+/// How far `matched` of `of` matchable anchored lines can be trusted: high at 90% or more
+/// and at least two lines (one line matches too easily by chance), medium at half or more.
+pub(crate) fn confidence(matched: u32, of: u32) -> Confidence {
+    if of > 0 && matched * 10 >= of * 9 && matched >= 2 {
+        Confidence::High
+    } else if of > 0 && matched * 2 >= of {
+        Confidence::Medium
+    } else {
+        Confidence::Low
+    }
 }
 
 /// The lines of `text` that hold the anchored code: each line where a fragment's first
@@ -199,6 +291,7 @@ mod tests {
             trace: trace.then(|| "t_1".into()),
             content_hash: None,
             source: format!("{} note", dialect.name()),
+            matched: None,
         }
     }
 
@@ -263,6 +356,114 @@ mod tests {
         let d = weigh(&[write(a, vec![2], false)], &ev);
         assert_eq!(d[0].agent, None);
         assert!(d[0].why.contains("conflict"), "{}", d[0].why);
+    }
+
+    /// A claim carried over from a rewritten commit's note, matched `matched` of `of`.
+    fn carried(commit: Oid, author: Author, matched: u32, of: u32) -> Claim {
+        let mut c = claim(Dialect::GitAi, commit, author, (10, 14), true);
+        c.source = format!(
+            "git-ai note on 0a0a0a0 (not in the branch: rewritten by a squash or rebase?), matched by content: {matched} of {of} anchored lines"
+        );
+        c.matched = Some(super::super::Matched {
+            by: super::super::MatchedBy::Content,
+            of,
+            matched,
+            confidence: confidence(matched, of),
+        });
+        c
+    }
+
+    #[test]
+    fn plain_lines_never_match_and_confidence_needs_most_lines_and_two() {
+        for plain in [
+            "", "   ", "}", "});", "*/ }", "end", "fi", "x = 1", "-- ----", "]]]]",
+        ] {
+            assert!(is_trivial(plain), "{plain:?}");
+        }
+        for code in ["return x", "raise ValueError(url)", "if x {"] {
+            assert!(!is_trivial(code), "{code:?}");
+        }
+        let anchored = [
+            (5, "    if not url.startswith(\"https://\"):"),
+            (6, "        raise ValueError(url)"),
+            (7, "    }"),
+            (8, "    return get(url)"),
+        ];
+        let claimed = [
+            "if not url.startswith(\"https://\"):",
+            "\traise ValueError(url)  ",
+            "}",
+            "return get(url) # no",
+        ];
+        // White space at either end is not a difference; a closing brace is no evidence.
+        assert_eq!(content_hits(&anchored, &claimed), [5, 6]);
+        assert_eq!(matchable(&anchored), 3);
+        let c = |m, of| confidence(m, of);
+        assert_eq!(
+            [
+                c(2, 2),
+                c(9, 10),
+                c(5, 5),
+                c(1, 1),
+                c(8, 10),
+                c(1, 2),
+                c(4, 10),
+                c(0, 3),
+                c(0, 0)
+            ],
+            [
+                Confidence::High,
+                Confidence::High,
+                Confidence::High,
+                // One line matches too easily by chance, however alone it stands.
+                Confidence::Medium,
+                Confidence::Medium,
+                Confidence::Medium,
+                Confidence::Low,
+                Confidence::Low,
+                Confidence::Low,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_content_match_decides_only_when_strong_and_only_without_a_record_of_the_write() {
+        let (a, b) = (oid(4), oid(5));
+        let mut ev = Evidence::default();
+        // A person's squash whose anchored lines match a rewritten commit's agent lines.
+        ev.claims.push(carried(a, Author::Agent, 5, 5));
+        let w = write(a, vec![12], false);
+        assert!(!has_own_claims(&w, &ev));
+        let d = weigh(std::slice::from_ref(&w), &ev);
+        assert_eq!((d[0].agent, d[0].changed), (Some(true), true));
+        assert!(d[0].why.starts_with("matched by content"), "{}", d[0].why);
+        assert!(d[0].why.contains("high confidence"), "{}", d[0].why);
+        // Half the lines: shown, never deciding.
+        ev.claims[0] = carried(a, Author::Agent, 1, 2);
+        let d = weigh(std::slice::from_ref(&w), &ev);
+        assert_eq!((d[0].agent, d[0].changed), (None, false));
+        assert!(
+            d[0].why.contains("medium confidence, too weak to decide"),
+            "{}",
+            d[0].why
+        );
+        // A record on the write itself outranks any match: here it says a person.
+        ev.claims[0] = carried(a, Author::Agent, 5, 5);
+        ev.claims
+            .push(claim(Dialect::Whogitit, a, Author::Human, (12, 12), false));
+        assert!(has_own_claims(&w, &ev));
+        let d = weigh(std::slice::from_ref(&w), &ev);
+        assert_eq!(d[0].agent, Some(false));
+        assert_eq!(d[0].claims, [1]);
+        // Strong matches that disagree leave the commit's authorship standing.
+        let mut ev = Evidence::default();
+        ev.claims.push(carried(b, Author::Agent, 3, 3));
+        let mut human = carried(b, Author::Human, 3, 3);
+        human.trace = None;
+        ev.claims.push(human);
+        ev.claims[0].trace = None;
+        let d = weigh(&[write(b, vec![10], true)], &ev);
+        assert_eq!(d[0].agent, None, "{}", d[0].why);
     }
 
     #[test]

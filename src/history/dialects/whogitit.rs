@@ -11,7 +11,7 @@
 
 use serde::Deserialize;
 
-use super::noted::{self, NOTE_CAP, Note};
+use super::noted::{self, NOTE_CAP, Note, NoteClaims, NoteReader};
 use super::{Author, Claim, Dialect, Evidence, Lines};
 use crate::error::Result;
 use crate::git::{Oid, Repo};
@@ -24,54 +24,38 @@ pub(crate) const OLD_REF: &str = "refs/notes/ai-blame";
 /// The `version`s this reader knows.
 const VERSIONS: [u64; 2] = [2, 3];
 
-/// Reads the whogitit notes on `commits`: `refs/notes/whogitit` first, then
-/// `refs/notes/ai-blame` for commits the first has no note on.
+/// How whogitit's notes are read: `refs/notes/whogitit` first, then `refs/notes/ai-blame`
+/// for commits the first has no note on.
+pub(super) const NOTES: NoteReader = NoteReader {
+    dialect: Dialect::Whogitit,
+    refs: |_| Ok(vec![REF.to_string(), OLD_REF.to_string()]),
+    parse: read_note,
+};
+
+/// Reads the whogitit notes on `commits`.
 pub(crate) fn read(repo: &Repo, commits: &[Oid], ev: &mut Evidence) -> Result<()> {
-    let refs = [REF.to_string(), OLD_REF.to_string()];
-    noted::each_note(
-        repo,
-        commits,
-        Dialect::Whogitit,
-        &refs,
-        NOTE_CAP,
-        ev,
-        read_note,
-    )
+    noted::each_note(repo, commits, &NOTES, NOTE_CAP, ev)
 }
 
-fn read_note(note: &Note, ev: &mut Evidence) {
-    match parse(&note.bytes) {
-        Ok(parsed) => {
-            if parsed.unreadable > 0 {
-                ev.skip(
-                    Dialect::Whogitit,
-                    note.source(),
-                    format!(
-                        "{} line{} of an unknown source not read",
-                        parsed.unreadable,
-                        if parsed.unreadable == 1 { "" } else { "s" }
-                    ),
-                );
-            }
-            for run in parsed.runs {
-                ev.claims.push(Claim {
-                    dialect: Dialect::Whogitit,
-                    commit: note.commit,
-                    path: Some(run.path),
-                    lines: run.lines,
-                    author: run.author,
-                    agent: None,
-                    model: parsed.model.clone(),
-                    session: parsed.session.clone(),
-                    transcript: None,
-                    trace: run.edit,
-                    content_hash: None,
-                    source: note.source().to_string(),
-                });
-            }
-        }
-        Err(why) => ev.skip(Dialect::Whogitit, note.source(), why),
-    }
+fn read_note(note: &Note) -> std::result::Result<NoteClaims, String> {
+    let parsed = parse(&note.bytes)?;
+    let partly = (parsed.unreadable > 0).then(|| {
+        format!(
+            "{} of an unknown source not read",
+            noted::count(parsed.unreadable, "line")
+        )
+    });
+    let claims = parsed
+        .runs
+        .into_iter()
+        .map(|run| Claim {
+            model: parsed.model.clone(),
+            session: parsed.session.clone(),
+            trace: run.edit,
+            ..note.claim(Dialect::Whogitit, run.path, run.lines, run.author)
+        })
+        .collect();
+    Ok(NoteClaims { claims, partly })
 }
 
 /// Lines of one file with one source and edit.
