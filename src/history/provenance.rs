@@ -78,6 +78,9 @@ pub(crate) struct Provenance {
     pub kind: AnchorKind,
     /// The first line of the located code in the tip's file (for SARIF and links).
     pub tip_line: Option<u32>,
+    /// The lines a line-range anchor names in the tip's file: at the tip, the anchored
+    /// lines are these, not every line with the same text.
+    pub tip_span: Option<(u32, u32)>,
     /// What other attribution tools recorded about the writes that changed the file
     /// (docs/dialects.md), and what it decided.
     pub evidence: crate::history::dialects::Evidence,
@@ -514,6 +517,10 @@ fn analyse_range(
         notes,
         kind: anchor.kind,
         tip_line: None,
+        tip_span: match anchor.locator {
+            Locator::Lines { start, end, .. } => Some((start, end)),
+            _ => None,
+        },
         evidence: Default::default(),
         decisions: Vec::new(),
     };
@@ -604,6 +611,7 @@ fn anchored_texts(
     ev: &crate::history::dialects::Evidence,
 ) -> Result<Vec<Option<AnchoredText>>> {
     use crate::history::dialects::weigh;
+    let tip_blob = prov.writes.last().and_then(|w| w.snapshot.blob);
     let mut out = Vec::with_capacity(prov.writes.len());
     for w in &prov.writes {
         let spoken_of = !ev.outside.is_empty() || ev.claims.iter().any(|c| c.commit == w.commit);
@@ -611,7 +619,12 @@ fn anchored_texts(
             // Merges are not read for records (their lines come from the merged side).
             Some(b) if w.changed && !w.merge && w.snapshot.present && spoken_of => {
                 let text = String::from_utf8_lossy(&repo.read_blob(b)?).into_owned();
-                let lines = weigh::anchored_lines(&text, &prov.fragments, prov.pattern.as_deref());
+                let lines = match prov.tip_span {
+                    // The tip's file is the one the line range was read from.
+                    Some((start, end)) if Some(b) == tip_blob => (start..=end).collect(),
+                    Some(_) => weigh::lines_equal_to(&text, &prov.fragments, prov.tip_line),
+                    None => weigh::anchored_lines(&text, &prov.fragments, prov.pattern.as_deref()),
+                };
                 Some((text, lines))
             }
             _ => None,

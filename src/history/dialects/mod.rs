@@ -233,8 +233,8 @@ impl Evidence {
 /// record it cannot use says so in `skipped` and goes on.
 pub(crate) fn read_all(repo: &crate::git::Repo, commits: &[Oid]) -> crate::error::Result<Evidence> {
     let mut ev = Evidence::default();
-    let readers: &[Reader] = READERS;
-    for read in readers {
+    for (name, read) in READERS {
+        let _t = crate::timing::stage(name);
         read(repo, commits, &mut ev)?;
     }
     Ok(ev)
@@ -242,14 +242,14 @@ pub(crate) fn read_all(repo: &crate::git::Repo, commits: &[Oid]) -> crate::error
 
 type Reader = fn(&crate::git::Repo, &[Oid], &mut Evidence) -> crate::error::Result<()>;
 
-/// The readers, in the order their claims are listed.
-const READERS: &[Reader] = &[
-    git_ai::read,
-    whogitit::read,
-    agentblame::read,
-    entire::read,
-    agent_trace::read,
-    trailers::read,
+/// The readers, in the order their claims are listed, with the name `SAGE_TIMING` shows.
+const READERS: &[(&str, Reader)] = &[
+    ("records: git-ai", git_ai::read),
+    ("records: whogitit", whogitit::read),
+    ("records: agentblame", agentblame::read),
+    ("records: entire", entire::read),
+    ("records: agent-trace", agent_trace::read),
+    ("records: trailers", trailers::read),
 ];
 
 /// `1,2,19-222,300` (git-ai's and AgentBlame v3's ranges) as line ranges; `None` when any

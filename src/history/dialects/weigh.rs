@@ -259,6 +259,31 @@ pub(crate) fn anchored_lines(text: &str, fragments: &[String], pattern: Option<&
     out
 }
 
+/// For an anchor that named whole lines of the tip's file: the lines of `text` equal to them
+/// (white space aside), not merely containing them; where the text is in several places, the
+/// place nearest the line the tip had it on (`tip_line`).
+pub(crate) fn lines_equal_to(text: &str, fragments: &[String], tip_line: Option<u32>) -> Vec<u32> {
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    let lines: Vec<String> = text.lines().map(squash).collect();
+    let mut out = Vec::new();
+    for f in fragments {
+        let want: Vec<String> = f.lines().map(squash).collect();
+        if want.is_empty() || want.len() > lines.len() {
+            continue;
+        }
+        let starts: Vec<usize> = (0..=lines.len() - want.len())
+            .filter(|&i| lines[i..i + want.len()] == want[..])
+            .collect();
+        let near = |i: &usize| (*i as i64 + 1 - i64::from(tip_line.unwrap_or(1))).abs();
+        if let Some(i) = starts.iter().min_by_key(|i| near(i)) {
+            out.extend((*i as u32 + 1)..=(*i + want.len()) as u32);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Dialect, Lines};
@@ -464,6 +489,17 @@ mod tests {
         ev.claims[0].trace = None;
         let d = weigh(&[write(b, vec![10], true)], &ev);
         assert_eq!(d[0].agent, None, "{}", d[0].why);
+    }
+
+    #[test]
+    fn whole_lines_are_matched_whole_and_nearest_the_tips() {
+        let text = "/**\n * a\n */\nself.edits.push(e);\nself.edits\n/**\n";
+        let f = |s: &str| vec![s.to_string()];
+        assert_eq!(lines_equal_to(text, &f("self.edits"), Some(5)), [5]);
+        assert_eq!(lines_equal_to(text, &f("/**"), Some(6)), [6]);
+        assert_eq!(lines_equal_to(text, &f("/**"), Some(2)), [1]);
+        assert_eq!(lines_equal_to(text, &f(" * a\n */"), None), [2, 3]);
+        assert_eq!(lines_equal_to(text, &f("nowhere"), None), Vec::<u32>::new());
     }
 
     #[test]
