@@ -134,13 +134,23 @@ pub(crate) fn attach_session(
         };
         parent_trees.push(t);
     }
-    let changed = crate::history::parallel::map_chunks(repo, infos.len(), |repo, r| {
-        r.map(|i| repo.changed_paths(parent_trees[i], infos[i].tree))
-            .collect()
-    })?;
-    let (candidates, found_notes) = match named {
-        Some(s) => (vec![discover::explicit(Some(repo), s)?], Vec::new()),
-        None => discover::discover(repo, &infos, &changed)?,
+    // Discovery looks at every path every commit changed; a named session needs only the
+    // paths it edits (below, once it is read).
+    let all_changed = match named {
+        Some(_) => None,
+        None => Some(crate::history::parallel::map_chunks(
+            repo,
+            infos.len(),
+            |repo, r| {
+                r.map(|i| repo.changed_paths(parent_trees[i], infos[i].tree))
+                    .collect()
+            },
+        )?),
+    };
+    let (candidates, found_notes) = match (named, &all_changed) {
+        (Some(s), _) => (vec![discover::explicit(Some(repo), s)?], Vec::new()),
+        (None, Some(changed)) => discover::discover(repo, &infos, changed)?,
+        (None, None) => (Vec::new(), Vec::new()),
     };
     prov.notes.extend(found_notes);
     if candidates.is_empty() {
@@ -169,6 +179,10 @@ pub(crate) fn attach_session(
         choose_session(prov, candidates, named.is_some(), holds_dyn, earlier)?
     else {
         return Ok(None);
+    };
+    let changed = match all_changed {
+        Some(c) => c,
+        None => session_changes(repo, range, prov, &parent_trees, &transcript)?,
     };
     let views: Vec<WriteView> = infos
         .iter()
@@ -210,6 +224,74 @@ pub(crate) fn attach_session(
         why,
         others,
     }))
+}
+
+/// What each commit changed that mapping a named session can use: the anchored file where
+/// the write changed it, and the files of the tip or the base that the session edits. The
+/// other paths a commit changed match no edit, so they are not listed, and a long range costs
+/// a lookup of those few paths per commit (none where git's changed-path filters rule a
+/// commit out) instead of a diff of every commit.
+fn session_changes(
+    repo: &Repo,
+    range: &Range,
+    prov: &Provenance,
+    parent_trees: &[crate::git::Oid],
+    transcript: &Transcript,
+) -> Result<Vec<Vec<String>>> {
+    let edited: std::collections::BTreeSet<&str> = transcript
+        .turns
+        .iter()
+        .flat_map(|t| &t.file_changes)
+        .map(|c| c.path.as_str())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut files: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    if !edited.is_empty() {
+        let base_tree = repo.tree_of(range.base)?;
+        let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
+        for tree in [tip_tree, base_tree] {
+            for f in repo.file_paths(tree)? {
+                if edited.iter().any(|e| mapping::same_file(e, &f)) {
+                    files.insert(f);
+                }
+            }
+        }
+    }
+    let mut out: Vec<Vec<String>> = prov
+        .writes
+        .iter()
+        .map(|w| match w.changed {
+            true => vec![w.snapshot.path.clone()],
+            false => Vec::new(),
+        })
+        .collect();
+    let ids: Vec<crate::git::Oid> = range.commits.iter().map(|c| c.id).collect();
+    for f in files {
+        let filters = repo.path_filters(&ids, &f);
+        let maybe: Vec<usize> = (0..ids.len())
+            .filter(|&i| {
+                let follows = i > 0 && range.commits[i].first_parent == Some(ids[i - 1])
+                    || i == 0 && range.commits[i].first_parent == Some(range.base);
+                !(follows && filters.as_ref().is_some_and(|v| v[i] == Some(false)))
+            })
+            .collect();
+        let changed = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
+            let mut look = crate::git::PathLookup::new(&f);
+            r.map(|k| {
+                let i = maybe[k];
+                Ok(repo.blob_at(&mut look, parent_trees[i])?
+                    != repo.blob_at(&mut look, range.commits[i].tree)?)
+            })
+            .collect()
+        })?;
+        for (k, c) in changed.into_iter().enumerate() {
+            let i = maybe[k];
+            if c && !out[i].contains(&f) {
+                out[i].push(f.clone());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// How many discovered sessions are read to choose among them.

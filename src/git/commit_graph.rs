@@ -46,7 +46,7 @@ pub(crate) struct BloomKey {
     ascii: bool,
 }
 
-/// The seeds gitformat-commit-graph(5) names for the two hashes.
+/// The two seeds gitformat-commit-graph(5) gives for the hashes.
 const SEED0: u32 = 0x293a_e76f;
 const SEED1: u32 = 0x7e64_6e2c;
 

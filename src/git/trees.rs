@@ -92,6 +92,50 @@ fn similarity(a: &[u8], b: &[u8]) -> u8 {
     ((same * 100) / lines).min(100) as u8
 }
 
+/// One entry of a raw tree object.
+#[derive(Clone, Copy)]
+struct RawEntry<'a> {
+    name: &'a [u8],
+    dir: bool,
+    id: &'a [u8],
+}
+
+/// The entries of a raw tree object (`<mode> <name>\0<20-byte id>`), in their stored order.
+struct RawEntries<'a>(&'a [u8]);
+
+impl<'a> Iterator for RawEntries<'a> {
+    type Item = RawEntry<'a>;
+
+    fn next(&mut self) -> Option<RawEntry<'a>> {
+        let d = self.0;
+        let sp = memchr::memchr(b' ', d)?;
+        let nul = sp + 1 + memchr::memchr(0, &d[sp + 1..])?;
+        let id = d.get(nul + 1..nul + 21)?;
+        self.0 = &d[nul + 21..];
+        Some(RawEntry {
+            name: &d[sp + 1..nul],
+            dir: &d[..sp] == b"40000",
+            id,
+        })
+    }
+}
+
+/// git's order of tree entries: by name, a directory's name compared as if it ended in `/`.
+fn git_order(a: &RawEntry, b: &RawEntry) -> std::cmp::Ordering {
+    let key = |e: &RawEntry, i: usize| match e.name.get(i) {
+        Some(c) => Some(*c),
+        None if e.dir && i == e.name.len() => Some(b'/'),
+        None => None,
+    };
+    for i in 0..=a.name.len().max(b.name.len()) {
+        match (key(a, i), key(b, i)) {
+            (Some(x), Some(y)) if x == y => continue,
+            (x, y) => return x.cmp(&y),
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
 /// Finds `name` in a raw tree object (`<mode> <name>\0<20-byte id>` entries).
 fn raw_tree_entry<'a>(mut data: &'a [u8], name: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
     while !data.is_empty() {
@@ -145,39 +189,21 @@ impl Repo {
         Ok(found)
     }
 
-    /// Entries of a raw tree: name → (is a directory, id).
-    fn raw_entries(
-        &self,
-        tree: Option<Oid>,
-    ) -> Result<std::collections::BTreeMap<Vec<u8>, (bool, Oid)>> {
-        let mut out = std::collections::BTreeMap::new();
-        let Some(t) = tree else { return Ok(out) };
-        let Some((Kind::Tree, data)) = self.read_raw(t)? else {
-            return Err(Error::env(format!(
+    /// A raw tree's bytes (`None` for no tree), or an error when the object is not a tree.
+    fn raw_tree(&self, tree: Option<Oid>) -> Result<Option<Rc<Vec<u8>>>> {
+        let Some(t) = tree else { return Ok(None) };
+        match self.read_raw(t)? {
+            Some((Kind::Tree, data)) => Ok(Some(data)),
+            _ => Err(Error::env(format!(
                 "tree {} is missing or not a tree",
                 t.short()
-            )));
-        };
-        let mut d: &[u8] = &data;
-        while !d.is_empty() {
-            let (Some(sp), Some(nul)) = (memchr::memchr(b' ', d), memchr::memchr(0, d)) else {
-                break;
-            };
-            let Some(id) = d.get(nul + 1..nul + 21) else {
-                break;
-            };
-            out.insert(
-                d[sp + 1..nul].to_vec(),
-                (&d[..sp] == b"40000", Oid::from_raw(id)),
-            );
-            d = &d[nul + 21..];
+            ))),
         }
-        Ok(out)
     }
 
     /// The files that differ between two trees: path, old blob, new blob (`None` where the
-    /// side has no file there), by comparing tree objects directly: unchanged subtrees cost
-    /// nothing.
+    /// side has no file there). Both trees are walked side by side in git's own entry order,
+    /// so an unchanged entry costs a comparison and an unchanged subtree is not read.
     fn diff_files(
         &self,
         old: Option<Oid>,
@@ -188,28 +214,57 @@ impl Repo {
         if old == new {
             return Ok(());
         }
-        let a = self.raw_entries(old)?;
-        let b = self.raw_entries(new)?;
-        let mut names: Vec<&Vec<u8>> = a.keys().chain(b.keys()).collect();
-        names.sort();
-        names.dedup();
-        for name in names {
-            let (x, y) = (a.get(name), b.get(name));
-            if x.map(|e| e.1) == y.map(|e| e.1) && x.map(|e| e.0) == y.map(|e| e.0) {
+        let (a, b) = (self.raw_tree(old)?, self.raw_tree(new)?);
+        let mut x = RawEntries(a.as_deref().map_or(&[][..], |v| &v[..]));
+        let mut y = RawEntries(b.as_deref().map_or(&[][..], |v| &v[..]));
+        let (mut ex, mut ey) = (x.next(), y.next());
+        while ex.is_some() || ey.is_some() {
+            let (mut l, mut r) = match (ex, ey) {
+                (Some(l), Some(r)) => match git_order(&l, &r) {
+                    std::cmp::Ordering::Less => (Some(l), None),
+                    std::cmp::Ordering::Greater => (None, Some(r)),
+                    std::cmp::Ordering::Equal => (Some(l), Some(r)),
+                },
+                other => other,
+            };
+            if l.is_some() {
+                ex = x.next();
+            }
+            if r.is_some() {
+                ey = y.next();
+            }
+            // A file and a directory of the same name come apart in git's order (the
+            // directory sorts as `name/`): pair them up by name again.
+            if let (Some(e), None, Some(n)) = (l, r, ey)
+                && n.name == e.name
+            {
+                r = Some(n);
+                ey = y.next();
+            } else if let (None, Some(e), Some(n)) = (l, r, ex)
+                && n.name == e.name
+            {
+                l = Some(n);
+                ex = x.next();
+            }
+            if let (Some(p), Some(q)) = (l, r)
+                && p.id == q.id
+                && p.dir == q.dir
+            {
                 continue;
             }
+            let name = l.or(r).map(|e| e.name).unwrap_or_default();
             let path = format!("{prefix}{}", String::from_utf8_lossy(name));
-            let dir = |e: Option<&(bool, Oid)>| e.filter(|e| e.0).map(|e| e.1);
-            let file = |e: Option<&(bool, Oid)>| e.filter(|e| !e.0).map(|e| e.1);
-            if file(x).is_some() || file(y).is_some() {
+            let file = |e: Option<RawEntry>| e.filter(|e| !e.dir).map(|e| Oid::from_raw(e.id));
+            let dir = |e: Option<RawEntry>| e.filter(|e| e.dir).map(|e| Oid::from_raw(e.id));
+            if file(l).is_some() || file(r).is_some() {
                 out.push(FileChange {
                     path: path.clone(),
-                    old: file(x),
-                    new: file(y),
+                    old: file(l),
+                    new: file(r),
                 });
             }
-            if dir(x).is_some() || dir(y).is_some() {
-                self.diff_files(dir(x), dir(y), &format!("{path}/"), out)?;
+            if dir(l).is_some() || dir(r).is_some() {
+                self.diff_files(dir(l), dir(r), &format!("{path}/"), out)?;
             }
         }
         Ok(())
@@ -225,12 +280,13 @@ impl Repo {
 
     /// Every file of a tree with its blob, through raw tree objects.
     fn file_ids(&self, tree: Oid, prefix: &str, out: &mut Vec<(String, Oid)>) -> Result<()> {
-        for (name, (is_dir, id)) in self.raw_entries(Some(tree))? {
-            let path = format!("{prefix}{}", String::from_utf8_lossy(&name));
-            if is_dir {
-                self.file_ids(id, &format!("{path}/"), out)?;
+        let data = self.raw_tree(Some(tree))?.unwrap_or_default();
+        for e in RawEntries(&data) {
+            let path = format!("{prefix}{}", String::from_utf8_lossy(e.name));
+            if e.dir {
+                self.file_ids(Oid::from_raw(e.id), &format!("{path}/"), out)?;
             } else {
-                out.push((path, id));
+                out.push((path, Oid::from_raw(e.id)));
             }
         }
         Ok(())
@@ -470,4 +526,98 @@ pub fn in_repo_path(path: &str) -> std::result::Result<String, &'static str> {
         return Err("names no file");
     }
     Ok(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    use crate::git::Repo;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", dir.join(".no-gitconfig"))
+            .env("HOME", dir)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .expect("run git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Every step's changed files, as `git diff --name-only` lists them, including names that
+    /// sort around a directory's (`a`, `a.txt`, `a-b`, `a/`) and files turning into directories.
+    #[test]
+    fn changed_paths_are_gits() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main", "."]);
+        let steps: &[&[(&str, Option<&str>)]] = &[
+            &[
+                ("a", Some("1")),
+                ("a.txt", Some("1")),
+                ("a-b", Some("1")),
+                ("b/c", Some("1")),
+            ],
+            &[("a", None), ("a/x", Some("2")), ("b/c", Some("2"))],
+            &[
+                ("a.txt", None),
+                ("a/x", None),
+                ("a", Some("3")),
+                ("b/d/e", Some("3")),
+            ],
+            &[
+                ("b/c", None),
+                ("b/d/e", None),
+                ("b", Some("file now")),
+                ("z", Some("4")),
+            ],
+            &[("a-b", Some("5")), ("a0", Some("5"))],
+        ];
+        for step in steps {
+            for (p, content) in *step {
+                let f = d.join(p);
+                match content {
+                    Some(c) => {
+                        if f.is_dir() {
+                            std::fs::remove_dir_all(&f).unwrap();
+                        }
+                        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+                        if f.is_file() || !f.exists() {
+                            std::fs::write(&f, c).unwrap();
+                        }
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&f);
+                    }
+                }
+            }
+            // A file that becomes a directory's name: make room for it.
+            git(d, &["add", "-A"]);
+            git(d, &["commit", "-q", "--allow-empty", "-m", "step"]);
+        }
+        let repo = Repo::discover(d).unwrap();
+        for k in 0..steps.len() - 1 {
+            let old = format!("HEAD~{}", steps.len() - 1 - k);
+            let new = format!("HEAD~{}", steps.len() - 2 - k);
+            let want: Vec<String> = git(d, &["diff", "--no-renames", "--name-only", &old, &new])
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let a = repo.tree_of(repo.resolve_commit(&old).unwrap()).unwrap();
+            let b = repo.tree_of(repo.resolve_commit(&new).unwrap()).unwrap();
+            let mut got = repo.changed_paths(a, b).unwrap();
+            got.sort();
+            let mut want = want;
+            want.sort();
+            assert_eq!(got, want, "{old}..{new}");
+        }
+    }
 }
