@@ -154,7 +154,7 @@ impl Repo {
         // through git's commit-graph once the chain proves long (no commit inflated there).
         const GRAPH_AFTER: usize = 64;
         let mut out: Vec<ChainCommit> = Vec::new();
-        let mut graph: Option<Option<CommitGraph>> = None;
+        let mut graph: Option<Option<std::rc::Rc<CommitGraph>>> = None;
         let mut pos: Option<u32> = None;
         let mut cur = Some(tip);
         while let Some(id) = cur {
@@ -163,7 +163,7 @@ impl Repo {
                 return Ok(out);
             }
             if out.len() == GRAPH_AFTER && graph.is_none() {
-                graph = Some(self.commit_graph());
+                graph = Some(self.graph());
             }
             if let Some(Some(g)) = &graph
                 && let Some(p) = pos.or_else(|| g.find(id.0.as_bytes()))
@@ -256,25 +256,40 @@ impl Repo {
     /// `Some(true)` when it may have changed them, `None` when no filter covers the commit.
     /// `None` overall when the repository has no graph with filters.
     pub fn path_filters(&self, commits: &[Oid], path: &str) -> Option<Vec<Option<bool>>> {
-        let graph = self.commit_graph()?;
+        let graph = self.graph()?;
         if !graph.has_filters() {
             return None;
         }
         let keys = super::commit_graph::BloomKey::with_dirs(path);
-        Some(
-            commits
-                .iter()
-                .map(|c| {
-                    let pos = graph.find(c.0.as_bytes())?;
-                    graph.maybe_changed(pos, &keys)
-                })
-                .collect(),
-        )
+        let mut out = vec![None; commits.len()];
+        // Newest first along first parents: each commit's position is its child's first
+        // parent's, so only a commit off that chain is searched for.
+        let mut next: Option<u32> = None;
+        for (i, c) in commits.iter().enumerate().rev() {
+            let id = c.0.as_bytes();
+            let at = next
+                .and_then(|p| graph.get(p).filter(|g| g.id == id).map(|g| (p, g)))
+                .or_else(|| graph.find(id).and_then(|p| graph.get(p).map(|g| (p, g))));
+            let Some((pos, g)) = at else {
+                next = None;
+                continue;
+            };
+            out[i] = graph.maybe_changed(pos, &keys);
+            next = g.first_parent;
+        }
+        Some(out)
     }
 
-    /// Whether the repository has a commit-graph at all (for the hint that suggests one).
-    pub fn has_commit_graph(&self) -> bool {
-        self.commit_graph().is_some()
+    /// Whether git's commit-graph carries changed-path filters here.
+    pub fn has_path_filters(&self) -> bool {
+        self.graph().is_some_and(|g| g.has_filters())
+    }
+
+    /// The commit-graph, opened on first use and kept.
+    fn graph(&self) -> Option<std::rc::Rc<CommitGraph>> {
+        self.graph
+            .get_or_init(|| self.commit_graph().map(std::rc::Rc::new))
+            .clone()
     }
 
     /// Those of `commits` that `tip` does not reach (what `git rev-list COMMITS... ^TIP`

@@ -79,6 +79,8 @@ pub struct Repo {
     inner: git2::Repository,
     packs: OnceCell<Arc<Packs>>,
     reader: RefCell<Option<PackReader>>,
+    /// git's commit-graph, opened once (`None` inside: none, or history is rewritten).
+    graph: OnceCell<Option<std::rc::Rc<commit_graph::CommitGraph>>>,
 }
 
 /// What a worker thread needs to open its own `Repo` sharing the mapped packs.
@@ -139,6 +141,7 @@ impl Repo {
             inner,
             packs: OnceCell::new(),
             reader: RefCell::new(None),
+            graph: OnceCell::new(),
         }
     }
 

@@ -249,6 +249,10 @@ fn session_agrees(prov: &mut Provenance) {
     }
 }
 
+/// From how many commits a range is long enough for the hint that suggests changed-path
+/// filters (ansible's 46k commits: 1.0 s without, 0.28 s with).
+const FILTERS_HINT_AT: usize = 10_000;
+
 /// Blob ids at `path` for the commits `range` of `trees`.
 fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> {
     map_chunks(repo, trees.len(), |repo, r| {
@@ -370,6 +374,11 @@ fn analyse_range(
     let mut base_path = file.clone();
     let mut base_blob = repo.blob_at(&mut PathLookup::new(&file), base_tree)?;
     let mut blobs = snapshots(repo, range, n, &file, base_blob)?;
+    if n >= FILTERS_HINT_AT && !repo.has_path_filters() {
+        notes.push(format!(
+            "{n} commits walked without changed-path filters; `git commit-graph write --reachable --changed-paths` makes this several times faster"
+        ));
+    }
     let mut paths = vec![file.clone(); n];
     for i in (0..n).rev() {
         let (prev_tree, prev_blob) = if i == 0 {
