@@ -265,16 +265,9 @@ fn session_changes(
             false => Vec::new(),
         })
         .collect();
-    let ids: Vec<crate::git::Oid> = range.commits.iter().map(|c| c.id).collect();
     for f in files {
-        let filters = repo.path_filters(&ids, &f);
-        let maybe: Vec<usize> = (0..ids.len())
-            .filter(|&i| {
-                let follows = i > 0 && range.commits[i].first_parent == Some(ids[i - 1])
-                    || i == 0 && range.commits[i].first_parent == Some(range.base);
-                !(follows && filters.as_ref().is_some_and(|v| v[i] == Some(false)))
-            })
-            .collect();
+        let untouched = provenance::filtered_out(repo, range, range.commits.len(), &f);
+        let maybe: Vec<usize> = (0..untouched.len()).filter(|&i| !untouched[i]).collect();
         let changed = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
             let mut look = crate::git::PathLookup::new(&f);
             r.map(|k| {

@@ -191,7 +191,7 @@ fn is_replaced(line: &str, findings: &[&str]) -> bool {
     let Ok(v) = serde_json::from_str::<Value>(line) else {
         return false;
     };
-    let ours = v["tool"]["name"].as_str() == Some(env!("CARGO_PKG_NAME"));
+    let ours = v["tool"]["name"].as_str() == Some(agent_trace::OWN_TOOL);
     let finding = v["metadata"][KEY]["finding"]["id"].as_str();
     ours && finding.is_some_and(|f| findings.contains(&f))
 }

@@ -377,25 +377,9 @@ mod tests {
 #[cfg(test)]
 mod filter_tests {
     use std::path::Path;
-    use std::process::Command;
 
     use crate::git::Repo;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", dir.join(".no-gitconfig"))
-            .env("HOME", dir)
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .expect("run git");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
+    use crate::git::testgit::git;
 
     const PATHS: [&str; 6] = [
         "a/b/c.py",

@@ -9,6 +9,8 @@ pub(crate) mod loose;
 mod notes;
 mod objects;
 pub mod pack;
+#[cfg(test)]
+mod testgit;
 mod trees;
 mod worktree;
 

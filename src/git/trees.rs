@@ -530,27 +530,8 @@ pub fn in_repo_path(path: &str) -> std::result::Result<String, &'static str> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::process::Command;
-
     use crate::git::Repo;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", dir.join(".no-gitconfig"))
-            .env("HOME", dir)
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .expect("run git");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use crate::git::testgit::git;
 
     /// Every step's changed files, as `git diff --name-only` lists them, including names that
     /// sort around a directory's (`a`, `a.txt`, `a-b`, `a/`) and files turning into directories.

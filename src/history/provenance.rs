@@ -264,6 +264,28 @@ fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> 
     })
 }
 
+/// Whether commit `i` of the range has the commit before it (or the base) as first parent:
+/// what a changed-path filter, made against the first parent, speaks of.
+fn follows(range: &Range, i: usize) -> bool {
+    let before = match i {
+        0 => range.base,
+        _ => range.commits[i - 1].id,
+    };
+    range.commits[i].first_parent == Some(before)
+}
+
+/// For each of the first `upto` commits of the range: whether git's changed-path filters
+/// say it left `path` as the commit before it had it (all false without filters).
+pub(crate) fn filtered_out(repo: &Repo, range: &Range, upto: usize, path: &str) -> Vec<bool> {
+    let ids: Vec<Oid> = range.commits[..upto].iter().map(|c| c.id).collect();
+    match repo.path_filters(&ids, path) {
+        Some(f) => (0..upto)
+            .map(|i| f[i] == Some(false) && follows(range, i))
+            .collect(),
+        None => vec![false; upto],
+    }
+}
+
 /// The blob at `path` after each of the first `upto` commits of the range, `before` being the
 /// blob the base has there. A commit whose changed-path filter (git's commit-graph) says it
 /// left the path as its first parent had it, or whose tree is its parent's, keeps the blob
@@ -277,17 +299,12 @@ fn snapshots(
     before: Option<Oid>,
 ) -> Result<Vec<Option<Oid>>> {
     let commits = &range.commits[..upto];
-    let ids: Vec<Oid> = commits.iter().map(|c| c.id).collect();
-    let filters = repo.path_filters(&ids, path);
-    let mut prev_id = range.base;
+    let untouched = filtered_out(repo, range, upto, path);
     let mut prev_tree = None;
     let mut need = Vec::with_capacity(upto);
     for (i, c) in commits.iter().enumerate() {
-        let follows = c.first_parent == Some(prev_id);
-        let untouched = filters.as_ref().is_some_and(|f| f[i] == Some(false));
-        let same_tree = prev_tree == Some(c.tree);
-        need.push(!(follows && (untouched || same_tree)));
-        prev_id = c.id;
+        let same_tree = prev_tree == Some(c.tree) && follows(range, i);
+        need.push(!(untouched[i] || same_tree));
         prev_tree = Some(c.tree);
     }
     let wanted: Vec<Oid> = commits

@@ -226,7 +226,7 @@ fn parse(v: &Value) -> std::result::Result<Record, Unusable> {
 }
 
 /// The name git sage writes in `tool.name`.
-const OWN_TOOL: &str = env!("CARGO_PKG_NAME");
+pub(crate) const OWN_TOOL: &str = env!("CARGO_PKG_NAME");
 
 /// A record as claims may use it: git sage's own records (`blame-origin --agent-trace`) hold
 /// its conclusions, and reading them back as evidence would let a run confirm itself.
@@ -547,7 +547,7 @@ pub(crate) fn record(w: &Write) -> Value {
     rec.insert("vcs".into(), json!({"type": "git", "revision": w.revision}));
     rec.insert(
         "tool".into(),
-        json!({"name": "git-sage", "version": w.tool_version}),
+        json!({"name": OWN_TOOL, "version": w.tool_version}),
     );
     rec.insert(
         "files".into(),
