@@ -33,7 +33,8 @@ pub(crate) enum Severity {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Layers: L0 the file parses (tree-sitter); L1 the base's functions and classes are kept and \
-imports resolve (repository, standard library, declared or installed packages — looked up, never imported), and \
+imports resolve (repository, standard library, declared or installed packages — looked up, never imported; \
+modules a repository file makes at run time, such as six.moves, are listed as dynamic, not checked), and \
 the tests pass when --run-tests is given; L2 Bandit (high-severity findings, when installed); L3 the rule score R \
 (templates/screen/python/*.yaml). A candidate passes L0 and L1 and is flagged by L2 or L3; confirm it before \
 using it as a failure anchor.\n\nRepository code is never run unless you pass --run-tests.\n\n\

@@ -1,6 +1,6 @@
 //! What a language module reads out of one source file, in a form the language-independent
-//! layers (L1 preservation, L3 rules) work on: definitions, imports, calls with their
-//! arguments, and qualified names referenced. Names are qualified through the file's imports
+//! layers (L1 preservation, L3 rules) work on: definitions, imports, modules the file makes at
+//! run time, calls with their arguments, and qualified names referenced. Names are qualified through the file's imports
 //! (`ET.fromstring` after `import xml.etree.ElementTree as ET` is `xml.etree.ElementTree.fromstring`).
 
 use serde::Serialize;
@@ -15,7 +15,8 @@ pub(crate) struct ParseError {
 /// An import statement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Import {
-    /// The module as written, with leading dots for relative imports.
+    /// The module as Python reads it: leading dots for relative imports, no whitespace
+    /// (`from . data import x` imports `.data`).
     pub module: String,
     /// Names imported from it (`from m import a, b`), empty for `import m`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -24,6 +25,50 @@ pub(crate) struct Import {
     /// Guarded by `try: … except ImportError` (or similar): its absence is handled.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+}
+
+/// A module a file makes while it runs rather than as a file of its own: six's `moves`
+/// (`moves = _MovedItems(__name__ + ".moves")`, served by an import hook), or an alias put into
+/// `sys.modules`. An import at or below it cannot be looked up among the repository's files.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DynamicModule {
+    pub name: DynamicName,
+    pub how: DynamicHow,
+    pub line: u32,
+}
+
+/// Which module is made, as far as the source says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum DynamicName {
+    /// Below the file's own module, dotted relative to it: `moves`, `moves.urllib`.
+    Below(String),
+    /// Named in full: `sys.modules["pkg.compat"] = …`.
+    Named(String),
+    /// Some names below the file's module that the source does not spell out
+    /// (`sys.modules[fullname] = mod`, an importer appended to `sys.meta_path`).
+    AnyBelow,
+}
+
+/// How the source makes a module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DynamicHow {
+    /// An entry put into `sys.modules`.
+    SysModules,
+    /// A module object (`types.ModuleType` or a subclass) built under a submodule's name.
+    ModuleObject,
+    /// An importer added to `sys.meta_path`.
+    ImportHook,
+}
+
+impl DynamicHow {
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            DynamicHow::SysModules => "an entry put into sys.modules",
+            DynamicHow::ModuleObject => "a module object built under that name",
+            DynamicHow::ImportHook => "an importer added to sys.meta_path",
+        }
+    }
 }
 
 /// How an argument's value is made.
@@ -72,6 +117,8 @@ pub(crate) struct Facts {
     /// Module-level functions, classes and methods (`Class.method`).
     pub defs: Vec<String>,
     pub imports: Vec<Import>,
+    /// Modules the file makes at run time.
+    pub dynamic_modules: Vec<DynamicModule>,
     pub calls: Vec<Call>,
     pub refs: Vec<Ref>,
 }

@@ -26,7 +26,7 @@ use crate::git::{Oid, Repo};
 use crate::history::range::Range;
 use crate::scanners::Scratch;
 use facts::{Facts, ParseError};
-use python::{ImportEnv, Unresolved};
+use python::{Dynamic, ImportEnv, Unresolved};
 use rules::{Score, Tables};
 
 pub(crate) const SCREEN_SCHEMA: &str = "sage.screen/1";
@@ -152,6 +152,10 @@ pub(crate) struct Layer1 {
     /// Functions, classes and methods of the base version missing at the tip.
     pub missing_defs: Vec<String>,
     pub unresolved_imports: Vec<Unresolved>,
+    /// Imports of modules a repository file makes at run time: dynamic, not checked, and not a
+    /// failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dynamic_imports: Vec<Dynamic>,
     /// The tests failed (`--run-tests`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tests_failed: bool,
@@ -570,6 +574,7 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
         ok: missing_defs.is_empty(),
         missing_defs,
         unresolved_imports: Vec::new(),
+        dynamic_imports: Vec::new(),
         tests_failed: false,
     });
     Screened {
@@ -625,7 +630,9 @@ fn resolve(
         .map(|s| {
             let mut r = s.result;
             if let (Some(l1), Some(p)) = (&mut r.l1, &s.parsed) {
-                l1.unresolved_imports = env.unresolved(&r.path, &p.facts.imports);
+                let checked = env.check(&r.path, &p.facts.imports);
+                l1.unresolved_imports = checked.unresolved;
+                l1.dynamic_imports = checked.dynamic;
                 l1.ok = l1.missing_defs.is_empty() && l1.unresolved_imports.is_empty();
             }
             r
@@ -869,6 +876,7 @@ mod tests {
             ok: l1_ok,
             missing_defs: Vec::new(),
             unresolved_imports: Vec::new(),
+            dynamic_imports: Vec::new(),
             tests_failed: false,
         });
         r.l3 = l3.map(|(score, flagged)| Score {

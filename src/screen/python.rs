@@ -10,7 +10,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use tree_sitter::{Node, Parser};
 
-use super::facts::{Arg, ArgKind, Call, Facts, Import, ParseError, Ref};
+use super::facts::{
+    Arg, ArgKind, Call, DynamicHow, DynamicModule, DynamicName, Facts, Import, ParseError, Ref,
+};
 
 /// Parses a file; the first syntax error ends it (L0).
 pub(crate) fn parse(src: &str, is_source: &dyn Fn(&str) -> bool) -> Result<Facts, ParseError> {
@@ -43,8 +45,10 @@ pub(crate) fn parse_with(
         is_source,
         is_sanitizer,
         scopes: vec![HashMap::new()],
+        module_classes: HashSet::new(),
     };
     w.collect_imports(root);
+    w.collect_module_classes(root);
     w.defs(root);
     w.walk(root);
     Ok(w.facts)
@@ -102,11 +106,54 @@ struct Walker<'a> {
     is_sanitizer: &'a dyn Fn(&str) -> bool,
     /// Tainted names per function scope (innermost last), with where their taint comes from.
     scopes: Vec<HashMap<String, u8>>,
+    /// Classes of this file that are module types (`class _LazyModule(types.ModuleType)` and
+    /// its subclasses): building one under a submodule's name makes that submodule.
+    module_classes: HashSet<String>,
+}
+
+/// A `sys.modules` key or a module object's name, read off the source.
+enum ModuleKey {
+    /// A constant: `"pkg.compat"`.
+    Literal(String),
+    /// The file's own module name followed by this: `__name__ + ".moves"` is `.moves`.
+    Own(String),
+    /// Anything computed otherwise.
+    Opaque,
 }
 
 impl<'a> Walker<'a> {
     fn text(&self, n: Node) -> &'a str {
         n.utf8_text(self.src).unwrap_or("")
+    }
+
+    /// A module name as Python reads it: whitespace and line continuations between dots and
+    /// names are legal (`from . data import x`, `from .. pkg . sub import y`) but are no part
+    /// of the name, and would leave it resolving nowhere.
+    fn dotted(&self, n: Node) -> String {
+        match n.kind() {
+            "dotted_name" => children(n)
+                .into_iter()
+                .filter(|c| c.kind() == "identifier")
+                .map(|c| self.text(c))
+                .collect::<Vec<_>>()
+                .join("."),
+            "relative_import" => {
+                let mut out = String::new();
+                for c in children(n) {
+                    match c.kind() {
+                        "import_prefix" => out.extend(self.text(c).chars().filter(|c| *c == '.')),
+                        "dotted_name" => out.push_str(&self.dotted(c)),
+                        _ => {}
+                    }
+                }
+                out
+            }
+            _ => self
+                .text(n)
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '\\')
+                .collect(),
+        }
     }
 
     fn collect_imports(&mut self, root: Node) {
@@ -118,12 +165,12 @@ impl<'a> Walker<'a> {
                         let (module, alias) = match c.kind() {
                             "aliased_import" => (
                                 c.child_by_field_name("name")
-                                    .map(|x| self.text(x).to_string())
+                                    .map(|x| self.dotted(x))
                                     .unwrap_or_default(),
                                 c.child_by_field_name("alias")
                                     .map(|x| self.text(x).to_string()),
                             ),
-                            _ => (self.text(c).to_string(), None),
+                            _ => (self.dotted(c), None),
                         };
                         match alias {
                             Some(a) => self.aliases.insert(a, module.clone()),
@@ -143,7 +190,7 @@ impl<'a> Walker<'a> {
                 "import_from_statement" => {
                     let module = n
                         .child_by_field_name("module_name")
-                        .map(|x| self.text(x).to_string())
+                        .map(|x| self.dotted(x))
                         .unwrap_or_default();
                     let mut names = Vec::new();
                     let mut c = n.walk();
@@ -152,7 +199,7 @@ impl<'a> Walker<'a> {
                             "aliased_import" => {
                                 let o = name
                                     .child_by_field_name("name")
-                                    .map(|x| self.text(x).to_string())
+                                    .map(|x| self.dotted(x))
                                     .unwrap_or_default();
                                 let l = name
                                     .child_by_field_name("alias")
@@ -160,7 +207,7 @@ impl<'a> Walker<'a> {
                                     .unwrap_or_else(|| o.clone());
                                 (o, l)
                             }
-                            _ => (self.text(name).to_string(), self.text(name).to_string()),
+                            _ => (self.dotted(name), self.dotted(name)),
                         };
                         let qualified = if module.ends_with('.') {
                             format!("{module}{orig}")
@@ -223,6 +270,186 @@ impl<'a> Walker<'a> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Module types of this file: classes whose bases are `types.ModuleType` or another module
+    /// type of the file, however deep (six: `_MovedItems` ← `_LazyModule` ← `types.ModuleType`).
+    fn collect_module_classes(&mut self, root: Node) {
+        let mut classes: Vec<(String, Vec<String>)> = Vec::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "class_definition"
+                && let Some(name) = n.child_by_field_name("name")
+            {
+                let bases = n
+                    .child_by_field_name("superclasses")
+                    .map(|b| {
+                        children(b)
+                            .into_iter()
+                            .filter_map(|b| self.qualify(b))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                classes.push((self.text(name).to_string(), bases));
+            }
+            stack.extend(children(n));
+        }
+        loop {
+            let before = self.module_classes.len();
+            for (name, bases) in &classes {
+                if bases
+                    .iter()
+                    .any(|b| b == "types.ModuleType" || self.module_classes.contains(b))
+                {
+                    self.module_classes.insert(name.clone());
+                }
+            }
+            if self.module_classes.len() == before {
+                break;
+            }
+        }
+    }
+
+    /// A `sys.modules` key or a module object's name as far as it can be read off.
+    fn module_key(&self, n: Node) -> ModuleKey {
+        fn concat(a: ModuleKey, b: ModuleKey) -> ModuleKey {
+            match (a, b) {
+                (ModuleKey::Literal(x), ModuleKey::Literal(y)) => ModuleKey::Literal(x + &y),
+                (ModuleKey::Own(x), ModuleKey::Literal(y)) => ModuleKey::Own(x + &y),
+                _ => ModuleKey::Opaque,
+            }
+        }
+        match n.kind() {
+            "identifier" if self.text(n) == "__name__" => ModuleKey::Own(String::new()),
+            "string" => {
+                let mut key = ModuleKey::Literal(String::new());
+                for c in children(n) {
+                    key = match c.kind() {
+                        "string_content" => {
+                            concat(key, ModuleKey::Literal(self.text(c).to_string()))
+                        }
+                        // f"{__name__}.moves"
+                        "interpolation" => match (&key, c.child_by_field_name("expression")) {
+                            (ModuleKey::Literal(x), Some(e)) if x.is_empty() => self.module_key(e),
+                            _ => ModuleKey::Opaque,
+                        },
+                        _ => key,
+                    };
+                }
+                key
+            }
+            "concatenated_string" => children(n)
+                .into_iter()
+                .map(|c| self.module_key(c))
+                .reduce(concat)
+                .unwrap_or(ModuleKey::Opaque),
+            "parenthesized_expression" => children(n)
+                .first()
+                .map_or(ModuleKey::Opaque, |c| self.module_key(*c)),
+            "binary_operator" => {
+                let op = n.child_by_field_name("operator").map(|o| self.text(o));
+                let (Some(l), Some(r)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) else {
+                    return ModuleKey::Opaque;
+                };
+                match op {
+                    Some("+") => concat(self.module_key(l), self.module_key(r)),
+                    // "%s.moves" % __name__
+                    Some("%") => match (self.module_key(l), self.module_key(r)) {
+                        (ModuleKey::Literal(f), ModuleKey::Own(o)) if o.is_empty() => f
+                            .strip_prefix("%s")
+                            .filter(|rest| !rest.contains('%'))
+                            .map_or(ModuleKey::Opaque, |rest| ModuleKey::Own(rest.into())),
+                        _ => ModuleKey::Opaque,
+                    },
+                    _ => ModuleKey::Opaque,
+                }
+            }
+            _ => ModuleKey::Opaque,
+        }
+    }
+
+    /// Records a module made at run time under `key`.
+    fn made(&mut self, key: ModuleKey, how: DynamicHow, at: Node) {
+        let name = match key {
+            ModuleKey::Literal(s) if !s.is_empty() => Some(DynamicName::Named(s)),
+            ModuleKey::Literal(_) => None,
+            ModuleKey::Own(s) => match s.strip_prefix('.') {
+                Some(rest) if !rest.is_empty() => Some(DynamicName::Below(rest.to_string())),
+                // `sys.modules[__name__] = obj`: the module swaps itself for an object whose
+                // attributes may pass for submodules
+                None if s.is_empty() && how == DynamicHow::SysModules => {
+                    Some(DynamicName::AnyBelow)
+                }
+                // `__name__ + "_compat"` names a sibling, not a module below this one
+                _ => None,
+            },
+            // whatever its key, a `sys.modules` entry or an importer serves imports; a module
+            // object built under a computed name may never be registered at all
+            ModuleKey::Opaque if how != DynamicHow::ModuleObject => Some(DynamicName::AnyBelow),
+            ModuleKey::Opaque => None,
+        };
+        if let Some(name) = name {
+            self.facts.dynamic_modules.push(DynamicModule {
+                name,
+                how,
+                line: line(at),
+            });
+        }
+    }
+
+    /// `sys.modules[KEY] = …`, `sys.meta_path = […]` (or `+=`).
+    fn assigned_module(&mut self, left: Node) {
+        match left.kind() {
+            "subscript"
+                if left
+                    .child_by_field_name("value")
+                    .and_then(|v| self.qualify(v))
+                    .as_deref()
+                    == Some("sys.modules") =>
+            {
+                let key = left
+                    .child_by_field_name("subscript")
+                    .map_or(ModuleKey::Opaque, |k| self.module_key(k));
+                self.made(key, DynamicHow::SysModules, left);
+            }
+            "attribute" if self.qualify(left).as_deref() == Some("sys.meta_path") => {
+                self.made(ModuleKey::Opaque, DynamicHow::ImportHook, left);
+            }
+            _ => {}
+        }
+    }
+
+    /// Calls that make modules: `sys.modules.setdefault(KEY, m)`, `sys.modules.update(…)`, an
+    /// importer added to `sys.meta_path`, a module object built under a name.
+    fn called_module(&mut self, n: Node) {
+        let Some(callee) = n
+            .child_by_field_name("function")
+            .and_then(|f| self.qualify(f))
+        else {
+            return;
+        };
+        let first = n.child_by_field_name("arguments").and_then(|a| {
+            children(a)
+                .into_iter()
+                .find(|c| !matches!(c.kind(), "keyword_argument" | "comment"))
+        });
+        let key = |w: &Self| first.map_or(ModuleKey::Opaque, |k| w.module_key(k));
+        match callee.as_str() {
+            "sys.modules.setdefault" | "sys.modules.__setitem__" => {
+                self.made(key(self), DynamicHow::SysModules, n);
+            }
+            "sys.modules.update" => self.made(ModuleKey::Opaque, DynamicHow::SysModules, n),
+            "sys.meta_path.append" | "sys.meta_path.insert" | "sys.meta_path.extend" => {
+                self.made(ModuleKey::Opaque, DynamicHow::ImportHook, n);
+            }
+            c if c == "types.ModuleType" || self.module_classes.contains(c) => {
+                self.made(key(self), DynamicHow::ModuleObject, n);
+            }
+            _ => {}
         }
     }
 
@@ -492,6 +719,7 @@ impl<'a> Walker<'a> {
                 ) {
                     self.walk(r);
                     self.assign(l, r);
+                    self.assigned_module(l);
                     return;
                 }
             }
@@ -513,7 +741,10 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            "call" => self.record_call(n),
+            "call" => {
+                self.record_call(n);
+                self.called_module(n);
+            }
             "attribute" => {
                 let is_inner = n.parent().is_some_and(|p| {
                     p.kind() == "attribute" && p.child_by_field_name("object") == Some(n)
@@ -573,7 +804,7 @@ fn optional(mut n: Node, src: &[u8]) -> bool {
 }
 
 /// Where imports can come from, built once per run.
-pub(crate) struct ImportEnv {
+pub(crate) struct ImportEnv<'a> {
     /// Dotted module paths the repository provides, from every plausible root.
     repo_modules: HashSet<String>,
     /// Directories (as `/` paths) of the repository, for relative imports.
@@ -583,6 +814,10 @@ pub(crate) struct ImportEnv {
     installed: Option<HashSet<String>>,
     /// Where `installed` comes from: `python_run` unless a test says otherwise.
     list_installed: fn() -> Option<HashSet<String>>,
+    /// A file's content at the tip.
+    read: &'a dyn Fn(&str) -> Option<String>,
+    /// The modules each repository file makes at run time, read on first need.
+    made: HashMap<String, Vec<DynamicModule>>,
     pub notes: Vec<String>,
 }
 
@@ -593,15 +828,48 @@ pub(crate) struct Unresolved {
     pub line: u32,
 }
 
-impl ImportEnv {
-    /// `paths`: every file of the tip tree; `read`: a file's content at the tip (for the
-    /// dependency declarations); tables from templates/screen/python/.
+/// An import that reaches a module a repository file makes at run time (six's `moves`, an
+/// alias put into `sys.modules`): no file to look up, so not checked — and not a failure.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub(crate) struct Dynamic {
+    pub module: String,
+    pub line: u32,
+    /// The repository file whose source makes the module, and the line that does.
+    pub created_by: String,
+    pub created_line: u32,
+    pub how: DynamicHow,
+}
+
+/// What became of a file's imports.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Checked {
+    /// Resolve nowhere: L1 fails.
+    pub unresolved: Vec<Unresolved>,
+    /// Reach a module made at run time: listed, not checked.
+    pub dynamic: Vec<Dynamic>,
+}
+
+/// One import looked up.
+enum Lookup {
+    Found,
+    /// Through a module that `file` makes at run time.
+    Dynamic {
+        file: String,
+        made: DynamicModule,
+    },
+    Missing,
+}
+
+impl<'a> ImportEnv<'a> {
+    /// `paths`: every file of the tip tree; `read`: a file's content at the tip (the
+    /// dependency declarations, and the files an import passes through); tables from
+    /// templates/screen/python/.
     pub(crate) fn new(
         paths: &[String],
-        read: &dyn Fn(&str) -> Option<String>,
+        read: &'a dyn Fn(&str) -> Option<String>,
         stdlib_txt: &str,
         dist: &HashMap<String, Vec<String>>,
-    ) -> ImportEnv {
+    ) -> ImportEnv<'a> {
         let mut repo_modules = HashSet::new();
         let mut repo_files = HashSet::new();
         for p in paths {
@@ -661,6 +929,8 @@ impl ImportEnv {
             declared,
             installed: None,
             list_installed: super::python_run::installed_modules,
+            read,
+            made: HashMap::new(),
             notes: Vec::new(),
         }
     }
@@ -668,7 +938,7 @@ impl ImportEnv {
     /// Lists installed packages with `list` instead of asking `python3` (tests, or a caller
     /// that knows better).
     #[cfg(test)]
-    pub(crate) fn with_installed(mut self, list: fn() -> Option<HashSet<String>>) -> ImportEnv {
+    pub(crate) fn with_installed(mut self, list: fn() -> Option<HashSet<String>>) -> Self {
         self.list_installed = list;
         self
     }
@@ -686,50 +956,61 @@ impl ImportEnv {
         self.installed.as_ref().expect("set above")
     }
 
-    /// The imports of a file (at `path`) that resolve nowhere.
-    pub(crate) fn unresolved(&mut self, path: &str, imports: &[Import]) -> Vec<Unresolved> {
-        let mut out = Vec::new();
+    /// A file's (at `path`) imports that resolve nowhere, and those that reach a module made
+    /// at run time.
+    pub(crate) fn check(&mut self, path: &str, imports: &[Import]) -> Checked {
+        let mut out = Checked::default();
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         for i in imports.iter().filter(|i| !i.optional) {
-            if i.module.starts_with('.') {
-                if !self.relative_ok(dir, i) {
-                    out.push(Unresolved {
-                        module: i.module.clone(),
-                        line: i.line,
-                    });
-                }
-                continue;
-            }
-            let top = i.module.split('.').next().unwrap_or("");
-            if top == "__future__" || self.stdlib.contains(top) || self.declared.contains(top) {
-                continue;
-            }
-            if self.repo_modules.contains(top) {
-                // the repository's own package: the submodule (or a name in it) must exist
-                let ok = self.repo_modules.contains(&i.module)
-                    || (!i.names.is_empty()
-                        && i.names
-                            .iter()
-                            .all(|n| self.repo_modules.contains(&format!("{}.{n}", i.module))));
-                if !ok {
-                    out.push(Unresolved {
-                        module: i.module.clone(),
-                        line: i.line,
-                    });
-                }
-                continue;
-            }
-            if !self.installed().contains(top) {
-                out.push(Unresolved {
+            let found = if i.module.starts_with('.') {
+                self.relative(dir, i)
+            } else {
+                self.absolute(i)
+            };
+            match found {
+                Lookup::Found => {}
+                Lookup::Missing => out.unresolved.push(Unresolved {
                     module: i.module.clone(),
                     line: i.line,
-                });
+                }),
+                Lookup::Dynamic { file, made } => out.dynamic.push(Dynamic {
+                    module: i.module.clone(),
+                    line: i.line,
+                    created_by: file,
+                    created_line: made.line,
+                    how: made.how,
+                }),
             }
         }
         out
     }
 
-    fn relative_ok(&self, dir: &str, i: &Import) -> bool {
+    fn absolute(&mut self, i: &Import) -> Lookup {
+        let top = i.module.split('.').next().unwrap_or("");
+        if top == "__future__" || self.stdlib.contains(top) || self.declared.contains(top) {
+            return Lookup::Found;
+        }
+        if self.repo_modules.contains(top) {
+            // the repository's own package: the submodule (or a name in it) must exist
+            let ok = self.repo_modules.contains(&i.module)
+                || (!i.names.is_empty()
+                    && i.names
+                        .iter()
+                        .all(|n| self.repo_modules.contains(&format!("{}.{n}", i.module))));
+            if ok {
+                return Lookup::Found;
+            }
+            let parts: Vec<&str> = i.module.split('.').collect();
+            return self.dynamic_below(&parts, 1, false);
+        }
+        if self.installed().contains(top) {
+            Lookup::Found
+        } else {
+            Lookup::Missing
+        }
+    }
+
+    fn relative(&mut self, dir: &str, i: &Import) -> Lookup {
         let dots = i.module.chars().take_while(|c| *c == '.').count();
         let mut base: Vec<&str> = if dir.is_empty() {
             Vec::new()
@@ -738,34 +1019,142 @@ impl ImportEnv {
         };
         for _ in 1..dots {
             if base.pop().is_none() {
-                return false;
+                return Lookup::Missing;
             }
         }
-        let rest = &i.module[dots..];
-        let mut parts = base.clone();
+        let rest: Vec<&str> = i.module[dots..]
+            .split('.')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let full: Vec<&str> = base.iter().chain(&rest).copied().collect();
+        let p = full.join("/");
         if !rest.is_empty() {
-            parts.extend(rest.split('.'));
+            return if self.exists(&p) {
+                Lookup::Found
+            } else {
+                self.dynamic_below(&full, base.len(), true)
+            };
         }
-        let p = parts.join("/");
-        let exists = |p: &str| {
-            self.repo_files.contains(&format!("{p}.py"))
-                || self.repo_files.contains(&format!("{p}/__init__.py"))
-                || self
-                    .repo_files
+        // `from . import x`: each x is a module of the package or a name in its __init__
+        let mut found = Lookup::Found;
+        for n in &i.names {
+            let sub = if p.is_empty() {
+                n.clone()
+            } else {
+                format!("{p}/{n}")
+            };
+            if self.exists(&sub) || self.exists(&p) {
+                continue;
+            }
+            let mut below = full.clone();
+            below.push(n);
+            match self.dynamic_below(&below, base.len(), true) {
+                Lookup::Missing => return Lookup::Missing,
+                d => found = d,
+            }
+        }
+        found
+    }
+
+    /// A module or package of the repository at the `/`-path `p`.
+    fn exists(&self, p: &str) -> bool {
+        self.repo_files.contains(&format!("{p}.py"))
+            || self.repo_files.contains(&format!("{p}/__init__.py"))
+            || self
+                .repo_files
+                .iter()
+                .any(|f| f.starts_with(&format!("{p}/")))
+    }
+
+    /// Whether an import that no file provides passes through a module that a repository file
+    /// makes at run time: a prefix of `full` (the import's parts; for a relative import, the
+    /// directories first) at least `first` parts long that has a file of its own whose source
+    /// makes the rest. Python can import what that file puts into `sys.modules` or serves
+    /// through an importer, though no file of that name exists; what is below it can only be
+    /// known by running the code, so it is listed rather than failed. Only the files on the
+    /// import's own path are read: that is where Python looks, and it keeps this cheap.
+    fn dynamic_below(&mut self, full: &[&str], first: usize, relative: bool) -> Lookup {
+        for k in first.max(1)..full.len() {
+            let (prefix, rest) = full.split_at(k);
+            for file in self.module_files(&prefix.join("/"), relative) {
+                // the line that names the module says more than a catch-all such as six's
+                // `sys.modules[fullname] = mod`
+                let made = self.made_by(&file);
+                let hit = made
                     .iter()
-                    .any(|f| f.starts_with(&format!("{p}/")))
-        };
-        if rest.is_empty() {
-            // `from . import x`: each x is a module of the package or a name in its __init__
-            return i.names.iter().all(|n| {
-                exists(&if p.is_empty() {
-                    n.clone()
-                } else {
-                    format!("{p}/{n}")
-                }) || exists(&p)
-            });
+                    .find(|m| {
+                        m.name != DynamicName::AnyBelow && makes(&m.name, prefix, rest, relative)
+                    })
+                    .or_else(|| made.iter().find(|m| m.name == DynamicName::AnyBelow))
+                    .cloned();
+                if let Some(made) = hit {
+                    return Lookup::Dynamic { file, made };
+                }
+            }
         }
-        exists(&p)
+        Lookup::Missing
+    }
+
+    /// The `.py` files of the module at `/`-path `stem`: exactly there for a relative import,
+    /// under any root for an absolute one.
+    fn module_files(&self, stem: &str, exact: bool) -> Vec<String> {
+        let names = [format!("{stem}.py"), format!("{stem}/__init__.py")];
+        let mut out: Vec<String> = if exact {
+            names
+                .into_iter()
+                .filter(|n| self.repo_files.contains(n))
+                .collect()
+        } else {
+            self.repo_files
+                .iter()
+                .filter(|f| {
+                    names
+                        .iter()
+                        .any(|n| f.as_str() == n || f.ends_with(&format!("/{n}")))
+                })
+                .cloned()
+                .collect()
+        };
+        out.sort();
+        out
+    }
+
+    /// The modules a repository file makes at run time (none when it does not parse).
+    fn made_by(&mut self, file: &str) -> &[DynamicModule] {
+        if !self.made.contains_key(file) {
+            let made = (self.read)(file)
+                .and_then(|t| parse(&t, &|_| false).ok())
+                .map(|f| f.dynamic_modules)
+                .unwrap_or_default();
+            self.made.insert(file.to_string(), made);
+        }
+        &self.made[file]
+    }
+}
+
+/// Whether a module made at run time by the module `prefix` is `rest` below it or above
+/// `rest`. A name given in full must name a module below `prefix`: for a relative import the
+/// package's own dotted name depends on which directory is the root, so it only has to end
+/// the same way.
+fn makes(name: &DynamicName, prefix: &[&str], rest: &[&str], relative: bool) -> bool {
+    match name {
+        DynamicName::AnyBelow => true,
+        DynamicName::Below(s) => {
+            let s: Vec<&str> = s.split('.').collect();
+            rest.starts_with(&s)
+        }
+        DynamicName::Named(s) => {
+            let s: Vec<&str> = s.split('.').collect();
+            (1..s.len()).any(|head| {
+                let (own, below) = s.split_at(head);
+                rest.starts_with(below)
+                    && if relative {
+                        prefix.ends_with(own)
+                    } else {
+                        prefix == own
+                    }
+            })
+        }
     }
 }
 
@@ -935,11 +1324,250 @@ mod tests {
         let src = "import os\nimport yaml\nimport bs4\nimport requests\nimport flask\nfrom shop import media\nfrom shop.util import strings\nfrom shop.nothere import x\nfrom . import media\nfrom .util import strings\nfrom .missing import y\nimport totally_made_up_pkg_xyz\n";
         let f = parse(src, &|_| false).unwrap();
         let bad: Vec<String> = env
-            .unresolved("src/shop/media.py", &f.imports)
+            .check("src/shop/media.py", &f.imports)
+            .unresolved
             .into_iter()
             .map(|u| u.module)
             .collect();
         assert_eq!(bad, ["shop.nothere", ".missing", "totally_made_up_pkg_xyz"]);
+    }
+
+    fn env_of<'a>(
+        files: &'a HashMap<&'a str, &'a str>,
+        read: &'a dyn Fn(&str) -> Option<String>,
+    ) -> ImportEnv<'a> {
+        let paths: Vec<String> = files.keys().map(|s| s.to_string()).collect();
+        ImportEnv::new(&paths, read, "os\nsys\ntypes\n", &HashMap::new())
+            .with_installed(|| Some(HashSet::new()))
+    }
+
+    /// The modules `src` imports, and what a file at `path` among `files` makes of them.
+    fn checked(files: &[(&str, &str)], path: &str, src: &str) -> (Vec<String>, Checked) {
+        let files: HashMap<&str, &str> = files.iter().copied().collect();
+        let read = |p: &str| files.get(p).map(|s| s.to_string());
+        let mut env = env_of(&files, &read);
+        let f = parse(src, &|_| false).unwrap();
+        let modules = f.imports.iter().map(|i| i.module.clone()).collect();
+        (modules, env.check(path, &f.imports))
+    }
+
+    fn modules<T>(v: &[T], m: impl Fn(&T) -> &str) -> Vec<&str> {
+        v.iter().map(m).collect()
+    }
+
+    #[test]
+    fn spaces_in_relative_imports_are_no_part_of_the_name() {
+        let files = [
+            ("app/__init__.py", ""),
+            ("app/data.py", "X = 1\n"),
+            ("app/views/__init__.py", ""),
+            ("app/views/data.py", "X = 1\n"),
+            ("app/views/page.py", ""),
+            ("app/pkg/__init__.py", ""),
+            ("app/pkg/sub.py", "y = 2\n"),
+            ("app/x.py", ""),
+        ];
+        let src = "from . data import X\nfrom .. pkg . sub import y\nfrom . import x\nfrom .  import  data\nfrom .\\\n    data import X as Z\nimport os . path\nfrom . nothere import W\nfrom .. pkg . gone import v\n\ndef f(a):\n    return X(a), y(a)\n";
+        let (mods, c) = checked(&files, "app/views/page.py", src);
+        assert_eq!(
+            mods,
+            [
+                ".data",
+                "..pkg.sub",
+                ".",
+                ".",
+                ".data",
+                "os.path",
+                ".nothere",
+                "..pkg.gone"
+            ]
+        );
+        // one dot is the file's own package (app/views), two its parent (app)
+        assert_eq!(
+            modules(&c.unresolved, |u| &u.module),
+            [".nothere", "..pkg.gone"]
+        );
+        let (_, c) = checked(&files, "app/x.py", src);
+        assert_eq!(
+            modules(&c.unresolved, |u| &u.module),
+            ["..pkg.sub", ".nothere", "..pkg.gone"],
+            "from app/, two dots leave the repository's packages"
+        );
+        let (_, c) = checked(
+            &files,
+            "app/pkg/sub.py",
+            "from .. data import X\nfrom . import x\n",
+        );
+        assert_eq!(c, Checked::default());
+        // names are qualified through the normalised module
+        let f = parse(src, &|_| false).unwrap();
+        let calls = modules(&f.calls, |c| &c.name);
+        assert_eq!(calls, [".data.X", "..pkg.sub.y"]);
+    }
+
+    /// six's `moves`, cut down to the lines that make it: module types, a lazy module built
+    /// under `__name__ + ".moves"`, and its own submodules.
+    const SIX: &str = "import types\n\nclass _LazyModule(types.ModuleType):\n    pass\n\nclass _MovedItems(_LazyModule):\n    __path__ = []\n\nclass Module_six_moves_urllib(types.ModuleType):\n    pass\n\nmoves = _MovedItems(__name__ + \".moves\")\nurllib = Module_six_moves_urllib(__name__ + \".moves.urllib\")\n\ndef b(s):\n    return s\n";
+
+    #[test]
+    fn six_moves_is_dynamic_not_missing() {
+        let f = parse(SIX, &|_| false).unwrap();
+        assert_eq!(
+            f.dynamic_modules,
+            [
+                DynamicModule {
+                    name: DynamicName::Below("moves".into()),
+                    how: DynamicHow::ModuleObject,
+                    line: 12
+                },
+                DynamicModule {
+                    name: DynamicName::Below("moves.urllib".into()),
+                    how: DynamicHow::ModuleObject,
+                    line: 13
+                },
+            ]
+        );
+        let files = [("six.py", SIX), ("app/__init__.py", "")];
+        let src = "from six.moves import urllib\nfrom six.moves.urllib.parse import urlparse\nimport six.moves.cPickle\nimport six\nfrom six import b\nfrom six.nothere import x\n";
+        let (_, c) = checked(&files, "app/net.py", src);
+        assert_eq!(
+            modules(&c.dynamic, |d| &d.module),
+            ["six.moves", "six.moves.urllib.parse", "six.moves.cPickle"]
+        );
+        assert!(
+            c.dynamic
+                .iter()
+                .all(|d| d.created_by == "six.py" && d.how == DynamicHow::ModuleObject)
+        );
+        assert_eq!(c.dynamic[0].created_line, 12);
+        assert_eq!(
+            modules(&c.unresolved, |u| &u.module),
+            ["six.nothere"],
+            "six makes moves, nothing else"
+        );
+        // six's importer stores whatever it loads (a catch-all): the line naming moves is given
+        let with_loader = format!(
+            "import sys\n\nclass _SixMetaPathImporter(object):\n    def load_module(self, fullname):\n        sys.modules[fullname] = fullname\n\n{SIX}"
+        );
+        let (_, c) = checked(&[("six.py", &with_loader)], "net.py", src);
+        assert_eq!(
+            (c.dynamic[0].how, c.dynamic[0].created_line),
+            (DynamicHow::ModuleObject, 18)
+        );
+        assert_eq!(
+            (c.dynamic[3].module.as_str(), c.dynamic[3].how),
+            ("six.nothere", DynamicHow::SysModules),
+            "but it serves any name below six"
+        );
+        assert!(c.unresolved.is_empty());
+        // the older six puts moves straight into sys.modules
+        let old = "import sys\nimport types\n\nclass _MovedItems(types.ModuleType):\n    pass\n\nsys.modules[__name__ + \".moves\"] = _MovedItems(\"moves\")\n";
+        let (_, c) = checked(&[("six.py", old)], "net.py", src);
+        assert_eq!(c.dynamic.len(), 3);
+        assert_eq!(
+            (c.dynamic[0].how, c.dynamic[0].created_line),
+            (DynamicHow::SysModules, 7)
+        );
+    }
+
+    #[test]
+    fn a_vendored_six_makes_moves_under_its_package() {
+        let files = [
+            ("lib/ansible/__init__.py", ""),
+            ("lib/ansible/module_utils/__init__.py", ""),
+            ("lib/ansible/module_utils/six/__init__.py", SIX),
+            ("lib/ansible/module_utils/urls.py", ""),
+            ("src/pip/__init__.py", ""),
+            ("src/pip/_vendor/__init__.py", ""),
+            ("src/pip/_vendor/six.py", SIX),
+        ];
+        let src = "from ansible.module_utils.six.moves import http_client\nfrom .six.moves.urllib.parse import urlparse\nfrom .six import moves\nfrom pip._vendor.six.moves import urllib\nfrom ansible.module_utils.six.other import x\nfrom .six.other import y\n";
+        let (_, c) = checked(&files, "lib/ansible/module_utils/urls.py", src);
+        assert_eq!(
+            modules(&c.dynamic, |d| &d.module),
+            [
+                "ansible.module_utils.six.moves",
+                ".six.moves.urllib.parse",
+                "pip._vendor.six.moves"
+            ]
+        );
+        assert_eq!(
+            modules(&c.dynamic, |d| &d.created_by),
+            [
+                "lib/ansible/module_utils/six/__init__.py",
+                "lib/ansible/module_utils/six/__init__.py",
+                "src/pip/_vendor/six.py"
+            ]
+        );
+        assert_eq!(
+            modules(&c.unresolved, |u| &u.module),
+            ["ansible.module_utils.six.other", ".six.other"]
+        );
+    }
+
+    #[test]
+    fn modules_put_into_sys_modules_are_dynamic() {
+        let init = "import sys\nfrom sys import modules as loaded\nfrom pkg import _impl\n\nsys.modules[__name__ + '.compat'] = _impl\nsys.modules['pkg.legacy'] = _impl\nloaded.setdefault(f'{__name__}.old', _impl)\nsys.modules['%s.older' % __name__] = _impl\nsys.modules[__name__ + '_sibling'] = _impl\nlog = make_logger(__name__ + '.quiet')\n";
+        let f = parse(init, &|_| false).unwrap();
+        let names: Vec<&DynamicName> = f.dynamic_modules.iter().map(|d| &d.name).collect();
+        assert_eq!(
+            names,
+            [
+                &DynamicName::Below("compat".into()),
+                &DynamicName::Named("pkg.legacy".into()),
+                &DynamicName::Below("old".into()),
+                &DynamicName::Below("older".into()),
+            ],
+            "a sibling's name and a logger's are not modules below pkg"
+        );
+        let files = [("src/pkg/__init__.py", init), ("src/pkg/_impl.py", "")];
+        let src = "from pkg.compat import thing\nimport pkg.legacy.deep\nfrom pkg.old import x\nfrom pkg.older import z\nfrom pkg.quiet import q\nfrom pkg.other import y\nfrom pkg_sibling import s\n";
+        let (_, c) = checked(&files, "src/app.py", src);
+        assert_eq!(
+            modules(&c.dynamic, |d| &d.module),
+            ["pkg.compat", "pkg.legacy.deep", "pkg.old", "pkg.older"]
+        );
+        assert!(c.dynamic.iter().all(|d| d.how == DynamicHow::SysModules));
+        assert_eq!(
+            modules(&c.unresolved, |u| &u.module),
+            ["pkg.quiet", "pkg.other", "pkg_sibling"]
+        );
+        // a key the source does not spell out, or an importer, serves any name below
+        let hook = "import sys\n\nclass Finder:\n    def load_module(self, fullname):\n        sys.modules[fullname] = object()\n\nsys.meta_path.append(Finder())\n";
+        let f = parse(hook, &|_| false).unwrap();
+        let hows: Vec<(DynamicHow, &DynamicName)> =
+            f.dynamic_modules.iter().map(|d| (d.how, &d.name)).collect();
+        assert_eq!(
+            hows,
+            [
+                (DynamicHow::SysModules, &DynamicName::AnyBelow),
+                (DynamicHow::ImportHook, &DynamicName::AnyBelow),
+            ]
+        );
+        let (_, c) = checked(
+            &[("vendor/__init__.py", hook)],
+            "a.py",
+            "import vendor.anything\n",
+        );
+        assert_eq!(modules(&c.dynamic, |d| &d.module), ["vendor.anything"]);
+    }
+
+    #[test]
+    fn a_missing_module_with_nothing_dynamic_on_its_path_still_fails() {
+        // six.py without the lines that make moves, and a package that makes nothing
+        let files = [
+            ("six.py", "def b(s):\n    return s\n"),
+            ("pkg/__init__.py", "import sys\nVERSION = sys.version\n"),
+            ("pkg/sub/__init__.py", SIX),
+        ];
+        let src = "from six.moves import urllib\nimport pkg.moves\nfrom . moves import x\nimport nowhere_xyz.moves\n";
+        let (_, c) = checked(&files, "pkg/a.py", src);
+        assert!(c.dynamic.is_empty(), "{:?}", c.dynamic);
+        assert_eq!(
+            modules(&c.unresolved, |u| &u.module),
+            ["six.moves", "pkg.moves", ".moves", "nowhere_xyz.moves"],
+            "pkg/sub makes moves below pkg.sub, not below pkg"
+        );
     }
 
     #[test]
@@ -954,14 +1582,14 @@ mod tests {
         let mut env =
             ImportEnv::new(&paths, &|_| None, "os\n", &HashMap::new()).with_installed(list);
         let local = parse("import os\nfrom app import util\n", &|_| false).unwrap();
-        assert!(env.unresolved("app/main.py", &local.imports).is_empty());
+        assert_eq!(env.check("app/main.py", &local.imports), Checked::default());
         assert_eq!(
             CALLS.load(Ordering::SeqCst),
             0,
             "no process for what resolves statically"
         );
         let outside = parse("import requests\nimport nope_xyz\n", &|_| false).unwrap();
-        let bad = env.unresolved("app/main.py", &outside.imports);
+        let bad = env.check("app/main.py", &outside.imports).unresolved;
         assert_eq!(
             bad,
             [Unresolved {
@@ -969,7 +1597,7 @@ mod tests {
                 line: 2
             }]
         );
-        env.unresolved("app/main.py", &outside.imports);
+        env.check("app/main.py", &outside.imports);
         assert_eq!(CALLS.load(Ordering::SeqCst), 1);
         assert!(env.notes.is_empty());
     }
@@ -978,7 +1606,7 @@ mod tests {
     fn without_python3_installed_packages_are_a_note() {
         let mut env = ImportEnv::new(&[], &|_| None, "", &HashMap::new()).with_installed(|| None);
         let f = parse("import requests\n", &|_| false).unwrap();
-        assert_eq!(env.unresolved("main.py", &f.imports).len(), 1);
+        assert_eq!(env.check("main.py", &f.imports).unresolved.len(), 1);
         assert_eq!(env.notes.len(), 1);
         assert!(
             env.notes[0].starts_with("python3 was not found"),

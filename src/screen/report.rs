@@ -176,6 +176,16 @@ pub(crate) fn text(d: &ScreenDoc) -> String {
             for u in &l1.unresolved_imports {
                 out.push_str(&format!("      L1: line {}: import {} resolves nowhere (repository, standard library, declared or installed packages)\n", u.line, u.module));
             }
+            for d in &l1.dynamic_imports {
+                out.push_str(&format!(
+                    "      L1: line {}: import {} is dynamic, not checked: {}:{} makes it at run time ({})\n",
+                    d.line,
+                    d.module,
+                    d.created_by,
+                    d.created_line,
+                    d.how.describe()
+                ));
+            }
             if l1.tests_failed {
                 out.push_str("      L1: the tests failed\n");
             }

@@ -184,6 +184,75 @@ fn layers_candidates_and_outputs() {
     assert_eq!(report["provenance"]["status"], "introduced");
 }
 
+/// The lines of six that make `moves`: module types, and a lazy module built under
+/// `__name__ + ".moves"`.
+const VENDORED_SIX: &str = "import types\n\nclass _LazyModule(types.ModuleType):\n    pass\n\nclass _MovedItems(_LazyModule):\n    __path__ = []\n\nmoves = _MovedItems(__name__ + \".moves\")\n";
+
+#[test]
+fn spaced_relative_imports_and_a_vendored_six_pass_l1() {
+    let r = Repo::new();
+    r.write("app/__init__.py", "");
+    r.write("app/data.py", "def load(x):\n    return x\n");
+    r.write("app/_vendor/__init__.py", "");
+    r.write("app/_vendor/six.py", VENDORED_SIX);
+    r.write("app/fetch.py", "def fetch():\n    return 1\n");
+    r.write("app/other.py", "X = 1\n");
+    r.write("requirements.txt", "Flask>=3\n");
+    r.commit_as(HUMAN, "base");
+    // flagged by L3 (a request value reaches a shell), with imports L1 used to fail on
+    r.write("app/fetch.py", "import subprocess\nfrom flask import request\nfrom . data import load\nfrom app._vendor.six.moves.urllib.request import urlopen\nfrom ._vendor.six.moves import http_client\n\ndef fetch():\n    name = load(request.args.get('name'))\n    return subprocess.check_output('echo ' + name, shell=True)\n");
+    // a module that is missing, with nothing dynamic on its path, still fails
+    r.write(
+        "app/other.py",
+        "from . datum import load\nfrom app._vendor.six.shelved import x\n\nX = 1\n",
+    );
+    r.commit_as(AGENT, "agent: fetch");
+    let doc = screen_json(&r, &[]);
+    let fetch = file(&doc, "app/fetch.py");
+    assert_eq!(fetch["l1"]["ok"], true, "{fetch}");
+    assert_eq!(fetch["l1"]["unresolved_imports"], serde_json::json!([]));
+    let dynamic = fetch["l1"]["dynamic_imports"].as_array().unwrap();
+    let modules: Vec<&str> = dynamic
+        .iter()
+        .map(|d| d["module"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        modules,
+        ["app._vendor.six.moves.urllib.request", "._vendor.six.moves"]
+    );
+    assert_eq!(
+        dynamic[0],
+        serde_json::json!({"module": "app._vendor.six.moves.urllib.request", "line": 4, "created_by": "app/_vendor/six.py", "created_line": 9, "how": "module_object"})
+    );
+    assert_eq!(
+        fetch["candidate"], true,
+        "the flagged file stays a candidate"
+    );
+    assert_eq!(doc["candidates"][0]["path"], "app/fetch.py");
+    let other = file(&doc, "app/other.py");
+    assert_eq!(other["l1"]["ok"], false);
+    let unresolved: Vec<&str> = other["l1"]["unresolved_imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["module"].as_str().unwrap())
+        .collect();
+    assert_eq!(unresolved, [".datum", "app._vendor.six.shelved"]);
+    assert!(other["l1"].get("dynamic_imports").is_none(), "{other}");
+    assert_eq!(doc["counts"]["l1_failed"], 1);
+
+    let text = screen_run(&r, &[]).ok().stdout;
+    for needle in [
+        "L1: line 4: import app._vendor.six.moves.urllib.request is dynamic, not checked: app/_vendor/six.py:9 makes it at run time (a module object built under that name)",
+        "L1: line 5: import ._vendor.six.moves is dynamic, not checked",
+        "import .datum resolves nowhere",
+        "app/fetch.py  ← candidate",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from\n{text}");
+    }
+    assert!(!text.contains(". data"), "{text}");
+}
+
 #[test]
 fn repository_code_runs_only_when_asked() {
     let r = range();
