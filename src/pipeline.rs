@@ -494,6 +494,8 @@ pub(crate) struct BlameRequest<'a> {
     pub judge_sees_anchor: bool,
     pub unconfirmed: bool,
     pub templates_dir: Option<std::path::PathBuf>,
+    /// List every write in `provenance.writes[]`, not only those that touched the file.
+    pub all_writes: bool,
 }
 
 /// The finding as the judge may see it with `--judge-sees-anchor`.
@@ -698,7 +700,7 @@ pub(crate) fn blame(
         finding: rj::finding(req.anchor, &prov),
         unconfirmed: req.unconfirmed,
         range: rj::range(range),
-        provenance: rj::provenance(range, &prov),
+        provenance: rj::provenance(range, &prov, req.all_writes),
         session: session.as_ref().map(Session::json),
         turns,
         origin,

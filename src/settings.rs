@@ -152,6 +152,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "blame-origin writes Agent Trace records: true (.agent-trace/git-sage.jsonl) or a file",
     },
     Key {
+        key: "sage.allWrites",
+        default: "false",
+        what: "JSON writes[] lists every write of the range, not only those that touched the anchored file",
+    },
+    Key {
         key: "sage.recordMaxSize",
         default: "20",
         what: "largest session `git sage record` copies, in MB",
@@ -184,6 +189,8 @@ pub(crate) struct Settings {
     /// the working tree's top.
     pub agent_trace: Option<Option<PathBuf>>,
     pub record_max_mb: u64,
+    /// `sage.allWrites`: JSON documents list every write of the range in `writes[]`.
+    pub all_writes: bool,
     /// `auto`, `always` or `off`.
     pub guard: String,
     /// The judge the guard asks (`sage.guardJudge`), by default the offline one.
@@ -215,6 +222,7 @@ impl Default for Settings {
             notes: true,
             agent_trace: None,
             record_max_mb: DEFAULT_RECORD_MAX_MB,
+            all_writes: false,
             guard: "auto".into(),
             guard_judge: None,
             guard_strict: false,
@@ -311,6 +319,7 @@ impl Settings {
             }
             s.lang = Some(v);
         }
+        s.all_writes = flag(get("sage.allWrites")?, "sage.allWrites", false)?;
         if let Some(v) = get("sage.recordMaxSize")? {
             s.record_max_mb = number(&v, "sage.recordMaxSize", 1, 4096)?;
         }

@@ -23,6 +23,8 @@ pub(crate) struct RunOptions {
     pub judge_sees_anchor: bool,
     /// A case with turns the judge could not score still counts as analysed.
     pub allow_partial: bool,
+    /// Every case's report lists every write in `provenance.writes[]`.
+    pub all_writes: bool,
 }
 
 /// `blame-origin` for one case.
@@ -61,6 +63,7 @@ pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
         judge_sees_anchor: opts.judge_sees_anchor,
         unconfirmed: anchor.unconfirmed,
         templates_dir,
+        all_writes: opts.all_writes,
     };
     let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
     // Not a result unless allowed: a turn without scores would bias the origin and the

@@ -204,3 +204,20 @@ pub(crate) enum SummaryFormat {
     Md,
     Json,
 }
+
+/// Which writes the JSON documents list in `provenance.writes[]` (docs/json.md#provenance).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WritesArgs {
+    /// List every write of the range in the JSON's provenance.writes[], not only those that
+    /// touched the anchored file and those the verdict names [default: sage.allWrites, else
+    /// off]
+    #[arg(long, help_heading = "Output")]
+    pub all_writes: bool,
+}
+
+impl WritesArgs {
+    /// The flag, else the setting.
+    pub(crate) fn all(&self, settings: &crate::settings::Settings) -> bool {
+        self.all_writes || settings.all_writes
+    }
+}

@@ -73,6 +73,9 @@ pub(crate) struct BatchArgs {
 
     #[command(flatten)]
     pub levers: LeverArgs,
+
+    #[command(flatten)]
+    pub writes: super::args::WritesArgs,
 }
 
 fn default_out(manifest: &Path, shard: Option<Shard>) -> PathBuf {
@@ -211,6 +214,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         levers: super::util::levers(ctx.settings()?, &args.levers)?,
         judge_sees_anchor: false,
         allow_partial: super::util::allow_partial(ctx.settings()?, &args.judge),
+        all_writes: args.writes.all(ctx.settings()?),
     };
 
     if args.batch_api {

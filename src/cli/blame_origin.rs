@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 
 use super::Context;
-use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs};
+use super::args::{FindingArgs, JudgeArgs, LeverArgs, RangeArgs, WritesArgs};
 use super::output::Format;
 use super::output::{OutputArgs, emit, warn_all};
 use super::util::{finding_request, judge_options, levers, render};
@@ -69,6 +69,9 @@ pub(crate) struct BlameOriginArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub writes: WritesArgs,
 
     /// Write origin notes (refs/notes/sage) on the introducing write and the branch tip
     #[arg(long, help_heading = "Output")]
@@ -151,6 +154,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             judge_sees_anchor: args.judge_sees_anchor,
             unconfirmed: *unconfirmed,
             templates_dir: judge.templates_dir.clone(),
+            all_writes: args.writes.all(settings),
         };
         let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
         docs.push(doc);

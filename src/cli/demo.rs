@@ -45,6 +45,9 @@ pub(crate) struct DemoArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub writes: super::args::WritesArgs,
 }
 
 /// Builds the example repository in `dir`: base on main, the agent's three commits on
@@ -149,6 +152,8 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         judge_sees_anchor: false,
         unconfirmed: false,
         templates_dir: None,
+        // The example's repository is not the one the command runs in: only the flag counts.
+        all_writes: args.writes.all_writes,
     };
     let (mut doc, _) = pipeline::blame(&repo, &range, &AgentMatcher::everyone(), req)?;
     // The example's own name, not the temporary directory's: the same bytes wherever it runs.

@@ -97,6 +97,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
             judge_sees_anchor: false,
             unconfirmed: *unconfirmed,
             templates_dir: None,
+            all_writes: settings.all_writes,
         };
         let (doc, _) = match pipeline::blame(repo, &range, &agents, req) {
             Ok(x) => x,

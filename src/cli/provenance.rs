@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::Context;
-use super::args::{FindingArgs, RangeArgs};
+use super::args::{FindingArgs, RangeArgs, WritesArgs};
 use super::output::{DATA, Format, OutputArgs, emit};
 use crate::error::Result;
 use crate::finding;
@@ -38,6 +38,9 @@ pub(crate) struct ProvenanceArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub writes: WritesArgs,
 
     /// Exit 1 when the defect was introduced in the range (by the agent or another commit)
     #[arg(long, value_enum, value_name = "WHAT", help_heading = "Output")]
@@ -98,11 +101,18 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
         provenance::describe(&repo, &mut prov, &listed)?;
     }
     let t = crate::timing::stage("build report");
+    let all_writes = args.writes.all(settings);
+    let session_json = session.as_ref().map(|s| s.json());
     let doc =
-        report::json::provenance_doc(&anchor, &range, &prov, session.as_ref().map(|s| s.json()));
+        report::json::provenance_doc(&anchor, &range, &prov, session_json.clone(), all_writes);
+    // The flag shapes the JSON only: people read every write of a short range either way.
+    let listing = (!all_writes && targets.iter().any(|t| t.format == Format::Text))
+        .then(|| report::json::provenance_doc(&anchor, &range, &prov, session_json, true));
     drop(t);
     let t = crate::timing::stage("print");
-    emit(ctx, &targets, &doc, |_| Ok(report::text::provenance(&doc)))?;
+    emit(ctx, &targets, &doc, |_| {
+        Ok(report::text::provenance(listing.as_ref().unwrap_or(&doc)))
+    })?;
     drop(t);
     // Freeing the repository's caches takes longer than the exit does.
     std::mem::forget(repo);

@@ -87,6 +87,57 @@ pub(crate) struct Provenance {
     pub decisions: Vec<crate::history::dialects::weigh::Decision>,
 }
 
+impl Provenance {
+    /// For each write: whether a JSON document lists it when it lists only the writes that
+    /// touched the anchored file. Besides those, the writes the verdict names are kept, so a
+    /// reader of the pruned list finds everything the document points at: the introducing
+    /// write, the writes other tools' records decided, the last write after which a defect
+    /// gone by the tip was still there, and the agent's last mapped write (the delivered repair
+    /// the origin rule may be bounded by, which `origin --provenance` reads back).
+    pub(crate) fn touched_or_named(&self) -> Vec<bool> {
+        let mut keep: Vec<bool> = self.writes.iter().map(|w| w.changed).collect();
+        let mut mark = |i: usize| {
+            if let Some(k) = keep.get_mut(i) {
+                *k = true;
+            }
+        };
+        if let Some(i) = self.introducing {
+            mark(i);
+        }
+        for d in &self.decisions {
+            if let Some(i) = d.write.checked_sub(1) {
+                mark(i);
+            }
+        }
+        // The reason names it only while the tip still has the file (`not_located_reason`).
+        let tip_has_file = self
+            .writes
+            .last()
+            .is_some_and(|w| w.snapshot.blob.is_some());
+        if self.status == ProvenanceStatus::NoCodeLocation
+            && tip_has_file
+            && let Some(i) = self.writes.iter().rposition(|w| w.snapshot.present)
+        {
+            mark(i);
+        }
+        let delivered = self
+            .writes
+            .iter()
+            .filter(|w| w.agent)
+            .filter_map(|w| w.turn)
+            .max();
+        if let Some(t) = delivered
+            && let Some(i) = self
+                .writes
+                .iter()
+                .rposition(|w| w.agent && w.turn == Some(t))
+        {
+            mark(i);
+        }
+        keep
+    }
+}
+
 /// The 1-based line of the tip's file where the located code starts.
 fn locate_line(
     content: &[u8],

@@ -166,7 +166,17 @@ pub(crate) struct ProvenanceJson {
     pub reconstruction: Reconstruction,
     #[serde(default)]
     pub baseline: Option<BaselineJson>,
+    /// The writes that touched the anchored file and those the verdict names, unless every
+    /// write was asked for (`--all-writes`, `sage.allWrites`): `write` stays each one's
+    /// position among all the writes of the range.
     pub writes: Vec<WriteJson>,
+    /// All the writes of the range, listed or not; absent in documents written before the
+    /// list was pruned, whose `writes` hold them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes_total: Option<usize>,
+    /// How many of them `writes` leaves out: each one left the anchored file as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes_omitted: Option<usize>,
     #[serde(default)]
     pub blobs_read: usize,
     #[serde(default)]
@@ -284,7 +294,50 @@ fn snapshot_blob(s: &Snapshot) -> Option<String> {
     s.blob.map(|b| b.hex())
 }
 
-pub(crate) fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
+impl ProvenanceJson {
+    /// Every write of the range, listed or not.
+    pub(crate) fn total_writes(&self) -> usize {
+        self.writes_total.unwrap_or(self.writes.len())
+    }
+
+    /// The listed write at a position among all the writes (1-based).
+    pub(crate) fn write_at(&self, write: usize) -> Option<&WriteJson> {
+        self.writes
+            .binary_search_by_key(&write, |w| w.write)
+            .ok()
+            .map(|i| &self.writes[i])
+    }
+}
+
+/// `all_writes`: list every write of the range, not only those that touched the anchored file
+/// (and those the verdict names, `Provenance::touched_or_named`).
+pub(crate) fn provenance(r: &Range, p: &Provenance, all_writes: bool) -> ProvenanceJson {
+    let listed = p.touched_or_named();
+    let keep = |i: usize| all_writes || listed[i];
+    let writes: Vec<WriteJson> = p
+        .writes
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| keep(i))
+        .map(|(i, w)| WriteJson {
+            write: i + 1,
+            commit: w.commit.hex(),
+            turn: w.turn,
+            mapped_by: w.mapped_by,
+            unmapped_reason: w.unmapped_reason.clone(),
+            agent: w.agent,
+            present_after: w.snapshot.present,
+            changed: w.changed,
+            merge: w.merge,
+            path: Some(w.snapshot.path.clone()),
+            blob: snapshot_blob(&w.snapshot),
+            edit: w.edit,
+            via_merge: w.via_merge.map(|m| m.hex()),
+            author: w.author.clone(),
+            summary: w.summary.clone(),
+        })
+        .collect();
+    let omitted = p.writes.len() - writes.len();
     ProvenanceJson {
         status: p.status,
         introducing_write: p.introducing.map(|i| {
@@ -309,28 +362,9 @@ pub(crate) fn provenance(r: &Range, p: &Provenance) -> ProvenanceJson {
             blob: snapshot_blob(&p.base),
             present: p.base.present,
         }),
-        writes: p
-            .writes
-            .iter()
-            .enumerate()
-            .map(|(i, w)| WriteJson {
-                write: i + 1,
-                commit: w.commit.hex(),
-                turn: w.turn,
-                mapped_by: w.mapped_by,
-                unmapped_reason: w.unmapped_reason.clone(),
-                agent: w.agent,
-                present_after: w.snapshot.present,
-                changed: w.changed,
-                merge: w.merge,
-                path: Some(w.snapshot.path.clone()),
-                blob: snapshot_blob(&w.snapshot),
-                edit: w.edit,
-                via_merge: w.via_merge.map(|m| m.hex()),
-                author: w.author.clone(),
-                summary: w.summary.clone(),
-            })
-            .collect(),
+        writes_total: Some(p.writes.len()),
+        writes_omitted: Some(omitted),
+        writes,
         blobs_read: p.blobs_read,
         notes: p.notes.clone(),
         evidence: EvidenceJson {
@@ -359,13 +393,14 @@ pub(crate) fn provenance_doc(
     r: &Range,
     p: &Provenance,
     session: Option<SessionJson>,
+    all_writes: bool,
 ) -> ProvenanceDoc {
     ProvenanceDoc {
         schema: PROVENANCE_SCHEMA.to_string(),
         tool: Some(crate::tool::Tool::current()),
         finding: finding(anchor, p),
         range: range(r),
-        provenance: provenance(r, p),
+        provenance: provenance(r, p, all_writes),
         session,
     }
 }

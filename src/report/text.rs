@@ -123,13 +123,13 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
             "INTRODUCED by agent write {} ({} {:?})",
             w.write,
             short(&w.commit),
-            clip(summary_of(p.writes.get(w.write - 1)), 50)
+            clip(summary_of(p.write_at(w.write)), 50)
         ),
         (ProvenanceStatus::IntroducedByOther, Some(w)) => format!(
             "INTRODUCED BY OTHER: write {} ({} {:?}) is not the agent's",
             w.write,
             short(&w.commit),
-            clip(summary_of(p.writes.get(w.write - 1)), 50)
+            clip(summary_of(p.write_at(w.write)), 50)
         ),
         (ProvenanceStatus::NoCodeLocation, _) => "NO CODE LOCATION".to_string(),
         (s, None) => s.as_str().to_uppercase(),
@@ -151,23 +151,30 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
             (None, None) => {}
         }
     }
+    // A document may list only some writes: the total is the range's, and the writes left
+    // out left the file as it was, so every write that changed it is listed.
+    let total = p.total_writes();
     let touched = p.writes.iter().filter(|w| w.changed).count();
     out.push_str(&format!(
         "            reconstruction {} ({} of {} write{} changed {})\n\n",
         reconstruction_str(p),
         touched,
-        p.writes.len(),
-        if p.writes.len() == 1 { "" } else { "s" },
+        total,
+        if total == 1 { "" } else { "s" },
         f.file
     ));
 
-    // The table: the baseline, then the writes `listed_writes` picks.
+    // The table: the baseline, then the writes `listed_writes` picks among those listed.
     let intro = p.introducing_write.as_ref().map(|w| w.write);
-    let list_all = p.writes.len() <= MAX_ROWS;
-    let changed: Vec<bool> = p.writes.iter().map(|w| w.changed).collect();
+    let mut changed = vec![false; total];
+    for w in &p.writes {
+        if let Some(c) = w.write.checked_sub(1).and_then(|i| changed.get_mut(i)) {
+            *c = w.changed;
+        }
+    }
     let rows: Vec<&WriteJson> = listed_writes(&changed, intro.map(|w| w - 1))
         .into_iter()
-        .map(|i| &p.writes[i])
+        .filter_map(|i| p.write_at(i + 1))
         .collect();
     let who_w = 5;
     let path_w = rows
@@ -217,33 +224,38 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
             if b.present { "present" } else { "absent" }
         ));
     }
+    let gap_row = |from: usize, to: usize| {
+        let changing = p
+            .writes
+            .iter()
+            .filter(|w| w.write > from && w.write < to && w.changed)
+            .count();
+        format!("  {:>5}  ({})\n", "…", gap_words(to - from - 1, changing))
+    };
     let mut prev_listed = 0usize;
+    // The file before a write: after the listed write before it (those in between did not
+    // change it), else the baseline's.
+    let mut before = p
+        .baseline
+        .as_ref()
+        .map(|b| (b.blob.as_deref(), b.path.as_str()));
+    let mut listed = p.writes.iter().peekable();
     for w in rows {
         let gap = w.write - prev_listed - 1;
-        if gap > 0 && !list_all {
-            out.push_str(&format!(
-                "  {:>5}  ({})\n",
-                "…",
-                gap_words(&p.writes[prev_listed..w.write - 1])
-            ));
+        // A short range lists every write, so a gap there is writes the document left out.
+        if gap > 0 {
+            out.push_str(&gap_row(prev_listed, w.write));
         }
         prev_listed = w.write;
+        while let Some(x) = listed.next_if(|x| x.write < w.write) {
+            before = Some((x.blob.as_deref(), x.path.as_deref().unwrap_or("")));
+        }
         let by = if w.merge {
             "merge"
         } else if w.agent {
             "agent"
         } else {
             "other"
-        };
-        let before = match w.write {
-            1 => p
-                .baseline
-                .as_ref()
-                .map(|b| (b.blob.as_deref(), b.path.as_str())),
-            n => p
-                .writes
-                .get(n - 2)
-                .map(|x| (x.blob.as_deref(), x.path.as_deref().unwrap_or(""))),
         };
         let change = change_word(w, before);
         let mark = if Some(w.write) == intro {
@@ -270,6 +282,9 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
             if w.present_after { "present" } else { "absent" },
             clip(w.summary.as_deref().unwrap_or(""), 40),
         ));
+    }
+    if prev_listed < total {
+        out.push_str(&gap_row(prev_listed, total + 1));
     }
     // Padding leaves trailing blanks on short rows; drop them.
     let mut out: String = out.lines().map(|l| format!("{}\n", l.trim_end())).collect();
@@ -298,10 +313,9 @@ fn change_word(w: &WriteJson, before: Option<(Option<&str>, &str)>) -> &'static 
 
 /// The row standing for writes a long range does not list: how many, and how many of those
 /// changed the file anyway.
-fn gap_words(skipped: &[WriteJson]) -> String {
-    let n = skipped.len();
+fn gap_words(n: usize, changing: usize) -> String {
     let s = if n == 1 { "" } else { "s" };
-    match skipped.iter().filter(|w| w.changed).count() {
+    match changing {
         0 => format!("{n} write{s} not touching the file"),
         c if c == n => format!("{n} write{s} not listed, each changing the file"),
         c => format!("{n} write{s} not listed, {c} of them changing the file"),
@@ -692,4 +706,108 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     }
     // Warnings are not part of the text: the commands print them on stderr.
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    /// A provenance document over `n` writes: write 2 brings the code in (`B` at `old.py`),
+    /// write 4 renames the file to `new.py`; the others change other files.
+    fn doc(n: usize) -> Value {
+        let writes: Vec<Value> = (1..=n)
+            .map(|i| {
+                let (blob, path) = if i < 2 {
+                    (A, "old.py")
+                } else if i < 4 {
+                    (B, "old.py")
+                } else {
+                    (B, "new.py")
+                };
+                json!({"write": i, "commit": format!("{i:040}"), "turn": null, "mapped_by": null,
+                    "agent": true, "present_after": i >= 2, "changed": i == 2 || i == 4,
+                    "merge": false, "path": path, "blob": blob})
+            })
+            .collect();
+        json!({
+            "schema": "sage.provenance/1",
+            "finding": {"id": "f", "file": "new.py", "cwe": null, "class": null,
+                "kind": "present", "fragments": ["x"]},
+            "range": {"base": "c".repeat(40), "tip": format!("{n:040}"), "commits": n},
+            "provenance": {"status": "introduced",
+                "introducing_write": {"write": 2, "commit": format!("{:040}", 2), "turn": null,
+                    "mapped_by": null, "agent": true},
+                "reconstruction": "per-write",
+                "baseline": {"commit": "c".repeat(40), "path": "old.py", "blob": A,
+                    "present": false},
+                "writes": writes, "blobs_read": 2, "notes": []}
+        })
+    }
+
+    /// The document as written without `--all-writes`: the two writes that changed the file.
+    fn pruned(full: &Value) -> Value {
+        let mut v = full.clone();
+        let all = v["provenance"]["writes"].as_array().unwrap().clone();
+        let kept: Vec<Value> = all
+            .iter()
+            .filter(|w| w["changed"] == true)
+            .cloned()
+            .collect();
+        v["provenance"]["writes_total"] = json!(all.len());
+        v["provenance"]["writes_omitted"] = json!(all.len() - kept.len());
+        v["provenance"]["writes"] = json!(kept);
+        v
+    }
+
+    fn render(v: &Value) -> String {
+        provenance(&serde_json::from_value(v.clone()).unwrap())
+    }
+
+    /// The table's row of one write.
+    fn row(text: &str, write: usize) -> &str {
+        let lead = format!("{write:>5}  ");
+        text.lines()
+            .find(|l| l.strip_prefix("  ").is_some_and(|l| l.starts_with(&lead)))
+            .unwrap_or_else(|| panic!("no row for write {write}:\n{text}"))
+    }
+
+    #[test]
+    fn a_pruned_list_is_counted_from_the_totals() {
+        for n in [5, 60] {
+            let full = doc(n);
+            let (all, some) = (render(&full), render(&pruned(&full)));
+            let counts = format!("(2 of {n} writes changed new.py)");
+            assert!(all.contains(&counts), "{all}");
+            assert!(some.contains(&counts), "{some}");
+            // The writes listed say the same: the rename is a rename, not a creation.
+            for w in [2, 4] {
+                assert_eq!(row(&all, w), row(&some, w), "{n} writes");
+            }
+            assert!(row(&some, 4).contains("renamed"), "{some}");
+            // What is not listed is counted, up to the tip.
+            let counted: usize = some
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim_start().strip_prefix('…')?.trim_start();
+                    l.strip_prefix('(')?.split_once(' ')
+                })
+                .map(|(k, _)| k.parse::<usize>().unwrap())
+                .sum();
+            assert_eq!(counted, n - 2, "{some}");
+            assert!(some.contains("not touching the file"), "{some}");
+        }
+    }
+
+    #[test]
+    fn a_full_list_of_a_short_range_has_no_gap_rows() {
+        let all = render(&doc(5));
+        assert!(!all.contains('…'), "{all}");
+        for w in 1..=5 {
+            row(&all, w);
+        }
+    }
 }

@@ -130,6 +130,7 @@ fn provenance_json(r: &Repo) -> String {
             &base,
             "--format",
             "json",
+            "--all-writes",
         ])
         .ok();
     out.stdout

@@ -35,3 +35,4 @@ mod sessions;
 mod shipped_refs;
 mod tour;
 mod turns;
+mod writes;

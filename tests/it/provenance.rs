@@ -48,7 +48,7 @@ fn introduced_by_an_agent_write() {
     let w2 = r.commit("check scheme");
     r.write("README.md", "https only\n");
     let tip = r.commit("docs");
-    let v = prov(&r, &[]);
+    let v = prov(&r, &["--all-writes"]);
     assert_eq!(v["range"]["base"], base);
     assert_eq!(v["range"]["tip"], tip);
     assert_eq!(v["range"]["commits"], 3);
@@ -96,7 +96,7 @@ fn introduced_by_other_when_a_human_commit_wrote_it() {
     let human = r.commit_as(HUMAN, "human adds the check");
     r.write("b.py", "2\n");
     r.commit_as(AGENT, "agent again");
-    let v = prov(&r, &["--agent", "Agent"]);
+    let v = prov(&r, &["--agent", "Agent", "--all-writes"]);
     let p = &v["provenance"];
     assert_eq!(p["status"], "introduced_by_other");
     assert_eq!(p["introducing_write"]["commit"], human);
@@ -130,7 +130,7 @@ fn human_commit_inside_the_range_is_reported_as_such() {
             "pairing\n\nCo-authored-by: Claude <noreply@anthropic.com>",
         ],
     );
-    let v = prov(&r, &[]);
+    let v = prov(&r, &["--all-writes"]);
     let p = &v["provenance"];
     assert_eq!(p["status"], "introduced");
     assert_eq!(p["introducing_write"]["commit"], w1);
@@ -269,7 +269,7 @@ fn merge_commit_in_the_range() {
     let merge = r.git(&["rev-parse", "HEAD"]);
     r.write("b.py", "b\n");
     r.commit("agent b");
-    let v = prov(&r, &[]);
+    let v = prov(&r, &["--all-writes"]);
     let p = &v["provenance"];
     // the merge brought the code: its side is walked and the colleague's commit, not the
     // merge, is the introducing write, naming the merge
@@ -555,17 +555,19 @@ fn changed_path_filters_change_nothing_but_the_cost() {
         }
         r.commit(&format!("c{i}"));
     }
-    let plain = prov(&r, &[]);
+    // Every write, so that the walks are compared on each commit, not only the touching ones.
+    let all = ["--all-writes"];
+    let plain = prov(&r, &all);
     r.git(&["commit-graph", "write", "--reachable", "--changed-paths"]);
-    assert_eq!(prov(&r, &[]), plain, "with filters");
+    assert_eq!(prov(&r, &all), plain, "with filters");
     // Commits the graph does not know yet are read as before.
     for i in 0..5 {
         r.write("media/fetcher.py", &(fetcher(true) + &"#\n".repeat(i + 1)));
         r.commit(&format!("after the graph {i}"));
     }
-    let stale = prov(&r, &[]);
+    let stale = prov(&r, &all);
     std::fs::remove_file(r.path().join(".git/objects/info/commit-graph")).unwrap();
-    assert_eq!(stale, prov(&r, &[]), "a graph older than the tip");
+    assert_eq!(stale, prov(&r, &all), "a graph older than the tip");
     let p = &plain["provenance"];
     assert_eq!(p["status"], "introduced");
     assert_eq!(p["writes"][30]["changed"], true);

@@ -117,7 +117,7 @@ fn aider_commit_lines_map_turns() {
     );
     r.write(".aider.chat.history.md", &history);
     r.commit_as(HUMAN, "keep the chat");
-    let v = prov(&r, &["--agent", "aider"]);
+    let v = prov(&r, &["--agent", "aider", "--all-writes"]);
     let w = v["provenance"]["writes"].as_array().unwrap();
     assert_eq!(
         (w[0]["turn"].as_u64(), w[0]["mapped_by"].as_str()),
