@@ -10,7 +10,7 @@ mod notes;
 mod objects;
 pub mod pack;
 #[cfg(test)]
-mod testgit;
+pub(crate) mod testgit;
 mod trees;
 mod worktree;
 
@@ -83,6 +83,8 @@ pub struct Repo {
     reader: RefCell<Option<PackReader>>,
     /// git's commit-graph, opened once (`None` inside: none, or history is rewritten).
     graph: OnceCell<Option<std::rc::Rc<commit_graph::CommitGraph>>>,
+    /// Asked once: libgit2 looks at the shallow file on every call.
+    shallow: OnceCell<bool>,
 }
 
 /// What a worker thread needs to open its own `Repo` sharing the mapped packs.
@@ -144,6 +146,7 @@ impl Repo {
             packs: OnceCell::new(),
             reader: RefCell::new(None),
             graph: OnceCell::new(),
+            shallow: OnceCell::new(),
         }
     }
 
@@ -181,6 +184,6 @@ impl Repo {
 
     /// Whether this clone is shallow (history cut at some depth).
     pub fn is_shallow(&self) -> bool {
-        self.inner.is_shallow()
+        *self.shallow.get_or_init(|| self.inner.is_shallow())
     }
 }

@@ -9,11 +9,24 @@ use super::{Oid, Repo, git_err};
 use crate::error::{Error, Result};
 
 impl Repo {
-    /// An object's kind and bytes: from the mapped packs when they have it, else libgit2.
-    pub(super) fn read_raw(&self, id: Oid) -> Result<Option<(Kind, Rc<Vec<u8>>)>> {
+    /// An object from the mapped packs; `None` when they do not have it.
+    pub(super) fn read_packed(&self, id: Oid) -> Option<(Kind, Rc<Vec<u8>>)> {
         let mut reader = self.reader.borrow_mut();
         let reader = reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs())));
-        if let Some(found) = reader.read(id.0.as_bytes()) {
+        reader.read(id.0.as_bytes())
+    }
+
+    /// The first `max` bytes of an object stored whole in the mapped packs, its kind, and
+    /// whether that is all of it.
+    pub(super) fn read_packed_head(&self, id: Oid, max: usize) -> Option<(Kind, Vec<u8>, bool)> {
+        let mut reader = self.reader.borrow_mut();
+        let reader = reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs())));
+        reader.read_head(id.0.as_bytes(), max)
+    }
+
+    /// An object's kind and bytes: from the mapped packs when they have it, else libgit2.
+    pub(super) fn read_raw(&self, id: Oid) -> Result<Option<(Kind, Rc<Vec<u8>>)>> {
+        if let Some(found) = self.read_packed(id) {
             return Ok(Some(found));
         }
         let odb = self

@@ -437,6 +437,14 @@ impl Repo {
         Ok(self.lookup(tree, path)?.map(|(id, _)| id))
     }
 
+    /// The id of the directory a path names in a tree; `None` when absent or a file.
+    pub fn dir_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>> {
+        Ok(self
+            .lookup(tree, path)?
+            .filter(|(_, blob)| !*blob)
+            .map(|(id, _)| id))
+    }
+
     /// The content of a file of a tree, if the path names a file there.
     pub fn file_in_tree(&self, tree: Oid, path: &str) -> Result<Option<Rc<Vec<u8>>>> {
         match self.blob_at(&mut PathLookup::new(path), tree)? {

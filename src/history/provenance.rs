@@ -637,7 +637,13 @@ fn weigh_evidence(repo: &Repo, prov: &mut Provenance) -> Result<()> {
     if commits.is_empty() {
         return Ok(());
     }
-    let mut ev = dialects::read_all(repo, &commits)?;
+    let mut files: Vec<&str> = Vec::new();
+    for w in prov.writes.iter().filter(|w| w.changed && !w.merge) {
+        if !files.contains(&w.snapshot.path.as_str()) {
+            files.push(&w.snapshot.path);
+        }
+    }
+    let mut ev = dialects::read_all(repo, &commits, &files)?;
     if ev.claims.is_empty() && ev.outside.is_empty() {
         prov.evidence = ev;
         return Ok(());

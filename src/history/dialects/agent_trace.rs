@@ -15,6 +15,27 @@ use crate::git::{CommitInfo, Oid, Repo, in_repo_path};
 /// The notes ref tools that keep Agent Trace records in notes use.
 pub(crate) const NOTES_REF: &str = "refs/notes/agent-trace";
 
+/// The `.agent-trace/` directories whose records can be about `files`: the repository's own
+/// and one in each directory above a file (a project inside a monorepo keeps its own). Only
+/// these are read, so the cost follows the anchored file's depth rather than the size of
+/// each commit: a commit that reformats ten thousand files is not diffed in full.
+fn trace_dirs(files: &[&str]) -> Vec<String> {
+    let mut out = vec![DIR.to_string()];
+    for f in files {
+        let mut at = 0;
+        while let Some(i) = f[at..].find('/') {
+            let dir = format!("{}/{DIR}", &f[..at + i]);
+            if !out.contains(&dir) {
+                out.push(dir);
+            }
+            at += i + 1;
+        }
+    }
+    out
+}
+
+const DIR: &str = ".agent-trace";
+
 /// Whether a path names a committed trace file: `*.jsonl` right inside an `.agent-trace/`.
 fn is_trace_file(path: &str) -> bool {
     let Some((dir, name)) = path.rsplit_once('/') else {
@@ -321,14 +342,27 @@ fn names(rev: &str, id: Oid) -> bool {
     rev.len() >= 7 && id.hex().starts_with(&rev)
 }
 
-/// Reads the Agent Trace records about the commits: those their commits add to committed
-/// trace files, and their notes under `refs/notes/agent-trace`.
-pub(crate) fn read(repo: &Repo, commits: &[Oid], ev: &mut Evidence) -> Result<()> {
+/// Reads the Agent Trace records about the commits: those their commits add to the committed
+/// trace files that can be about `files` (see [`trace_dirs`]), and their notes under
+/// `refs/notes/agent-trace`.
+pub(crate) fn read(repo: &Repo, commits: &[Oid], files: &[&str], ev: &mut Evidence) -> Result<()> {
     let range = InRange(commits.iter().map(|c| (c.hex(), *c)).collect());
     let mut tally = Tally::default();
-    for &commit in commits {
-        let info = repo.commit_info(commit)?;
-        committed(repo, &info, &range, &mut tally, ev)?;
+    let dirs = trace_dirs(files);
+    // Changed-path filters rule out, for most commits, that a trace directory changed at all.
+    let filters: Vec<Option<Vec<Option<bool>>>> =
+        dirs.iter().map(|d| repo.path_filters(commits, d)).collect();
+    for (i, &commit) in commits.iter().enumerate() {
+        let maybe: Vec<&str> = dirs
+            .iter()
+            .zip(&filters)
+            .filter(|(_, f)| f.as_ref().is_none_or(|f| f[i] != Some(false)))
+            .map(|(d, _)| d.as_str())
+            .collect();
+        if !maybe.is_empty() {
+            let info = repo.commit_info(commit)?;
+            committed(repo, &info, &maybe, &range, &mut tally, ev)?;
+        }
         if let Some(note) = repo.foreign_note(NOTES_REF, commit)? {
             let at = format!("{NOTES_REF} on {}", commit.short());
             for (line, v) in values(&note, &at, &mut tally) {
@@ -367,11 +401,12 @@ fn values(bytes: &[u8], at: &str, tally: &mut Tally) -> Vec<(usize, Value)> {
     out
 }
 
-/// Records that `info` added to committed trace files: lines of the file at the commit that
-/// none of its parents had.
+/// Records that `info` added to the trace files of `dirs`: lines of the file at the commit
+/// that none of its parents had.
 fn committed(
     repo: &Repo,
     info: &CommitInfo,
+    dirs: &[&str],
     range: &InRange,
     tally: &mut Tally,
     ev: &mut Evidence,
@@ -380,10 +415,25 @@ fn committed(
     for p in &info.parents {
         parent_trees.push(repo.tree_of(*p)?);
     }
-    let paths = match parent_trees.first() {
-        Some(first) => repo.changed_paths(*first, info.tree)?,
-        None => repo.file_paths(info.tree)?,
-    };
+    let mut paths = Vec::new();
+    for dir in dirs {
+        let Some(new) = repo.dir_id(info.tree, dir)? else {
+            continue;
+        };
+        let mut olds = Vec::new();
+        for t in &parent_trees {
+            olds.push(repo.dir_id(*t, dir)?);
+        }
+        // A parent with the same directory has every line the commit has.
+        if olds.contains(&Some(new)) {
+            continue;
+        }
+        let inside = match olds.first() {
+            Some(Some(old)) => repo.changed_paths(*old, new)?,
+            _ => repo.tree_paths(new)?,
+        };
+        paths.extend(inside.into_iter().map(|p| format!("{dir}/{p}")));
+    }
     let short = info.id.short();
     for path in paths.into_iter().filter(|p| is_trace_file(p)) {
         let at = format!("{path} at {short}");
@@ -586,6 +636,66 @@ mod tests {
 
     fn rec(v: Value) -> std::result::Result<Record, Unusable> {
         parse(&v)
+    }
+
+    #[test]
+    fn trace_directories_are_the_roots_and_the_files_ancestors() {
+        assert_eq!(trace_dirs(&[]), [".agent-trace"]);
+        assert_eq!(
+            trace_dirs(&["a/b/c.py", "a/d.py", "e.py"]),
+            [".agent-trace", "a/.agent-trace", "a/b/.agent-trace"]
+        );
+    }
+
+    /// Records in the project directory holding the file are read, at any depth; those of a
+    /// sibling project are not, and a commit that left the directories alone adds none.
+    #[test]
+    fn committed_records_of_the_files_projects() {
+        use crate::git::testgit::git;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main", "."]);
+        let record = |id: &str, path: &str| {
+            format!(
+                r#"{{"version":"0.1.0","id":"{id}","timestamp":"t","files":[{{"path":"{path}","conversations":[{{"contributor":{{"type":"ai"}},"ranges":[{{"start_line":1,"end_line":1}}]}}]}}]}}"#
+            )
+        };
+        let write = |p: &str, text: &str| {
+            let p = d.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("apps/web/src/x.py", "x = 1\n");
+        write("README", "r\n");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        write("apps/web/src/x.py", "x = 2\n");
+        write(
+            "apps/web/.agent-trace/t.jsonl",
+            &format!("{}\n", record("in-project", "apps/web/src/x.py")),
+        );
+        write(
+            "apps/api/.agent-trace/t.jsonl",
+            &format!("{}\n", record("sibling", "apps/web/src/x.py")),
+        );
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "agent"]);
+        write("README", "s\n");
+        git(d, &["commit", "-q", "-am", "other"]);
+        let repo = Repo::discover(d).unwrap();
+        let ids: Vec<Oid> = git(d, &["rev-list", "HEAD~2..HEAD"])
+            .lines()
+            .map(|h| Oid::from_hex(h).unwrap())
+            .collect();
+        let mut ev = Evidence::default();
+        read(&repo, &ids, &["apps/web/src/x.py"], &mut ev).unwrap();
+        let found: Vec<&str> = ev
+            .claims
+            .iter()
+            .filter_map(|c| c.trace.as_deref())
+            .collect();
+        assert_eq!(found, ["in-project"], "{ev:#?}");
+        assert_eq!(ev.claims[0].commit, ids[1]);
     }
 
     #[test]

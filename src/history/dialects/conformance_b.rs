@@ -423,10 +423,15 @@ fn entire_remote_branch_and_refs_first() {
 
 const FINTRACK_URL: &str = r"file://c:\Users\pratibal\.cursor\projects\c-private-tech-react-fintrack\agent-transcripts\be6cecdd-a75a-4363-b49d-3f7850807d1d\be6cecdd-a75a-4363-b49d-3f7850807d1d.jsonl";
 
+/// The fintrack records as provenance reads them for the anchored file `src/lib/data.ts`.
+fn trace_about_data(r: &Repo, c: &[Oid], e: &mut Evidence) -> crate::error::Result<()> {
+    agent_trace::read(r, c, &["src/lib/data.ts"], e)
+}
+
 #[test]
 fn agent_trace_committed_records_fintrack() {
     let b = build("agent-trace/fintrack");
-    let ev = read_with(agent_trace::read, &b, &["report"]);
+    let ev = read_with(trace_about_data, &b, &["report"]);
     let at = |file: &str| format!(".agent-trace/{file} at {}", b.short("report"));
     let source = |id: &str| {
         format!(
@@ -493,11 +498,11 @@ fn agent_trace_committed_records_fintrack() {
     );
     // the parent in the range too: the same claims; the parent alone added no record
     assert_eq!(
-        read_with(agent_trace::read, &b, &["budgets", "report"]).claims,
+        read_with(trace_about_data, &b, &["budgets", "report"]).claims,
         ev.claims
     );
     assert_eq!(
-        read_with(agent_trace::read, &b, &["budgets"]),
+        read_with(trace_about_data, &b, &["budgets"]),
         Evidence::default()
     );
     // what the report asks of the evidence: line 13 of data.ts at the commit, not line 14
@@ -509,7 +514,11 @@ fn agent_trace_committed_records_fintrack() {
 #[test]
 fn agent_trace_nonconforming_lazyusage() {
     let b = build("agent-trace/lazyusage");
-    let ev = read_with(agent_trace::read, &b, &["before", "biome"]);
+    let ev = read_with(
+        |r, c, e| agent_trace::read(r, c, &["src/main.ts"], e),
+        &b,
+        &["before", "biome"],
+    );
     assert!(ev.claims.is_empty());
     assert_eq!(ev.skipped.len(), 1);
     assert_eq!(
@@ -525,7 +534,11 @@ fn agent_trace_nonconforming_lazyusage() {
 #[test]
 fn agent_trace_notes_readme_examples() {
     let b = build("agent-trace/notes-readme-example");
-    let ev = read_with(agent_trace::read, &b, &["parser", "app"]);
+    let ev = read_with(
+        |r, c, e| agent_trace::read(r, c, &["src/parser.ts"], e),
+        &b,
+        &["parser", "app"],
+    );
     type Seen<'a> = (
         Oid,
         &'a str,
@@ -850,7 +863,7 @@ fn measure_real_mirrors() {
         let started = std::time::Instant::now();
         let mut ev = Evidence::default();
         entire::read(&repo, &commits, &mut ev).unwrap();
-        agent_trace::read(&repo, &commits, &mut ev).unwrap();
+        agent_trace::read(&repo, &commits, &[""], &mut ev).unwrap();
         trailers::read(&repo, &commits, &mut ev).unwrap();
         let took = started.elapsed();
         let mut trailer_pairs = 0;

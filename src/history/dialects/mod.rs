@@ -229,28 +229,35 @@ impl Evidence {
     }
 }
 
-/// Everything the readers find about `commits`, each dialect in turn; a reader that meets a
-/// record it cannot use says so in `skipped` and goes on.
-pub(crate) fn read_all(repo: &crate::git::Repo, commits: &[Oid]) -> crate::error::Result<Evidence> {
+/// Everything the readers find about `commits`, each dialect in turn (in the order their
+/// claims are listed, with the name `SAGE_TIMING` shows); `files` are the anchored file's
+/// paths at those commits, for readers that can limit their search to them. A reader that
+/// meets a record it cannot use says so in `skipped` and goes on.
+pub(crate) fn read_all(
+    repo: &crate::git::Repo,
+    commits: &[Oid],
+    files: &[&str],
+) -> crate::error::Result<Evidence> {
+    type Reader<'a> = &'a dyn Fn(&mut Evidence) -> crate::error::Result<()>;
+    let readers: [(&str, Reader); 6] = [
+        ("records: git-ai", &|ev| git_ai::read(repo, commits, ev)),
+        ("records: whogitit", &|ev| whogitit::read(repo, commits, ev)),
+        ("records: agentblame", &|ev| {
+            agentblame::read(repo, commits, ev)
+        }),
+        ("records: entire", &|ev| entire::read(repo, commits, ev)),
+        ("records: agent-trace", &|ev| {
+            agent_trace::read(repo, commits, files, ev)
+        }),
+        ("records: trailers", &|ev| trailers::read(repo, commits, ev)),
+    ];
     let mut ev = Evidence::default();
-    for (name, read) in READERS {
+    for (name, read) in readers {
         let _t = crate::timing::stage(name);
-        read(repo, commits, &mut ev)?;
+        read(&mut ev)?;
     }
     Ok(ev)
 }
-
-type Reader = fn(&crate::git::Repo, &[Oid], &mut Evidence) -> crate::error::Result<()>;
-
-/// The readers, in the order their claims are listed, with the name `SAGE_TIMING` shows.
-const READERS: &[(&str, Reader)] = &[
-    ("records: git-ai", git_ai::read),
-    ("records: whogitit", whogitit::read),
-    ("records: agentblame", agentblame::read),
-    ("records: entire", entire::read),
-    ("records: agent-trace", agent_trace::read),
-    ("records: trailers", trailers::read),
-];
 
 /// `1,2,19-222,300` (git-ai's and AgentBlame v3's ranges) as line ranges; `None` when any
 /// part is not a number or a range runs backwards.
