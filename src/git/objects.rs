@@ -11,17 +11,19 @@ use crate::error::{Error, Result};
 impl Repo {
     /// An object from the mapped packs; `None` when they do not have it.
     pub(super) fn read_packed(&self, id: Oid) -> Option<(Kind, Rc<Vec<u8>>)> {
+        self.with_reader(|r| r.read(id.0.as_bytes()))
+    }
+
+    /// This handle's pack reader, made on first use.
+    fn with_reader<T>(&self, f: impl FnOnce(&mut PackReader) -> T) -> T {
         let mut reader = self.reader.borrow_mut();
-        let reader = reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs())));
-        reader.read(id.0.as_bytes())
+        f(reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs()))))
     }
 
     /// The first `max` bytes of an object stored whole in the mapped packs, its kind, and
     /// whether that is all of it.
     pub(super) fn read_packed_head(&self, id: Oid, max: usize) -> Option<(Kind, Vec<u8>, bool)> {
-        let mut reader = self.reader.borrow_mut();
-        let reader = reader.get_or_insert_with(|| PackReader::new(Arc::clone(self.packs())));
-        reader.read_head(id.0.as_bytes(), max)
+        self.with_reader(|r| r.read_head(id.0.as_bytes(), max))
     }
 
     /// An object's kind and bytes: from the mapped packs when they have it, else libgit2.

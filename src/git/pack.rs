@@ -262,10 +262,7 @@ impl PackReader {
         }
         let kind = Kind::from_type(typ)?;
         let want = size.min(max);
-        let (cmf, flg) = (*data.get(pos)?, *data.get(pos + 1)?);
-        if cmf & 0x0f != 8 || flg & 0x20 != 0 || (u16::from(cmf) << 8 | u16::from(flg)) % 31 != 0 {
-            return None;
-        }
+        let input = deflate_body(data, pos)?;
         let mut out = vec![0u8; want];
         self.inflater.reset(false);
         let mut filled = 0;
@@ -276,7 +273,7 @@ impl PackReader {
             let status = self
                 .inflater
                 .decompress(
-                    data.get(pos + 2 + self.inflater.total_in() as usize..)?,
+                    input.get(self.inflater.total_in() as usize..)?,
                     &mut out[filled..],
                     flate2::FlushDecompress::None,
                 )
@@ -376,13 +373,7 @@ impl PackReader {
         size: usize,
         out: &mut Vec<u8>,
     ) -> Option<()> {
-        // Inflate the raw deflate stream after the 2-byte zlib header: the trailing adler32
-        // is a fifth of the work and the pack's own checksum already covers these bytes.
-        let (cmf, flg) = (*data.get(pos)?, *data.get(pos + 1)?);
-        if cmf & 0x0f != 8 || flg & 0x20 != 0 || (u16::from(cmf) << 8 | u16::from(flg)) % 31 != 0 {
-            return None;
-        }
-        let input = data.get(pos + 2..)?;
+        let input = deflate_body(data, pos)?;
         out.clear();
         out.reserve(size);
         self.inflater.reset(false);
@@ -392,6 +383,17 @@ impl PackReader {
             .ok()?;
         (status == flate2::Status::StreamEnd && out.len() == size).then_some(())
     }
+}
+
+/// The raw deflate stream of the zlib stream at `pos`, past its 2-byte header: inflating it
+/// raw skips the trailing adler32, a fifth of the work, which the pack's own checksum
+/// already covers. `None` when the header is not plain deflate.
+fn deflate_body(data: &[u8], pos: usize) -> Option<&[u8]> {
+    let (cmf, flg) = (*data.get(pos)?, *data.get(pos + 1)?);
+    if cmf & 0x0f != 8 || flg & 0x20 != 0 || (u16::from(cmf) << 8 | u16::from(flg)) % 31 != 0 {
+        return None;
+    }
+    data.get(pos + 2..)
 }
 
 /// Type and inflated size of the pack entry at `off`, and where its body starts.
