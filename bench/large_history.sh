@@ -86,10 +86,15 @@ case_for() { # name file fragment follow
       local pick="git -C $g log --first-parent --reverse --format=%H -S'$frag' $base..$tip -- $file"
       [ "$follow" = yes ] && pick="git -C $g log --first-parent --follow --reverse --format=%H -S'$frag' $base..$tip -- $file"
       # Same answer first: git's first commit adding the fragment is ours, or neither has one.
-      local ours theirs
+      # The truth is `log -S` over every name git's own rename tracking gives the file:
+      # `--follow -S` (timed below, as a user would type it) loses the file's old name when
+      # the range starts before the move, since -S hides the rename commit --follow learns from.
+      local ours theirs names
       ours=$("$bin" -C "$g" provenance --base "$base" "$tip" --finding "$anchor" --format json |
         python3 -c 'import json,sys; w=json.load(sys.stdin)["provenance"]["introducing_write"]; print(w["commit"] if w else "")')
-      theirs=$(sh -c "$pick" | head -n1)
+      names=$(git -C "$g" log --follow --name-only --format= "$tip" -- "$file" | sort -u)
+      # shellcheck disable=SC2086 # one argument per name
+      theirs=$(git -C "$g" log --first-parent --reverse --format=%H -S"$frag" "$base..$tip" -- $names | head -n1)
       if [ -n "$ours" ] && [ "$ours" != "$theirs" ]; then
         echo "MISMATCH on $name at depth $depth: git-sage $ours, git $theirs" >&2
         exit 1

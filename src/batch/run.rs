@@ -32,20 +32,21 @@ pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
     let repo = Repo::discover(&case.repo)?;
     // Each case's repository has its own settings.
     let settings = crate::settings::Settings::load(Some(&repo))?;
-    let range = range::resolve(
-        &repo,
-        case.tip.as_deref(),
-        case.base.as_deref(),
-        settings.base.as_deref(),
-    )?;
-    let agents =
-        AgentMatcher::from_settings(case.agent.as_deref(), settings.agent_pattern.as_deref())?;
     let anchor = crate::finding::load(&crate::finding::Request {
         finding: Some(case.finding.clone()),
         select: case.select.clone(),
         inline: None,
         given: Default::default(),
     })?;
+    let range = range::resolve_watching(
+        &repo,
+        case.tip.as_deref(),
+        case.base.as_deref(),
+        settings.base.as_deref(),
+        Some(&anchor.file),
+    )?;
+    let agents =
+        AgentMatcher::from_settings(case.agent.as_deref(), settings.agent_pattern.as_deref())?;
     let mut judge = opts.judge.clone();
     judge.progress = false;
     if case.task.is_some() {

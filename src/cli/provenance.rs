@@ -68,11 +68,12 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     drop(t);
     let t = crate::timing::stage("range");
     let settings = ctx.settings()?;
-    let mut range = range::resolve(
+    let mut range = range::resolve_watching(
         &repo,
         args.range.branch.as_deref(),
         args.range.base.as_deref(),
         settings.base.as_deref(),
+        Some(&anchor.file),
     )?;
     drop(t);
     let agents = range::AgentMatcher::from_settings(

@@ -15,7 +15,7 @@ const NO_PARENT: u32 = 0x7000_0000;
 
 /// One graph file; positions in it are offset by the commits of the layers below.
 struct Layer {
-    data: Vec<u8>,
+    data: memmap2::Mmap,
     count: u32,
     base: u32,
     fanout: usize,
@@ -130,7 +130,7 @@ fn be64(b: &[u8], at: usize) -> Option<u64> {
 }
 
 impl Layer {
-    fn parse(data: Vec<u8>, base: u32) -> Option<Layer> {
+    fn parse(data: memmap2::Mmap, base: u32) -> Option<Layer> {
         if data.get(..4)? != b"CGPH" || data[4] != 1 || data[5] != 1 {
             return None;
         }
@@ -279,7 +279,11 @@ impl CommitGraph {
         let mut layers: Vec<Layer> = Vec::with_capacity(files.len());
         let mut base = 0u32;
         for f in files {
-            let layer = Layer::parse(std::fs::read(f).ok()?, base)?;
+            let file = std::fs::File::open(f).ok()?;
+            // SAFETY: git writes a new graph beside the old and renames it into place; a
+            // mapped file is never rewritten.
+            let data = unsafe { super::pack::map(&file)? };
+            let layer = Layer::parse(data, base)?;
             base = base.checked_add(layer.count)?;
             layers.push(layer);
         }
@@ -302,22 +306,30 @@ impl CommitGraph {
     /// What the changed-path filter of the commit at `pos` says of `keys` (see
     /// `Layer::maybe_changed`); `None` without a filter.
     pub(crate) fn maybe_changed(&self, pos: u32, keys: &[BloomKey]) -> Option<bool> {
+        let (layer, local) = self.layer_of(pos)?;
+        layer.maybe_changed(local, keys)
+    }
+
+    /// The layer holding a graph position, and the position within it.
+    fn layer_of(&self, pos: u32) -> Option<(&Layer, usize)> {
         let layer = self
             .layers
             .iter()
             .rev()
             .find(|l| pos >= l.base && pos < l.base + l.count)?;
-        layer.maybe_changed((pos - layer.base) as usize, keys)
+        Some((layer, (pos - layer.base) as usize))
+    }
+
+    /// The id of the commit at a graph position: one read where `get` makes two (walks that
+    /// only need a parent's id touch half the memory).
+    pub(crate) fn id_at(&self, pos: u32) -> Option<&[u8]> {
+        let (layer, local) = self.layer_of(pos)?;
+        Some(layer.oid(local))
     }
 
     /// The commit at a graph position.
     pub(crate) fn get(&self, pos: u32) -> Option<GraphCommit> {
-        let layer = self
-            .layers
-            .iter()
-            .rev()
-            .find(|l| pos >= l.base && pos < l.base + l.count)?;
-        let local = (pos - layer.base) as usize;
+        let (layer, local) = self.layer_of(pos)?;
         let at = layer.cdat + local * (HASH_LEN + 16);
         let d = &layer.data;
         let p1 = be32(d, at + HASH_LEN)?;

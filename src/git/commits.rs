@@ -150,6 +150,17 @@ impl Repo {
     /// The commits of `base..tip` on the first-parent chain, oldest first
     /// (what `git rev-list --first-parent --reverse base..tip` lists).
     pub fn first_parent_chain(&self, base: Oid, tip: Oid) -> Result<Vec<ChainCommit>> {
+        self.first_parent_chain_with(base, tip, &mut |_| {})
+    }
+
+    /// `first_parent_chain`, telling `seen` of each commit as the walk reads it (newest
+    /// first), so other work can start on it while the walk goes on.
+    pub fn first_parent_chain_with(
+        &self,
+        base: Oid,
+        tip: Oid,
+        seen: &mut dyn FnMut(&ChainCommit),
+    ) -> Result<Vec<ChainCommit>> {
         // Usual case: the base is on the tip's first-parent chain. Follow parent pointers,
         // through git's commit-graph once the chain proves long (no commit inflated there).
         const GRAPH_AFTER: usize = 64;
@@ -166,27 +177,35 @@ impl Repo {
                 graph = Some(self.graph());
             }
             if let Some(Some(g)) = &graph
-                && let Some(p) = pos.or_else(|| g.find(id.0.as_bytes()))
-                && let Some(gc) = g.get(p)
-                && gc.id == id.0.as_bytes()
+                && let Some((_, gc)) = match pos {
+                    // The position came with the id from the child's parent field.
+                    Some(p) => g.get(p).map(|gc| (p, gc)),
+                    None => g
+                        .find(id.0.as_bytes())
+                        .and_then(|p| g.get(p).map(|gc| (p, gc)))
+                        .filter(|(_, gc)| gc.id == id.0.as_bytes()),
+                }
             {
                 let parent = gc
                     .first_parent
-                    .and_then(|pp| g.get(pp).map(|pc| (pp, pc.id)));
-                out.push(ChainCommit {
+                    .and_then(|pp| g.id_at(pp).map(|pid| (pp, Oid::from_raw(pid))));
+                let c = ChainCommit {
                     id,
                     tree: Oid::from_raw(&gc.tree),
-                    first_parent: parent.map(|(_, pid)| Oid::from_raw(&pid)),
+                    first_parent: parent.map(|(_, pid)| pid),
                     merge: gc.merge,
                     via_merge: None,
-                });
+                };
+                seen(&c);
+                out.push(c);
                 pos = parent.map(|(pp, _)| pp);
-                cur = parent.map(|(_, pid)| Oid::from_raw(&pid));
+                cur = parent.map(|(_, pid)| pid);
                 continue;
             }
             pos = None;
             let c = self.read_chain_commit(id)?;
             cur = c.first_parent;
+            seen(&c);
             out.push(c);
         }
         // The base is off the chain (say, on a merged side branch): git's own meaning of
@@ -205,7 +224,9 @@ impl Repo {
         walk.hide(base.0).map_err(walk_err)?;
         let mut chain = Vec::new();
         for id in walk {
-            chain.push(self.read_chain_commit(Oid(id.map_err(walk_err)?))?);
+            let c = self.read_chain_commit(Oid(id.map_err(walk_err)?))?;
+            seen(&c);
+            chain.push(c);
         }
         Ok(chain)
     }
@@ -296,6 +317,11 @@ impl Repo {
             next = g.first_parent;
         }
         Some(out)
+    }
+
+    /// Whether git's commit-graph is there (the first-parent walk reads no commit object).
+    pub fn has_commit_graph(&self) -> bool {
+        self.graph().is_some()
     }
 
     /// Whether git's commit-graph carries changed-path filters here.

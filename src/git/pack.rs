@@ -57,7 +57,7 @@ fn be32(b: &[u8], at: usize) -> Option<u32> {
 ///
 /// # Safety
 /// The file must not change while mapped (true of git's pack files and indexes).
-unsafe fn map(file: &std::fs::File) -> Option<Mmap> {
+pub(crate) unsafe fn map(file: &std::fs::File) -> Option<Mmap> {
     const POPULATE_BELOW: u64 = 8 << 20;
     let len = file.metadata().ok()?.len();
     let mut opts = MmapOptions::new();

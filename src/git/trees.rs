@@ -18,6 +18,7 @@ pub struct Entry {
 
 /// Looks up one path in many trees, remembering every subtree already resolved: commits
 /// that did not touch the path's directories cost one root-tree read each.
+#[derive(Debug, Clone)]
 pub struct PathLookup {
     components: Vec<Vec<u8>>,
     /// `memo[d]`: a tree at depth `d` → the blob the rest of the path names in it.
@@ -34,6 +35,21 @@ impl PathLookup {
             .collect();
         let memo = vec![IdMap::default(); components.len()];
         PathLookup { components, memo }
+    }
+
+    /// Whether the answer for this root tree is already known (no read needed).
+    #[cfg(test)]
+    pub fn knows(&self, tree: Oid) -> bool {
+        self.memo.first().is_some_and(|m| m.contains_key(&tree))
+    }
+
+    /// Whether this is a lookup of `path` (what `new` was given, up to empty components).
+    pub fn is_for(&self, path: &str) -> bool {
+        let mut parts = path.split('/').filter(|c| !c.is_empty());
+        self.components
+            .iter()
+            .all(|c| parts.next() == Some(std::str::from_utf8(c).unwrap_or_default()))
+            && parts.next().is_none()
     }
 }
 
@@ -76,9 +92,16 @@ impl Origin {
     }
 }
 
-/// Per cent of the lines of the larger text that the two have in common, by a line diff.
-fn similarity(a: &[u8], b: &[u8]) -> u8 {
+/// Per cent of the lines of the larger text that the two have in common, by a line diff;
+/// `None` when it cannot reach `floor`. The diff is the costly part, so it runs only where
+/// the lines the texts share as multisets (which no diff can exceed) could reach the floor.
+fn similarity(a: &[u8], b: &[u8], floor: u8) -> Option<u8> {
     let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    let lines = a.lines().count().max(b.lines().count()).max(1);
+    let score = |same: usize| ((same * 100) / lines).min(100) as u8;
+    if score(lines_shared_at_most(&a, &b)) < floor {
+        return None;
+    }
     let diff = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
     let same: usize = diff
         .ops()
@@ -88,8 +111,26 @@ fn similarity(a: &[u8], b: &[u8]) -> u8 {
             _ => None,
         })
         .sum();
-    let lines = a.lines().count().max(b.lines().count()).max(1);
-    ((same * 100) / lines).min(100) as u8
+    Some(score(same)).filter(|s| *s >= floor)
+}
+
+/// How many lines the two texts share counted as multisets, line endings ignored: at least
+/// what any line diff of them finds equal.
+fn lines_shared_at_most(a: &str, b: &str) -> usize {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in a.lines() {
+        *counts.entry(l).or_default() += 1;
+    }
+    let mut shared = 0;
+    for l in b.lines() {
+        if let Some(c) = counts.get_mut(l)
+            && *c > 0
+        {
+            *c -= 1;
+            shared += 1;
+        }
+    }
+    shared
 }
 
 /// One entry of a raw tree object.
@@ -377,8 +418,8 @@ impl Repo {
             }
             read += 1;
             let other = self.read_blob(*id)?;
-            let score = similarity(text, &other);
-            if score >= 50 && best.as_ref().is_none_or(|(_, s)| score > *s) {
+            let floor = best.as_ref().map_or(50, |(_, s)| s.saturating_add(1));
+            if let Some(score) = similarity(text, &other, floor) {
                 best = Some((p.clone(), score));
                 if score == 100 {
                     break;
@@ -540,6 +581,23 @@ pub fn in_repo_path(path: &str) -> std::result::Result<String, &'static str> {
 mod tests {
     use crate::git::Repo;
     use crate::git::testgit::git;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut never drops a pair the diff would keep: with any floor, the score is
+        /// the diff's whenever the diff's reaches the floor.
+        #[test]
+        fn the_shared_lines_bound_never_hides_a_similar_file(
+            a in proptest::collection::vec("[ab]{0,2}(\r)?", 0..12),
+            b in proptest::collection::vec("[ab]{0,2}(\r)?", 0..12),
+            floor in 0u8..=100,
+        ) {
+            let (a, b) = (a.join("\n"), b.join("\n"));
+            let full = super::similarity(a.as_bytes(), b.as_bytes(), 0).unwrap();
+            let cut = super::similarity(a.as_bytes(), b.as_bytes(), floor);
+            prop_assert_eq!(cut, (full >= floor).then_some(full));
+        }
+    }
 
     /// Every step's changed files, as `git diff --name-only` lists them, including names that
     /// sort around a directory's (`a`, `a.txt`, `a-b`, `a/`) and files turning into directories.

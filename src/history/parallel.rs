@@ -10,14 +10,19 @@ use crate::git::Repo;
 const MIN_PER_THREAD: usize = 256;
 const MAX_THREADS: usize = 8;
 
-fn threads_for(n: usize) -> usize {
-    // SAGE_THREADS caps the workers (1 = all on the calling thread), for measurements.
-    let cores = std::env::var("SAGE_THREADS")
+/// Threads history work may use, the calling one included: the cores, capped by
+/// SAGE_THREADS (1 = all on the calling thread, for measurements).
+pub(crate) fn workers() -> usize {
+    std::env::var("SAGE_THREADS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|&v| v > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
-    cores.min(MAX_THREADS).min(n / MIN_PER_THREAD).max(1)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+        .min(MAX_THREADS)
+}
+
+fn threads_for(n: usize) -> usize {
+    workers().min(n / MIN_PER_THREAD).max(1)
 }
 
 /// Runs `f` over chunks of `0..n` and returns the results in order. Threads take small

@@ -304,8 +304,14 @@ fn session_agrees(prov: &mut Provenance) {
 /// filters (ansible's 46k commits: 1.0 s without, 0.28 s with).
 const FILTERS_HINT_AT: usize = 10_000;
 
-/// Blob ids at `path` for the commits `range` of `trees`.
-fn blobs_at(repo: &Repo, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> {
+/// Blob ids at `path` in `trees`: from the lookups made during the range's walk when it
+/// watched `path`, else spread over threads.
+fn blobs_at(repo: &Repo, range: &Range, trees: &[Oid], path: &str) -> Result<Vec<Option<Oid>>> {
+    if let Some(looked) = range.looked.as_ref().filter(|l| l.is_for(path)) {
+        // Mostly answers from memory; trees the walk did not see (a merged side's) are read.
+        let mut look = looked.clone();
+        return trees.iter().map(|&t| repo.blob_at(&mut look, t)).collect();
+    }
     map_chunks(repo, trees.len(), |repo, r| {
         let mut look = PathLookup::new(path);
         trees[r]
@@ -364,7 +370,7 @@ fn snapshots(
         .filter(|(_, n)| **n)
         .map(|(c, _)| c.tree)
         .collect();
-    let mut found = blobs_at(repo, &wanted, path)?.into_iter();
+    let mut found = blobs_at(repo, range, &wanted, path)?.into_iter();
     let mut out = Vec::with_capacity(upto);
     let mut last = before;
     for n in need {

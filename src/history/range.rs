@@ -3,7 +3,7 @@
 use regex::Regex;
 
 use crate::error::{Error, Result};
-use crate::git::{ChainCommit, CommitInfo, Oid, Repo};
+use crate::git::{ChainCommit, CommitInfo, Oid, PathLookup, Repo};
 
 /// Where the base came from, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,39 @@ pub(crate) struct Range {
     pub base_source: BaseSource,
     /// Oldest first; never empty.
     pub commits: Vec<ChainCommit>,
+    /// The blob at a watched path in each commit's tree, looked up while the walk read the
+    /// commits (see [`resolve_watching`]); a cache, `None` when nothing was watched.
+    pub looked: Option<PathLookup>,
+}
+
+/// The first-parent walk, with a worker looking up `path` in each tree it reads. The worker's
+/// lookups are only a cache: should one fail, none are kept, and provenance makes them (and
+/// reports the error) itself.
+fn walk_watching(
+    repo: &Repo,
+    base: Oid,
+    tip: Oid,
+    path: &str,
+) -> Result<(Vec<ChainCommit>, Option<PathLookup>)> {
+    let seed = repo.worker_seed();
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<Oid>();
+        let worker = s.spawn(move || -> Result<PathLookup> {
+            let repo = Repo::from_seed(seed)?;
+            let mut look = PathLookup::new(path);
+            for tree in rx {
+                repo.blob_at(&mut look, tree)?;
+            }
+            Ok(look)
+        });
+        // A send fails only once the worker has stopped on an error: then nothing is kept.
+        let chain = repo.first_parent_chain_with(base, tip, &mut |c| {
+            let _ = tx.send(c.tree);
+        });
+        drop(tx);
+        let looked = worker.join().ok().and_then(Result::ok);
+        Ok((chain?, looked))
+    })
 }
 
 /// Default branches tried, in order, when neither `--base` nor `sage.base` is set.
@@ -47,6 +80,20 @@ pub(crate) fn resolve(
     tip_rev: Option<&str>,
     base_rev: Option<&str>,
     base_setting: Option<&str>,
+) -> Result<Range> {
+    resolve_watching(repo, tip_rev, base_rev, base_setting, None)
+}
+
+/// `resolve`, and where the walk has to read every commit (no commit-graph), the blob at
+/// `watch` in each commit's tree is looked up on another thread while it does: provenance
+/// needs those, and the two take about as long, so the range costs the longer of the two
+/// instead of their sum.
+pub(crate) fn resolve_watching(
+    repo: &Repo,
+    tip_rev: Option<&str>,
+    base_rev: Option<&str>,
+    base_setting: Option<&str>,
+    watch: Option<&str>,
 ) -> Result<Range> {
     let tip_name = tip_rev.unwrap_or("HEAD").to_string();
     let tip = repo.try_resolve_commit(&tip_name)?.ok_or_else(|| {
@@ -79,7 +126,12 @@ pub(crate) fn resolve(
         default_base(repo, tip, &tip_name)?
     };
 
-    let commits = repo.first_parent_chain(base, tip)?;
+    let (commits, looked) = match watch
+        .filter(|_| !repo.has_commit_graph() && crate::history::parallel::workers() > 1)
+    {
+        Some(path) => walk_watching(repo, base, tip, path)?,
+        None => (repo.first_parent_chain(base, tip)?, None),
+    };
     // Checked after the walk: when the oldest commit's parent is the base (the usual case)
     // this costs nothing, where a graph search up front would walk all of history.
     // A base off the first-parent chain (on a merged branch) is fine when the tip reaches it:
@@ -117,6 +169,7 @@ pub(crate) fn resolve(
         tip_name,
         base_source,
         commits,
+        looked,
     })
 }
 
@@ -199,5 +252,68 @@ impl AgentMatcher {
         re.is_match(&author)
             || re.is_match(&committer)
             || c.co_authors().iter().any(|who| re.is_match(who))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::testgit::git;
+
+    /// The lookups made beside the walk are the walk's commits' blobs at the path, as git
+    /// names them, through edits, commits that leave the file alone, a deletion and its
+    /// return.
+    #[test]
+    fn lookups_beside_the_walk_are_gits_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main", "."]);
+        std::fs::create_dir_all(d.join("a")).unwrap();
+        std::fs::write(d.join("other.txt"), "0").unwrap();
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        for i in 0..40 {
+            match i % 5 {
+                0 | 3 => std::fs::write(d.join("a/b.txt"), format!("v{i}\n")).unwrap(),
+                4 if i == 19 => std::fs::remove_file(d.join("a/b.txt")).unwrap(),
+                _ => std::fs::write(d.join("other.txt"), format!("{i}")).unwrap(),
+            }
+            git(d, &["add", "-A"]);
+            git(
+                d,
+                &["commit", "-q", "--allow-empty", "-m", &format!("c{i}")],
+            );
+        }
+        let repo = Repo::discover(d).unwrap();
+        let tip = repo.resolve_commit("HEAD").unwrap();
+        let base = repo.resolve_commit("HEAD~40").unwrap();
+        let (chain, looked) = walk_watching(&repo, base, tip, "a/b.txt").unwrap();
+        assert_eq!(chain, repo.first_parent_chain(base, tip).unwrap());
+        let mut looked = looked.expect("the worker's lookups");
+        assert!(looked.is_for("a/b.txt") && looked.is_for("a//b.txt"));
+        assert!(!looked.is_for("a/b") && !looked.is_for("a/b.txt/c") && !looked.is_for("b.txt"));
+        let mut present = 0;
+        for c in &chain {
+            assert!(
+                looked.knows(c.tree),
+                "{} was looked up beside the walk",
+                c.id.short()
+            );
+            let theirs = std::process::Command::new("git")
+                .current_dir(d)
+                .args([
+                    "rev-parse",
+                    "-q",
+                    "--verify",
+                    &format!("{}:a/b.txt", c.id.hex()),
+                ])
+                .output()
+                .unwrap();
+            let theirs = String::from_utf8(theirs.stdout).unwrap();
+            let ours = repo.blob_at(&mut looked, c.tree).unwrap();
+            assert_eq!(ours.map(|b| b.hex()).unwrap_or_default(), theirs.trim());
+            present += usize::from(ours.is_some());
+        }
+        assert!(present > 0 && present < chain.len(), "{present}");
     }
 }
