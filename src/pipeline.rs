@@ -513,6 +513,72 @@ fn anchor_for_judge(a: &crate::anchor::Anchor, fragments: &[String]) -> String {
     s
 }
 
+/// What `blame-origin` knows before the judge: the range (grown by a merged side), the
+/// provenance, the session, the report's warnings so far, and the judge's options for it.
+struct Prepared {
+    range: Range,
+    prov: Provenance,
+    session: Option<Session>,
+    warnings: Vec<String>,
+    judge_opts: crate::judge::run::Options,
+}
+
+fn prepare(
+    repo: &Repo,
+    range: &Range,
+    agents: &crate::history::range::AgentMatcher,
+    req: &BlameRequest,
+) -> Result<Prepared> {
+    // The range may grow by a merged side (provenance::analyse).
+    let mut range = range.clone();
+    let mut prov = provenance::analyse(repo, &mut range, req.anchor, agents)?;
+    let mut session = attach_session(repo, &range, &mut prov, req.session, Discovery::Full)?;
+    // The report shows the task the judge was given: `--task` / `sage.task` over the message
+    // that opened the session's task (redacted, as in the prompts).
+    if let (Some(s), Some(task)) = (session.as_mut(), req.judge.task.as_deref()) {
+        s.scope.task = Some(crate::redact::redact(task).0);
+    }
+    let mut warnings = Vec::new();
+    let mut judge_opts = req.judge.clone();
+    judge_opts.cwe_hint = req.anchor.cwe;
+    judge_opts.anchor_file = Some(req.anchor.file.clone());
+    if req.judge_sees_anchor {
+        judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
+        warnings.push("--judge-sees-anchor: the judge was shown the confirmed defect, so its scores are not prefix-blind".into());
+    }
+    if let Some(s) = &session {
+        warnings.extend(s.read_warnings());
+    }
+    Ok(Prepared {
+        range,
+        prov,
+        session,
+        warnings,
+        judge_opts,
+    })
+}
+
+/// `blame-origin --estimate`: what judging the case's session would cost, from the same
+/// provenance and session the report would use, with no judge called.
+pub(crate) fn estimate(
+    repo: &Repo,
+    range: &Range,
+    agents: &crate::history::range::AgentMatcher,
+    req: BlameRequest,
+) -> Result<crate::judge::cost::EstimateDoc> {
+    let p = prepare(repo, range, agents, &req)?;
+    let mut doc = match &p.session {
+        Some(s) => crate::judge::run::estimate(&s.transcript, &s.scope, &p.judge_opts)?,
+        None => crate::judge::run::estimate_nothing(&p.judge_opts)?,
+    };
+    if p.session.is_none() {
+        doc.notes
+            .push("no session was found for the range: there is nothing to judge".into());
+    }
+    doc.notes.extend(p.warnings);
+    Ok(doc)
+}
+
 /// Provenance, session, judge, origin rule and recommendation: the whole of `blame-origin`.
 /// Returns the report and how many turns could not be scored (listed in its `failed_turns`).
 pub(crate) fn blame(
@@ -525,28 +591,14 @@ pub(crate) fn blame(
     use crate::report::doc::{AltOrigin, REPORT_SCHEMA, ReportDoc, ReportTurn};
     use crate::report::json as rj;
 
-    // The range may grow by a merged side (provenance::analyse).
-    let mut range = range.clone();
-    let range = &mut range;
-    let mut prov = provenance::analyse(repo, range, req.anchor, agents)?;
-    let range = &*range;
-    let mut session = attach_session(repo, range, &mut prov, req.session, Discovery::Full)?;
-    // The report shows the task the judge was given: `--task` / `sage.task` over the message
-    // that opened the session's task (redacted, as in the prompts).
-    if let (Some(s), Some(task)) = (session.as_mut(), req.judge.task.as_deref()) {
-        s.scope.task = Some(crate::redact::redact(task).0);
-    }
-    let mut warnings = Vec::new();
-    let mut judge_opts = req.judge;
-    judge_opts.cwe_hint = req.anchor.cwe;
-    judge_opts.anchor_file = Some(req.anchor.file.clone());
-    if req.judge_sees_anchor {
-        judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
-        warnings.push("--judge-sees-anchor: the judge was shown the confirmed defect, so its scores are not prefix-blind".into());
-    }
-    if let Some(s) = &session {
-        warnings.extend(s.read_warnings());
-    }
+    let Prepared {
+        range,
+        prov,
+        session,
+        mut warnings,
+        judge_opts,
+    } = prepare(repo, range, agents, &req)?;
+    let range = &range;
     let scores = match &session {
         Some(s) => {
             if s.mapping.turns.iter().all(Option::is_none) {

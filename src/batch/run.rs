@@ -29,6 +29,28 @@ pub(crate) struct RunOptions {
 
 /// `blame-origin` for one case.
 pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
+    let doc = with_case(case, opts, |repo, range, agents, req| {
+        pipeline::blame(repo, range, agents, req).map(|(doc, _)| doc)
+    })?;
+    // Not a result unless allowed: a turn without scores would bias the origin and the
+    // tables. The answers that did come back are cached, so the rerun asks only for the rest.
+    match crate::judge::failed::error(&doc.failed_turns) {
+        Some(e) if !opts.allow_partial => Err(e),
+        _ => Ok(doc),
+    }
+}
+
+/// `batch --estimate` for one case: what judging it would cost, no judge called.
+pub(crate) fn estimate(case: &Case, opts: &RunOptions) -> Result<crate::judge::cost::EstimateDoc> {
+    with_case(case, opts, pipeline::estimate)
+}
+
+/// Opens a case's repository, range and finding as `blame-origin` would, and hands them on.
+fn with_case<T>(
+    case: &Case,
+    opts: &RunOptions,
+    f: impl FnOnce(&Repo, &range::Range, &AgentMatcher, BlameRequest) -> Result<T>,
+) -> Result<T> {
     let repo = Repo::discover(&case.repo)?;
     // Each case's repository has its own settings.
     let settings = crate::settings::Settings::load(Some(&repo))?;
@@ -66,13 +88,7 @@ pub(crate) fn analyse(case: &Case, opts: &RunOptions) -> Result<ReportDoc> {
         templates_dir,
         all_writes: opts.all_writes,
     };
-    let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
-    // Not a result unless allowed: a turn without scores would bias the origin and the
-    // tables. The answers that did come back are cached, so the rerun asks only for the rest.
-    match crate::judge::failed::error(&doc.failed_turns) {
-        Some(e) if !opts.allow_partial => Err(e),
-        _ => Ok(doc),
-    }
+    f(&repo, &range, &agents, req)
 }
 
 /// Runs one case, turning errors and panics into a failed result.

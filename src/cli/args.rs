@@ -139,6 +139,11 @@ pub(crate) struct JudgeArgs {
     #[arg(long, value_name = "N")]
     pub context_tokens: Option<usize>,
 
+    /// Print what the judge calls would cost — calls, tokens, the share a provider's prompt
+    /// cache should serve, USD from templates/prices.yaml — and make none (docs/judge.md#cost)
+    #[arg(long)]
+    pub estimate: bool,
+
     /// Keep scores without verifiable quotes (a fast, less reliable draft)
     #[arg(long)]
     pub no_quotes: bool,

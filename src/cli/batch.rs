@@ -140,6 +140,46 @@ fn compact(path: &Path, order: &[String]) -> Result<()> {
         .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))
 }
 
+/// `batch --estimate`: what judging the cases still to run would cost, no judge called. A
+/// case that cannot be read is a note, as it would be a failed result.
+fn estimate(
+    ctx: &Context,
+    targets: &[super::output::Target],
+    todo: &[&crate::batch::Case],
+    opts: &RunOptions,
+    done: usize,
+) -> Result<i32> {
+    let mut docs = Vec::with_capacity(todo.len());
+    let mut failed = Vec::new();
+    for case in todo {
+        match crate::batch::run::estimate(case, opts) {
+            Ok(mut d) => {
+                for e in &mut d.estimates {
+                    e.case = Some(case.id.clone());
+                }
+                for n in &mut d.notes {
+                    *n = format!("case {}: {n}", case.id);
+                }
+                docs.push(d);
+            }
+            Err(e) => failed.push(format!("case {}: not estimated: {e}", case.id)),
+        }
+    }
+    let mut doc = match crate::judge::cost::EstimateDoc::combine(docs) {
+        Some(d) => d,
+        None => crate::judge::run::estimate_nothing(&opts.judge)?,
+    };
+    if done > 0 {
+        doc.notes.insert(
+            0,
+            format!("{done} case(s) already have results and are not counted"),
+        );
+    }
+    doc.notes.extend(failed);
+    emit(ctx, targets, &doc, |_| Ok(doc.render()))?;
+    Ok(0)
+}
+
 pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     let targets = args.output.targets("batch", &super::output::SUMMARY)?;
     if !args.summarize.is_empty() {
@@ -217,6 +257,9 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         all_writes: args.writes.all(ctx.settings()?),
     };
 
+    if args.judge.estimate {
+        return estimate(ctx, &targets, &todo, &opts, mine.len() - todo.len());
+    }
     if args.batch_api {
         crate::batch::deferred::check(&opts)?;
     }

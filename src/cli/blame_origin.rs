@@ -144,6 +144,21 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             vec![(a, unconfirmed)]
         }
     };
+    if args.judge.estimate {
+        if let Some(t) = targets
+            .iter()
+            .find(|t| !matches!(t.format, Format::Text | Format::Json))
+        {
+            return Err(Error::input(format!(
+                "--estimate writes text or JSON, not {}",
+                t.format.name()
+            ))
+            .hint("--format json, or --out FILE.json"));
+        }
+        let doc = estimate(&repo, &range, &agents, &anchors, args, &judge, levers)?;
+        emit(ctx, &targets, &doc, |_| Ok(doc.render()))?;
+        return Ok(0);
+    }
     let mut docs = Vec::with_capacity(anchors.len());
     for (anchor, unconfirmed) in &anchors {
         let req = BlameRequest {
@@ -210,6 +225,33 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         None => false,
     });
     Ok(if gate { 1 } else { 0 })
+}
+
+/// `--estimate`: what judging each finding's session would cost, no judge called.
+fn estimate(
+    repo: &crate::git::Repo,
+    range: &range::Range,
+    agents: &range::AgentMatcher,
+    anchors: &[(Anchor, bool)],
+    args: &BlameOriginArgs,
+    judge: &crate::judge::run::Options,
+    levers: crate::origin::Levers,
+) -> Result<crate::judge::cost::EstimateDoc> {
+    let mut docs = Vec::with_capacity(anchors.len());
+    for (anchor, unconfirmed) in anchors {
+        let req = BlameRequest {
+            anchor,
+            session: args.session.as_deref(),
+            judge: judge.clone(),
+            levers,
+            judge_sees_anchor: args.judge_sees_anchor,
+            unconfirmed: *unconfirmed,
+            templates_dir: judge.templates_dir.clone(),
+            all_writes: false,
+        };
+        docs.push(pipeline::estimate(repo, range, agents, req)?);
+    }
+    Ok(crate::judge::cost::EstimateDoc::combine(docs).expect("at least one finding"))
 }
 
 /// Where `--agent-trace` (or `sage.agentTrace`) puts records, if anywhere: the flag's file

@@ -51,7 +51,7 @@ pub(crate) struct JudgeCmd {
     /// Write the prompts for a judge run by hand to DIR: one Markdown file per turn to paste
     /// into a chat, a README saying what to do, and a manifest; no judge is called
     /// (docs/judge.md#manual-judge)
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["import", "judges", "out", "format"], help_heading = "Judge")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["import", "judges", "out", "format", "estimate"], help_heading = "Judge")]
     pub export: Option<PathBuf>,
 
     /// Score the turns from the chat replies saved in DIR (turn-NNN.answer.md) after
@@ -60,7 +60,7 @@ pub(crate) struct JudgeCmd {
     #[arg(
         long,
         value_name = "DIR",
-        conflicts_with = "judges",
+        conflicts_with_all = ["judges", "estimate"],
         help_heading = "Judge"
     )]
     pub import: Option<PathBuf>,
@@ -104,6 +104,11 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     if let Some(dir) = &args.export {
         let exported = run::export(&t, &scope, &opts, dir)?;
         ctx.print(&exported.render(&args.session))?;
+        return Ok(0);
+    }
+    if args.judge.estimate {
+        let doc = run::estimate(&t, &scope, &opts)?;
+        emit(ctx, &targets, &doc, |_| Ok(doc.render()))?;
         return Ok(0);
     }
     if let Some(dir) = &args.import {

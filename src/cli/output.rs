@@ -42,7 +42,7 @@ pub(crate) const REPORT: [Format; 5] = [
 ];
 
 impl Format {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::Text => "text",
             Format::Json => "json",

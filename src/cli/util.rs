@@ -63,8 +63,11 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
     if a.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
-    // A missing key stops the command here, before the history walk and any request.
-    check_credentials(&judges)?;
+    // A missing key stops the command here, before the history walk and any request; an
+    // estimate makes no request, so it needs none.
+    if !a.estimate {
+        check_credentials(&judges)?;
+    }
     let cache = if a.no_cache {
         Cache::disabled()
     } else {

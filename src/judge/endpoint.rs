@@ -12,24 +12,42 @@ pub(crate) fn endpoint(spec: &Spec) -> Result<(String, Option<String>)> {
     endpoint_from(spec, |name| std::env::var(name).ok())
 }
 
+/// The base URL a judge's requests go to (empty for judges that make none); unlike
+/// `endpoint`, no key is needed.
+pub(crate) fn base_url(spec: &Spec) -> String {
+    base_from(spec, &|name| std::env::var(name).ok())
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// A judge's base URL from its variable, else the provider's own.
+fn base_from(spec: &Spec, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    match spec {
+        Spec::OpenAi { .. } => {
+            var("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into())
+        }
+        Spec::Anthropic { .. } => {
+            var("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into())
+        }
+        _ => String::new(),
+    }
+}
+
 /// `endpoint` over any environment (the tests' own).
 fn endpoint_from(
     spec: &Spec,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<(String, Option<String>)> {
     let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-    let (base_url, key, key_var, local_ok) = match spec {
-        Spec::OpenAi { .. } => {
-            let base = var("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
-            let local = is_loopback(&base);
-            (base, var("OPENAI_API_KEY"), "OPENAI_API_KEY", local)
-        }
-        Spec::Anthropic { .. } => (
-            var("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into()),
-            var("ANTHROPIC_API_KEY"),
-            "ANTHROPIC_API_KEY",
-            false,
+    let base_url = base_from(spec, &env);
+    let (key, key_var, local_ok) = match spec {
+        Spec::OpenAi { .. } => (
+            var("OPENAI_API_KEY"),
+            "OPENAI_API_KEY",
+            is_loopback(&base_url),
         ),
+        Spec::Anthropic { .. } => (var("ANTHROPIC_API_KEY"), "ANTHROPIC_API_KEY", false),
         _ => return Ok((String::new(), None)),
     };
     if key.is_none() && !local_ok {

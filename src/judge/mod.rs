@@ -4,6 +4,7 @@ pub(crate) mod answer;
 pub(crate) mod backends;
 pub(crate) mod batch_api;
 pub(crate) mod cache;
+pub(crate) mod cost;
 pub(crate) mod endpoint;
 pub(crate) mod failed;
 mod jobs;

@@ -254,6 +254,85 @@ pub(crate) fn judge(t: &Transcript, scope: &Scope, opts: &Options) -> Result<Sco
     })
 }
 
+/// What judging the in-scope turns would send, counted without a call (`--estimate`): the
+/// prompts each judge and repeat would get, built as a run builds them, less those the answer
+/// cache holds. No key is needed, nothing leaves the machine.
+pub(crate) fn estimate(
+    t: &Transcript,
+    scope: &Scope,
+    opts: &Options,
+) -> Result<super::cost::EstimateDoc> {
+    let lang = opts
+        .judge_lang
+        .unwrap_or_else(|| detected_lang(t, scope, opts.task.as_deref()));
+    let templates = Templates::load(opts.templates_dir.as_deref(), lang)?;
+    let input = Input::prepare(t, scope, opts, &templates)?;
+    let prices = super::cost::Prices::load(opts.templates_dir.as_deref())?;
+    let judged = input.kinds.iter().filter(|k| put_to_judge(**k)).count() as u64;
+    let mut estimates = Vec::new();
+    for spec in &opts.judges {
+        for r in 0..opts.repeat.max(1) {
+            let repeat = (opts.repeat > 1).then_some(r + 1);
+            if *spec == Spec::Offline {
+                estimates.push(super::cost::estimate(spec, repeat, &[], 1, &prices));
+                continue;
+            }
+            let jobs = plan_jobs(
+                &input.renderer,
+                &input.views,
+                &input.kinds,
+                opts.protocol,
+                input.version,
+                r,
+            )?;
+            let identity = format!("{}|{}", spec.name(), super::endpoint::base_url(spec));
+            let prompts: Vec<(&super::prompt::Prompt, bool)> = jobs
+                .iter()
+                .map(|j| {
+                    let key = cache::key(&[&identity, &j.request_key]);
+                    (&j.prompt, opts.cache.get(&key).is_some())
+                })
+                .collect();
+            let per_answer = match opts.protocol {
+                Protocol::Prefix => 1,
+                Protocol::Single => judged,
+            };
+            let mut e = super::cost::estimate(spec, repeat, &prompts, per_answer, &prices);
+            if jobs.iter().any(|j| j.elided) {
+                e.warnings
+                    .push("old tool outputs or arguments elided to fit --context-tokens".into());
+            }
+            estimates.push(e);
+        }
+    }
+    Ok(super::cost::EstimateDoc::new(
+        input.views.len() as u64,
+        judged,
+        protocol_name(opts.protocol),
+        prices.source,
+        estimates,
+    ))
+}
+
+/// An estimate with no session to judge: no calls, the price table still named.
+pub(crate) fn estimate_nothing(opts: &Options) -> Result<super::cost::EstimateDoc> {
+    let prices = super::cost::Prices::load(opts.templates_dir.as_deref())?;
+    Ok(super::cost::EstimateDoc::new(
+        0,
+        0,
+        protocol_name(opts.protocol),
+        prices.source,
+        Vec::new(),
+    ))
+}
+
+fn protocol_name(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Prefix => "prefix",
+        Protocol::Single => "single",
+    }
+}
+
 /// The language of the prompts when none is asked for: that of the in-scope turns' messages
 /// and reasoning (`lang::detect`), else of the task when the turns hold no letters. One
 /// language for the whole session, so each turn's prompt stays a prefix of the next.
@@ -272,10 +351,7 @@ fn detected_lang(t: &Transcript, scope: &Scope, task: Option<&str>) -> Lang {
 fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeInfo {
     JudgeInfo {
         name: spec.name(),
-        protocol: match opts.protocol {
-            Protocol::Prefix => "prefix".into(),
-            Protocol::Single => "single".into(),
-        },
+        protocol: protocol_name(opts.protocol).into(),
         // Numbered only when there are repeats: a plain run's header has no repeat at all.
         repeat: (opts.repeat > 1).then_some(r + 1),
         calls: 0,

@@ -13,6 +13,7 @@ mod common;
 mod conformance;
 mod conventions;
 mod dialects;
+mod estimate;
 mod failclosed;
 mod faults;
 mod findings;

@@ -19,7 +19,7 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const BASE: &str = "file:///git-sage/docs/schema/";
 
 /// The documents git sage writes (and the manifest it reads), each with its schema file.
-const KINDS: [&str; 16] = [
+const KINDS: [&str; 17] = [
     "sage.report/1",
     "sage.reports/1",
     "sage.provenance/1",
@@ -36,6 +36,7 @@ const KINDS: [&str; 16] = [
     "sage.manual-judge/1",
     "sage.trace/1",
     "sage.manifest/1",
+    "sage.estimate/1",
 ];
 
 fn schema_dir() -> PathBuf {
@@ -487,6 +488,18 @@ fn every_command_on_the_demo_writes_documents_that_match_their_schemas() {
         "json",
     ])));
     seen.insert(kind(&json_of(&["provenance", "--format", "json"])));
+    seen.insert(kind(&json_of(&[
+        "blame-origin",
+        "--judge",
+        "openai:gpt-4.1",
+        "--judge",
+        "offline",
+        "--repeat",
+        "2",
+        "--estimate",
+        "--format",
+        "json",
+    ])));
     seen.insert(kind(&json_of(&[
         "turns",
         ".sage/sessions/fix-ssrf.yaml",
