@@ -135,7 +135,9 @@ pub(crate) struct JudgeArgs {
     #[arg(long, value_name = "N")]
     pub rpm: Option<u32>,
 
-    /// Context budget in tokens: old tool outputs, then old tool arguments are elided to fit
+    /// Context budget in tokens: old tool outputs, then old tool arguments, then old
+    /// reasoning are elided to fit; 0 for none [default: the model's in templates/prices.yaml,
+    /// else 32000]
     #[arg(long, value_name = "N")]
     pub context_tokens: Option<usize>,
 

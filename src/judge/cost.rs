@@ -13,6 +13,11 @@ use crate::error::Result;
 
 const EMBEDDED: &str = include_str!("../../templates/prices.yaml");
 
+/// The context budget when the table names none (tokens).
+const DEFAULT_BUDGET: u64 = 32_000;
+/// Tokens kept free of the budget for the answer.
+const ANSWER_ROOM: u64 = 8_000;
+
 /// How a model's tokens are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -50,6 +55,7 @@ impl Tokenizer {
 #[serde(deny_unknown_fields)]
 struct Defaults {
     answer_tokens: Option<u64>,
+    context_budget: Option<u64>,
     batch: Option<f64>,
     min_cached_prefix: Option<u64>,
 }
@@ -71,6 +77,8 @@ struct Entry {
     min_cached_prefix: Option<u64>,
     #[serde(default)]
     answer_tokens: Option<u64>,
+    #[serde(default)]
+    context_budget: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,6 +108,8 @@ pub(crate) struct Price {
     pub min_cached_prefix: u64,
     #[serde(skip)]
     pub answer_tokens: u64,
+    /// The prompt size the context budget aims under by default (tokens).
+    pub context_budget: u64,
 }
 
 impl Price {
@@ -119,6 +129,8 @@ impl Price {
 #[derive(Debug, Clone)]
 pub(crate) struct Prices {
     entries: Vec<Price>,
+    /// The budget of judges the table has no entry for.
+    default_budget: u64,
     /// Where the table came from, for messages.
     pub source: String,
 }
@@ -161,10 +173,17 @@ impl Prices {
                 tokenizer: e.tokenizer,
                 min_cached_prefix: e.min_cached_prefix.or(d.min_cached_prefix).unwrap_or(1024),
                 answer_tokens: e.answer_tokens.or(d.answer_tokens).unwrap_or(250),
+                // Room for the answer: the budget never reaches the window.
+                context_budget: e
+                    .context_budget
+                    .or(d.context_budget)
+                    .unwrap_or(DEFAULT_BUDGET)
+                    .min(e.context.saturating_sub(ANSWER_ROOM)),
             })
             .collect();
         Ok(Prices {
             entries,
+            default_budget: d.context_budget.unwrap_or(DEFAULT_BUDGET),
             source: source.to_string(),
         })
     }
@@ -178,6 +197,12 @@ impl Prices {
             .iter()
             .filter(|p| m.starts_with(&p.model))
             .max_by_key(|p| p.model.len())
+    }
+
+    /// A judge's default context budget in tokens: its model's entry's, else the table's.
+    pub(crate) fn budget_for(&self, spec: &Spec) -> usize {
+        self.for_judge(spec)
+            .map_or(self.default_budget, |p| p.context_budget) as usize
     }
 
     /// The entry for a judge, when it is a model with a price.

@@ -305,6 +305,7 @@ impl TurnView {
         self.parts().join("\n")
     }
 
+    #[cfg(test)]
     fn size(&self) -> usize {
         self.text.len()
             + self.reasoning.as_ref().map_or(0, String::len)
@@ -479,6 +480,7 @@ impl Prompt {
 }
 
 /// Everything constant for a session's prompts.
+#[derive(Clone)]
 pub(crate) struct Renderer<'t> {
     templates: &'t Templates,
     pub criterion: Criterion,
@@ -489,24 +491,35 @@ pub(crate) struct Renderer<'t> {
     pub context_tokens: Option<usize>,
 }
 
-/// What stands in for old tool output and then old tool arguments cut to fit the context
-/// budget, in the prompt's language.
-fn elided(lang: Lang) -> (&'static str, &'static str) {
+/// What stands in for old tool output, then old tool arguments, then old reasoning cut to
+/// fit the context budget, in the prompt's language.
+fn elided(lang: Lang) -> [&'static str; PASSES] {
     match lang {
-        Lang::En => (
+        Lang::En => [
             "[… tool output elided to fit the context budget …]",
             "[… tool arguments elided to fit the context budget …]",
-        ),
-        Lang::Ru => (
+            "[… reasoning elided to fit the context budget …]",
+        ],
+        Lang::Ru => [
             "[… вывод инструмента опущен, чтобы уложиться в бюджет контекста …]",
             "[… аргументы инструмента опущены, чтобы уложиться в бюджет контекста …]",
-        ),
-        Lang::Zh => (
+            "[… рассуждения опущены, чтобы уложиться в бюджет контекста …]",
+        ],
+        Lang::Zh => [
             "[… 为适应上下文预算，已省略工具输出 …]",
             "[… 为适应上下文预算，已省略工具参数 …]",
-        ),
+            "[… 为适应上下文预算，已省略推理 …]",
+        ],
     }
 }
+
+/// What the budget may elide of a turn older than the one scored, in the order it does:
+/// tool outputs, then tool arguments, then reasoning — never a message, a file change, or
+/// anything of the turn scored (the only one a quote may come from).
+const PASSES: usize = 3;
+
+/// Bytes per token the budget reckons with (a prompt's text, before the tokenizer).
+const BYTES_PER_TOKEN: usize = 4;
 
 /// The task given to the judge when the log holds none, in the prompt's language.
 pub(crate) fn no_task(lang: Lang) -> &'static str {
@@ -536,6 +549,14 @@ impl<'t> Renderer<'t> {
         }
     }
 
+    /// The same prompts under another context budget (a judge's own default).
+    pub(crate) fn with_budget(&self, context_tokens: Option<usize>) -> Renderer<'t> {
+        Renderer {
+            context_tokens,
+            ..self.clone()
+        }
+    }
+
     fn system(&self, env: &Environment) -> Result<String> {
         let schema = serde_json::to_string(&super::answer::schema()).expect("schema serialises");
         env.get_template("system.j2")
@@ -555,65 +576,160 @@ impl<'t> Renderer<'t> {
             .map_err(|e| Error::input(format!("template turn.j2: {e}")))
     }
 
-    /// Old tool outputs first, then old tool arguments, oldest first, never messages and
-    /// never the current (last) turn, until the prefix fits the budget.
-    fn fit(&self, views: &[TurnView], fixed: usize) -> (Vec<TurnView>, bool) {
-        let mut views = views.to_vec();
-        let (elided_output, elided_args) = elided(self.templates.lang);
-        let Some(budget) = self.context_tokens.map(|t| t * 4) else {
-            return (views, false);
+    /// The bytes eliding pass `p` of a view saves (0 when nothing there is longer than the
+    /// marker that stands in for it).
+    fn saving(&self, v: &TurnView, p: usize) -> usize {
+        let marker = elided(self.templates.lang)[p].len();
+        let cut = |len: usize| len.saturating_sub(marker);
+        match p {
+            0 => v
+                .calls
+                .iter()
+                .map(|c| c.result.as_ref().map_or(0, |r| cut(r.len())))
+                .sum(),
+            1 => v.calls.iter().map(|c| cut(c.args.len())).sum(),
+            _ => v.reasoning.as_ref().map_or(0, |r| cut(r.len())),
+        }
+    }
+
+    /// How much the budget elides for each turn's prompt, decided once for the session: the
+    /// prompt for the turn at index `t` applies the first `plan[t]` steps of the order (step
+    /// `s` is pass `s / n` of view `s % n`, and only views before `t` are touched). When a
+    /// prompt outgrows the budget, steps are taken until it is down to half of it, and the
+    /// next prompts keep them: the prompts between two such steps stay byte-for-byte
+    /// prefixes of each other, so a provider's cache serves them, where eliding just enough
+    /// for each prompt would change its oldest turns every time.
+    fn elision_plan(
+        &self,
+        env: &Environment,
+        views: &[TurnView],
+        fixed: usize,
+    ) -> Result<Vec<usize>> {
+        let n = views.len();
+        let Some(budget) = self.context_tokens.map(|t| t * BYTES_PER_TOKEN) else {
+            return Ok(vec![0; n]);
         };
-        let total = |vs: &[TurnView]| fixed + vs.iter().map(TurnView::size).sum::<usize>();
-        let last = views.len().saturating_sub(1);
-        let mut elided = false;
-        for pass in 0..2 {
-            for i in 0..last {
-                if total(&views) <= budget {
-                    return (views, elided);
-                }
-                for c in &mut views[i].calls {
-                    if pass == 0
-                        && c.result
-                            .as_ref()
-                            .is_some_and(|r| r.len() > elided_output.len())
-                    {
-                        c.result = Some(elided_output.to_string());
-                        elided = true;
+        // Each turn as rendered (its markup too), as the prompt will hold it.
+        let rendered: Vec<usize> = views
+            .iter()
+            .map(|v| self.turn_block(env, v).map(|b| b.len()))
+            .collect::<Result<_>>()?;
+        let save: Vec<[usize; PASSES]> = views
+            .iter()
+            .map(|v| std::array::from_fn(|p| self.saving(v, p)))
+            .collect();
+        let mut plan = Vec::with_capacity(n);
+        let (mut k, mut size) = (0usize, fixed);
+        for (t, block) in rendered.iter().enumerate() {
+            size += block;
+            let saved = |k: usize| -> usize {
+                (0..k)
+                    .filter(|s| s % n < t)
+                    .map(|s| save[s % n][s / n])
+                    .sum()
+            };
+            let mut now = size - saved(k);
+            if now > budget {
+                while k < PASSES * n && now > budget / 2 {
+                    if k % n < t {
+                        now -= save[k % n][k / n];
                     }
-                    if pass == 1 && c.args.len() > elided_args.len() {
-                        c.args = elided_args.to_string();
-                        elided = true;
-                    }
+                    k += 1;
                 }
             }
+            plan.push(k);
         }
-        (views, elided)
+        Ok(plan)
+    }
+
+    /// `upto` (views up to the scored one, last) with the first `k` steps of the plan
+    /// applied; and whether anything was elided.
+    fn elide(&self, upto: &[TurnView], k: usize, n: usize) -> (Vec<TurnView>, bool) {
+        let mut views = upto.to_vec();
+        let markers = elided(self.templates.lang);
+        let last = views.len().saturating_sub(1);
+        let mut any = false;
+        for s in 0..k {
+            let (p, i) = (s / n, s % n);
+            if i >= last {
+                continue;
+            }
+            if self.saving(&views[i], p) == 0 {
+                continue;
+            }
+            any = true;
+            let m = markers[p];
+            let v = &mut views[i];
+            match p {
+                0 => v
+                    .calls
+                    .iter_mut()
+                    .filter(|c| c.result.as_ref().is_some_and(|r| r.len() > m.len()))
+                    .for_each(|c| c.result = Some(m.to_string())),
+                1 => v
+                    .calls
+                    .iter_mut()
+                    .filter(|c| c.args.len() > m.len())
+                    .for_each(|c| c.args = m.to_string()),
+                _ => v.reasoning = Some(m.to_string()),
+            }
+        }
+        (views, any)
     }
 
     /// The prompt for turn `turn`, from the views of the scope's turns up to it.
+    #[cfg(test)]
     pub(crate) fn prefix(&self, views: &[TurnView], turn: u32) -> Result<(Prompt, bool)> {
+        let mut all = self.prefixes(views, &[turn])?;
+        Ok(all.remove(0))
+    }
+
+    /// The prompts for `turns` (each: the scope's turns up to it), with one elision plan
+    /// for the session; and for each, whether the budget elided something.
+    pub(crate) fn prefixes(
+        &self,
+        views: &[TurnView],
+        turns: &[u32],
+    ) -> Result<Vec<(Prompt, bool)>> {
         let env = self.templates.env()?;
-        let upto: Vec<TurnView> = views.iter().filter(|v| v.n <= turn).cloned().collect();
-        let first = upto.first().map_or(turn, |v| v.n);
         let system = self.system(&env)?;
+        let instruction = |turn: u32| {
+            env.get_template("instruction.j2")
+                .and_then(|t| t.render(minijinja::context! { turn => turn }))
+                .map_err(|e| Error::input(format!("template instruction.j2: {e}")))
+        };
+        let first = views.first().map_or(1, |v| v.n);
         let task = self.task_block(&env, first)?;
-        let instruction = env
-            .get_template("instruction.j2")
-            .and_then(|t| t.render(minijinja::context! { turn => turn }))
-            .map_err(|e| Error::input(format!("template instruction.j2: {e}")))?;
-        let (fitted, elided) = self.fit(&upto, system.len() + task.len() + instruction.len());
-        let mut blocks = vec![task];
-        for v in &fitted {
-            blocks.push(self.turn_block(&env, v)?);
-        }
-        Ok((
-            Prompt {
-                system,
-                blocks,
-                instruction,
-            },
-            elided,
-        ))
+        let last = views.last().map_or(1, |v| v.n);
+        let plan = self.elision_plan(
+            &env,
+            views,
+            system.len() + task.len() + instruction(last)?.len(),
+        )?;
+        turns
+            .iter()
+            .map(|&turn| {
+                let upto: Vec<TurnView> = views.iter().filter(|v| v.n <= turn).cloned().collect();
+                let k = upto.len().checked_sub(1).map_or(0, |t| plan[t]);
+                let (fitted, elided) = self.elide(&upto, k, views.len());
+                let task = match upto.first() {
+                    Some(v) if v.n != first => self.task_block(&env, v.n)?,
+                    _ => task.clone(),
+                };
+                let mut blocks = vec![task];
+                for v in &fitted {
+                    blocks.push(self.turn_block(&env, v)?);
+                }
+                Ok((
+                    Prompt {
+                        system: system.clone(),
+                        blocks,
+                        instruction: instruction(turn)?,
+                    },
+                    elided,
+                ))
+            })
+            .collect()
     }
 
     /// The single-call prompt: all turns, one instruction to score each.
@@ -864,7 +980,7 @@ turns:
         let (p, elided) = r.prefix(&v, 4).unwrap();
         assert!(elided);
         let text = p.text();
-        assert!(text.contains(super::elided(Lang::En).0));
+        assert!(text.contains(super::elided(Lang::En)[0]));
         assert!(text.contains("We will check that the scheme is https."));
         assert!(text.contains("final words"));
         // without a budget nothing is elided
@@ -877,6 +993,80 @@ turns:
             None,
         );
         assert!(!r.prefix(&v, 4).unwrap().1);
+    }
+
+    /// A long session with large tool outputs under a budget: every prompt fits (its own
+    /// turn aside), nothing of the scored turn or any message is cut, the plan only grows,
+    /// and consecutive prompts share almost all their bytes — the elision steps are few.
+    #[test]
+    fn budget_keeps_prompts_under_it_and_their_prefixes_stable() {
+        let (tpl, _, _) = setup();
+        let views: Vec<TurnView> = (1..=60)
+            .map(|n| TurnView {
+                n,
+                agent: "a".into(),
+                kind: "implementation".into(),
+                text: format!("message {n}: reading the handler again"),
+                reasoning: Some(format!("thinking {n} ").repeat(40)),
+                reasoning_redacted: false,
+                calls: vec![CallView {
+                    name: "Read".into(),
+                    args: format!("{{\"path\": \"src/file{n}.py\"}}"),
+                    result: Some(format!("line {n}\n").repeat(300)),
+                    is_error: false,
+                }],
+                changes: vec![],
+            })
+            .collect();
+        let budget = 6_000;
+        let r = Renderer::new(
+            &tpl,
+            tpl.criterion("security").unwrap(),
+            "fix it".into(),
+            None,
+            "F".into(),
+            Some(budget),
+        );
+        let turns: Vec<u32> = views.iter().map(|v| v.n).collect();
+        let prompts = r.prefixes(&views, &turns).unwrap();
+        let plan = r.elision_plan(&tpl.env().unwrap(), &views, 0).unwrap();
+        assert!(plan.windows(2).all(|w| w[0] <= w[1]), "{plan:?}");
+        let (mut shared, mut total) = (0usize, 0usize);
+        for (i, (p, _)) in prompts.iter().enumerate() {
+            let text = p.text();
+            // The scored turn's own block and every message are there in full.
+            let v = &views[i];
+            assert!(
+                text.contains(v.calls[0].result.as_deref().unwrap()),
+                "turn {}",
+                v.n
+            );
+            assert!(views[..=i].iter().all(|o| text.contains(&o.text)));
+            let own = v.size();
+            assert!(
+                (text.len() - own) / BYTES_PER_TOKEN <= budget,
+                "turn {}: {} bytes",
+                v.n,
+                text.len()
+            );
+            if i > 0 {
+                let before = prompts[i - 1].0.text();
+                let before = &before[..before.len() - prompts[i - 1].0.instruction.len()];
+                shared += before
+                    .bytes()
+                    .zip(text.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                total += text.len();
+            }
+        }
+        let share = shared as f64 / total as f64;
+        assert!(share >= 0.8, "prefix share {share:.2}");
+        let steps = plan.windows(2).filter(|w| w[0] != w[1]).count();
+        assert!(steps <= 15, "{steps} elision steps in 60 prompts: {plan:?}");
+        // Without a budget: nothing elided, every prompt whole.
+        let none = r.with_budget(None).prefixes(&views, &turns).unwrap();
+        assert!(none.iter().all(|(_, e)| !e));
     }
 
     #[test]

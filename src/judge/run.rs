@@ -118,6 +118,8 @@ struct Input<'a> {
     version: &'a str,
     /// The agent's model, for the same-family warning.
     agent_model: Option<&'a str>,
+    /// Prices and default context budgets.
+    prices: super::cost::Prices,
 }
 
 impl<'a> Input<'a> {
@@ -168,7 +170,19 @@ impl<'a> Input<'a> {
             redactions: redactions + task_redactions,
             version: &templates.version,
             agent_model: t.model.as_deref(),
+            prices: super::cost::Prices::load(opts.templates_dir.as_deref())?,
         })
+    }
+
+    /// The renderer under `spec`'s context budget: `--context-tokens N` (0: none), else the
+    /// price table's default for its model.
+    fn renderer_for(&self, spec: &Spec, opts: &Options) -> Renderer<'a> {
+        let budget = match opts.context_tokens {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(self.prices.budget_for(spec)),
+        };
+        self.renderer.with_budget(budget)
     }
 }
 
@@ -267,7 +281,7 @@ pub(crate) fn estimate(
         .unwrap_or_else(|| detected_lang(t, scope, opts.task.as_deref()));
     let templates = Templates::load(opts.templates_dir.as_deref(), lang)?;
     let input = Input::prepare(t, scope, opts, &templates)?;
-    let prices = super::cost::Prices::load(opts.templates_dir.as_deref())?;
+    let prices = input.prices.clone();
     let judged = input.kinds.iter().filter(|k| put_to_judge(**k)).count() as u64;
     let mut estimates = Vec::new();
     for spec in &opts.judges {
@@ -278,7 +292,7 @@ pub(crate) fn estimate(
                 continue;
             }
             let jobs = plan_jobs(
-                &input.renderer,
+                &input.renderer_for(spec, opts),
                 &input.views,
                 &input.kinds,
                 opts.protocol,
@@ -299,8 +313,9 @@ pub(crate) fn estimate(
             };
             let mut e = super::cost::estimate(spec, repeat, &prompts, per_answer, &prices);
             if jobs.iter().any(|j| j.elided) {
-                e.warnings
-                    .push("old tool outputs or arguments elided to fit --context-tokens".into());
+                e.warnings.push(
+                    "old tool outputs, arguments or reasoning elided to fit the context budget (--context-tokens)".into(),
+                );
             }
             estimates.push(e);
         }
@@ -433,7 +448,7 @@ fn model_turns(
         .extend(model_warnings(input.agent_model, spec, opts.protocol));
     let backend = Backend::new(spec.clone(), opts.timeout)?;
     let jobs = plan_jobs(
-        &input.renderer,
+        &input.renderer_for(spec, opts),
         &input.views,
         &input.kinds,
         opts.protocol,
@@ -442,7 +457,7 @@ fn model_turns(
     )?;
     if jobs.iter().any(|j| j.elided) {
         info.warnings
-            .push("some old tool outputs or arguments were elided to fit --context-tokens".into());
+            .push("old tool outputs, arguments or reasoning were elided to fit the context budget (--context-tokens)".into());
     }
     let record = shared.record.clone();
     let ran = jobs::run(shared.runtime()?, backend, jobs, opts, record);
@@ -518,8 +533,14 @@ fn check_manual(opts: &Options) -> Result<()> {
 
 /// The manual judge's prompts: the same requests a model judge's first repeat makes.
 fn manual_jobs(input: &Input, opts: &Options) -> Result<Vec<Job>> {
+    let manual = opts
+        .judges
+        .iter()
+        .find(|j| matches!(j, Spec::Manual { .. }))
+        .cloned()
+        .unwrap_or(Spec::Offline);
     plan_jobs(
-        &input.renderer,
+        &input.renderer_for(&manual, opts),
         &input.views,
         &input.kinds,
         opts.protocol,
@@ -587,21 +608,27 @@ fn plan_jobs(
                 request_key,
             }])
         }
-        Protocol::Prefix => views
-            .iter()
-            .zip(kinds)
-            .filter(|(_, k)| put_to_judge(**k))
-            .map(|(v, _)| {
-                let (prompt, elided) = r.prefix(views, v.n)?;
-                let request_key = key(&prompt.text(), &v.n.to_string());
-                Ok(Job {
-                    turn: Some(v.n),
-                    prompt,
-                    elided,
-                    request_key,
+        Protocol::Prefix => {
+            let turns: Vec<u32> = views
+                .iter()
+                .zip(kinds)
+                .filter(|(_, k)| put_to_judge(**k))
+                .map(|(v, _)| v.n)
+                .collect();
+            Ok(r.prefixes(views, &turns)?
+                .into_iter()
+                .zip(&turns)
+                .map(|((prompt, elided), &turn)| {
+                    let request_key = key(&prompt.text(), &turn.to_string());
+                    Job {
+                        turn: Some(turn),
+                        prompt,
+                        elided,
+                        request_key,
+                    }
                 })
-            })
-            .collect(),
+                .collect())
+        }
     }
 }
 
