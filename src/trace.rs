@@ -6,16 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-use similar::{DiffOp, TextDiff};
-
 use crate::error::{Error, Result};
 use crate::git::{Oid, Repo};
 use crate::history::dialects::agent_trace::{self, Write};
-use crate::history::dialects::{Author, Lines};
+use crate::history::dialects::{Author, added_lines};
 use crate::report::agent_trace::{KEY, metadata};
 use crate::report::doc::ReportDoc;
 use crate::report::json::WriteJson;
+use serde_json::Value;
 
 /// Where records go when no path is given: the committed-file place Agent Trace readers look
 /// (`.agent-trace/*.jsonl`), under a name no other tool writes.
@@ -103,32 +101,6 @@ fn record(
         timestamp: &timestamp,
         sage: metadata(doc, writes),
     })))
-}
-
-/// The lines of `new` (from 1) that are not `old`'s: inserted or replacing others.
-fn added_lines(old: &str, new: &str) -> Vec<Lines> {
-    let diff = TextDiff::from_lines(old, new);
-    let mut out: Vec<Lines> = Vec::new();
-    for op in diff.ops() {
-        let (start, len) = match *op {
-            DiffOp::Insert {
-                new_index, new_len, ..
-            }
-            | DiffOp::Replace {
-                new_index, new_len, ..
-            } => (new_index, new_len),
-            _ => continue,
-        };
-        if len == 0 {
-            continue;
-        }
-        let (start, end) = (start as u32 + 1, (start + len) as u32);
-        match out.last_mut() {
-            Some(l) if l.end + 1 >= start => l.end = end,
-            _ => out.push(Lines { start, end }),
-        }
-    }
-    out
 }
 
 /// A model as models.dev names it (`provider/model`), which Agent Trace asks for; names
@@ -219,15 +191,6 @@ pub(crate) fn write(repo: &Repo, docs: &[ReportDoc], path: &Path) -> Result<usiz
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn added_lines_are_the_new_sides_of_inserts_and_replacements() {
-        let l = |start, end| Lines { start, end };
-        assert_eq!(added_lines("", "a\nb\n"), [l(1, 2)]);
-        assert_eq!(added_lines("a\nb\nc\n", "a\nB\nc\nd\n"), [l(2, 2), l(4, 4)]);
-        assert_eq!(added_lines("a\nb\n", "a\n"), []);
-        assert_eq!(added_lines("a\nc\n", "a\nb1\nb2\nc\n"), [l(2, 3)]);
-    }
 
     #[test]
     fn models_named_as_models_dev_does() {

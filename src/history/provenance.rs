@@ -667,11 +667,16 @@ fn weigh_evidence(repo: &Repo, prov: &mut Provenance) -> Result<()> {
             changed: w.changed,
         })
         .collect();
+    // The file's path before each write: the previous write's, or the baseline's.
+    let before: Vec<&str> = std::iter::once(prov.base.path.as_str())
+        .chain(prov.writes.iter().map(|w| w.snapshot.path.as_str()))
+        .collect();
     let unclaimed: Vec<orphans::Unclaimed> = facts
         .iter()
         .zip(&texts)
-        .filter(|(f, _)| f.changed && !weigh::has_own_claims(f, &ev))
-        .filter_map(|(f, t)| unclaimed(f, t.as_ref()?))
+        .zip(&before)
+        .filter(|((f, _), _)| f.changed && !weigh::has_own_claims(f, &ev))
+        .filter_map(|((f, t), before)| unclaimed(f, before, t.as_ref()?))
         .collect();
     if !unclaimed.is_empty() && !ev.outside.is_empty() {
         let tip = prov.writes.last().map_or(commits[0], |w| w.commit);
@@ -725,6 +730,7 @@ fn anchored_texts(
 /// A write without a record of its own, with the text of its anchored lines, for matching.
 fn unclaimed<'a>(
     f: &crate::history::dialects::weigh::WriteFacts<'a>,
+    before: &'a str,
     (text, anchored): &AnchoredText,
 ) -> Option<crate::history::dialects::orphans::Unclaimed<'a>> {
     if anchored.is_empty() {
@@ -734,6 +740,7 @@ fn unclaimed<'a>(
     Some(crate::history::dialects::orphans::Unclaimed {
         commit: f.commit,
         path: f.path,
+        before,
         anchored: anchored
             .iter()
             .filter_map(|&n| Some((n, lines.get((n as usize).checked_sub(1)?)?.to_string())))

@@ -2,7 +2,9 @@
 //! anchored lines are the agent's makes a person's squash commit the agent's write, a whogitit
 //! note that says a person edited them makes an agent's commit not the agent's, and an
 //! unreadable note is skipped and said. Notes a squash left on the commits it replaced are
-//! matched to the squash by content: all the anchored lines decide, half of them do not.
+//! matched to the squash by content: all the anchored lines decide, half of them do not. They
+//! are not carried to lines the write did not change, from a note on later work built on the
+//! write, or over the write's own whogitit note saying the lines were there before its session.
 
 use crate::common::{AGENT, HUMAN, Repo};
 
@@ -290,5 +292,170 @@ fn a_squash_that_kept_half_the_agents_lines_is_shown_but_does_not_decide() {
     assert_eq!(
         p["evidence"]["claims"][0]["matched"]["confidence"],
         "medium"
+    );
+}
+
+fn prov_range(r: &Repo, f: &str, base: &str, tip: &str) -> serde_json::Value {
+    r.sage(&[
+        "provenance",
+        "--finding",
+        f,
+        "--base",
+        base,
+        tip,
+        "--agent",
+        "Claude Agent",
+        "--format",
+        "json",
+    ])
+    .ok()
+    .json()
+}
+
+/// The claims on `commit` carried over by content.
+fn carried_to<'v>(p: &'v serde_json::Value, commit: &str) -> Vec<&'v serde_json::Value> {
+    p["evidence"]["claims"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .filter(|c| c["commit"] == commit && c.get("matched").is_some())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const TWO_LINES: &str = "id: ssrf\ncwe: 918\nfile: media/fetcher.py\nfragments:\n  - 'startswith(\"https://\")'\n  - 'raise ValueError('\n";
+
+const UNCHECKED: &str = "import urllib.request\n\n\ndef download(url):\n    return urllib.request.urlopen(url).read()\n";
+
+#[test]
+fn a_note_on_later_work_built_on_the_tip_is_no_rewrite_and_is_not_carried() {
+    let r = Repo::new();
+    r.write("media/fetcher.py", UNCHECKED);
+    r.commit_as(HUMAN, "base");
+    r.write("media/fetcher.py", CHECKED);
+    let c = r.commit_as(HUMAN, "check the scheme");
+    // The agent's later commit on the same branch keeps the lines and has a note on them:
+    // the range ending at `c` does not reach it, but it is built on `c`, not a rewrite of it.
+    r.write("media/fetcher.py", DOCUMENTED);
+    let d = r.commit_as(AGENT, "document it");
+    r.git(&["notes", "--ref=ai", "add", "-m", &git_ai_note("6-7"), &d]);
+    let f = r.finding("ssrf.yaml", TWO_LINES);
+    let v = prov_range(&r, &f, &format!("{c}^"), &c);
+    let p = &v["provenance"];
+    assert!(carried_to(p, &c).is_empty(), "{v}");
+    assert!(
+        p["evidence"]["decisions"]
+            .as_array()
+            .is_none_or(|d| d.is_empty()),
+        "{v}"
+    );
+    let skipped = p["evidence"]["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["why"].as_str().unwrap().contains(
+            "1 note on a commit built on the tip (later work, not a rewrite of it), not read"
+        )),
+        "{skipped:?}"
+    );
+}
+
+/// The agent's commit with a git-ai note on the anchored lines, squashed by a person into
+/// `squash`; then a person's commit `later` that changes the file but not those lines.
+fn squash_then_edit() -> (Repo, String, String, String) {
+    let r = Repo::new();
+    r.write("media/fetcher.py", UNCHECKED);
+    let base = r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("media/fetcher.py", CHECKED);
+    let x = r.commit_as(AGENT, "check the scheme");
+    r.git(&["notes", "--ref=ai", "add", "-m", &git_ai_note("5-6"), &x]);
+    r.git(&["reset", "-q", "--soft", &base]);
+    let squash = r.commit_as(HUMAN, "Squash: TLS only");
+    r.write(
+        "media/fetcher.py",
+        &CHECKED.replace(
+            "import urllib.request\n",
+            "import urllib.request  # stdlib\n",
+        ),
+    );
+    let later = r.commit_as(HUMAN, "comment the import");
+    let f = r.finding("ssrf.yaml", TWO_LINES);
+    (r, f, squash, later)
+}
+
+#[test]
+fn a_squash_keeps_its_carried_claim_and_a_later_write_that_left_the_lines_gets_none() {
+    let (r, f, squash, later) = squash_then_edit();
+    // The squash wrote the lines: the rewritten commit's note is carried to it.
+    let v = prov_range(&r, &f, &format!("{squash}^"), &squash);
+    let p = &v["provenance"];
+    let c = carried_to(p, &squash);
+    assert_eq!(c.len(), 1, "{v}");
+    assert_eq!(
+        c[0]["matched"],
+        serde_json::json!({"by": "content", "of": 2, "matched": 2, "confidence": "high"})
+    );
+    assert_eq!(c[0]["session"], "sess-squashed");
+    assert_eq!(p["evidence"]["decisions"][0]["agent"], true, "{v}");
+    // The later write changed the file, not the anchored lines: they are in its parent as
+    // they are in it, so no note on another commit speaks of them as its work.
+    let v = prov_range(&r, &f, &format!("{later}^"), &later);
+    let p = &v["provenance"];
+    assert!(carried_to(p, &later).is_empty(), "{v}");
+    assert!(
+        p["evidence"]["decisions"]
+            .as_array()
+            .is_none_or(|d| d.is_empty()),
+        "{v}"
+    );
+}
+
+/// A whogitit note on media/fetcher.py: each line with its source.
+fn whogitit_note(lines: &[(u32, &str)]) -> String {
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|(n, src)| {
+            let edit = if *src == "AI" { "\"e1\"" } else { "null" };
+            format!(
+                "{{\"line_number\":{n},\"content\":\"\",\"source\":{{\"type\":\"{src}\",\"edit_id\":{edit}}},\"edit_id\":{edit},\"prompt_index\":0,\"confidence\":1.0}}"
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"version":3,"session":{{"session_id":"sess-wg","model":{{"id":"claude-opus-4-5"}}}},"prompts":[],"files":[{{"path":"media/fetcher.py","lines":[{}]}}]}}"#,
+        lines.join(",")
+    )
+}
+
+#[test]
+fn a_whogitit_note_on_the_write_saying_the_lines_are_original_outranks_a_rewritten_commits() {
+    let r = Repo::new();
+    r.write("media/fetcher.py", UNCHECKED);
+    let base = r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write("media/fetcher.py", CHECKED);
+    let x = r.commit_as(AGENT, "check the scheme");
+    let ai = whogitit_note(&[(5, "AI"), (6, "AI")]);
+    r.git(&["notes", "--ref=whogitit", "add", "-m", &ai, &x]);
+    r.git(&["reset", "-q", "--soft", &base]);
+    let s = r.commit_as(HUMAN, "Squash: TLS only");
+    let f = r.finding("ssrf.yaml", TWO_LINES);
+    // Without a note of its own, the squash takes the rewritten commit's claim.
+    let v = prov_range(&r, &f, &format!("{s}^"), &s);
+    assert_eq!(
+        v["provenance"]["evidence"]["decisions"][0]["agent"], true,
+        "{v}"
+    );
+    // Its own note covers the lines and says they were there before its session.
+    let own = whogitit_note(&(1..=7).map(|n| (n, "Original")).collect::<Vec<_>>());
+    r.git(&["notes", "--ref=whogitit", "add", "-m", &own, &s]);
+    let v = prov_range(&r, &f, &format!("{s}^"), &s);
+    let p = &v["provenance"];
+    assert!(carried_to(p, &s).is_empty(), "{v}");
+    assert!(
+        p["evidence"]["decisions"]
+            .as_array()
+            .is_none_or(|d| d.iter().all(|d| d["agent"] != true)),
+        "{v}"
     );
 }

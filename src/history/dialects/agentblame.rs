@@ -57,7 +57,11 @@ fn read_note(note: &Note) -> std::result::Result<NoteClaims, String> {
             ..note.claim(Dialect::AgentBlame, r.path, r.lines, Author::Agent)
         })
         .collect();
-    Ok(NoteClaims { claims, partly })
+    Ok(NoteClaims {
+        claims,
+        partly,
+        covered: Vec::new(),
+    })
 }
 
 /// The agent's lines of one file, as one record gives them.

@@ -74,7 +74,11 @@ fn read_note(note: &Note) -> std::result::Result<NoteClaims, String> {
             ..note.claim(Dialect::GitAi, e.path, e.lines, e.author)
         })
         .collect();
-    Ok(NoteClaims { claims, partly })
+    Ok(NoteClaims {
+        claims,
+        partly,
+        covered: Vec::new(),
+    })
 }
 
 /// One attestation entry, resolved against the metadata.

@@ -146,7 +146,8 @@ pub(crate) struct Claim {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub(crate) struct Matched {
     pub by: MatchedBy,
-    /// The anchored lines that could match (blank and punctuation-only lines do not count).
+    /// The anchored lines that could match: those the write added or changed (blank and
+    /// punctuation-only lines do not count).
     pub of: u32,
     /// How many of them the record's lines hold.
     pub matched: u32,
@@ -201,6 +202,21 @@ pub(crate) struct Evidence {
     /// rebase left behind can be read when a write has no record of its own ([`orphans`]).
     #[serde(skip)]
     pub outside: Vec<noted::Outside>,
+    /// Lines the records on the range's commits speak of without a claim (whogitit's
+    /// `Original`): the commit's own record covers them, so none is carried over from a
+    /// rewritten commit's note ([`weigh::has_own_claims`]).
+    #[serde(skip)]
+    pub covered: Vec<Covered>,
+}
+
+/// Lines of a file that a record on a commit speaks of and says are not the commit's work:
+/// whogitit's `Original` lines, there before the session. No claim: it does not say who wrote
+/// them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Covered {
+    pub commit: Oid,
+    pub path: String,
+    pub lines: Vec<Lines>,
 }
 
 impl Evidence {
@@ -259,6 +275,33 @@ pub(crate) fn read_all(
     Ok(ev)
 }
 
+/// The lines of `new` (from 1) that are not `old`'s: inserted or replacing others (what a
+/// commit wrote, `old` being its first parent's version of the file).
+pub(crate) fn added_lines(old: &str, new: &str) -> Vec<Lines> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out: Vec<Lines> = Vec::new();
+    for op in diff.ops() {
+        let (start, len) = match *op {
+            similar::DiffOp::Insert {
+                new_index, new_len, ..
+            }
+            | similar::DiffOp::Replace {
+                new_index, new_len, ..
+            } => (new_index, new_len),
+            _ => continue,
+        };
+        if len == 0 {
+            continue;
+        }
+        let (start, end) = (start as u32 + 1, (start + len) as u32);
+        match out.last_mut() {
+            Some(l) if l.end + 1 >= start => l.end = end,
+            _ => out.push(Lines { start, end }),
+        }
+    }
+    out
+}
+
 /// `1,2,19-222,300` (git-ai's and AgentBlame v3's ranges) as line ranges; `None` when any
 /// part is not a number or a range runs backwards.
 pub(crate) fn parse_ranges(s: &str) -> Option<Vec<Lines>> {
@@ -282,6 +325,15 @@ pub(crate) fn parse_ranges(s: &str) -> Option<Vec<Lines>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn added_lines_are_the_new_sides_of_inserts_and_replacements() {
+        let l = |start, end| Lines { start, end };
+        assert_eq!(added_lines("", "a\nb\n"), [l(1, 2)]);
+        assert_eq!(added_lines("a\nb\nc\n", "a\nB\nc\nd\n"), [l(2, 2), l(4, 4)]);
+        assert_eq!(added_lines("a\nb\n", "a\n"), []);
+        assert_eq!(added_lines("a\nc\n", "a\nb1\nb2\nc\n"), [l(2, 3)]);
+    }
 
     #[test]
     fn ranges_as_the_dialects_write_them() {

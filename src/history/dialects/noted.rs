@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Author, Claim, Dialect, Evidence, Lines};
+use super::{Author, Claim, Covered, Dialect, Evidence, Lines};
 use crate::error::Result;
 use crate::git::{NoteText, Oid, Repo};
 
@@ -29,6 +29,8 @@ pub(super) struct NoteClaims {
     pub claims: Vec<Claim>,
     /// Why some of the note was not read (`3 attestation lines not read (first: line 4)`).
     pub partly: Option<String>,
+    /// Lines of files the note speaks of without a claim (whogitit's `Original`), by path.
+    pub covered: Vec<(String, Vec<Lines>)>,
 }
 
 /// One note to parse: where it was read, and its bytes.
@@ -195,6 +197,12 @@ pub(super) fn read_one(
                         ev.skip(dialect, note.source(), why);
                     }
                     ev.claims.extend(parsed.claims);
+                    ev.covered
+                        .extend(parsed.covered.into_iter().map(|(path, lines)| Covered {
+                            commit: at.commit,
+                            path,
+                            lines,
+                        }));
                 }
                 Err(why) => ev.skip(dialect, note.source(), why),
             }

@@ -1,14 +1,15 @@
 //! Notes a squash, rebase or amend left behind (docs/dialects.md#squashes-and-rebases): the
 //! tools' notes stay on the commits that were rewritten, which the branch no longer reaches,
 //! and the commit that replaced them has none. For a write with no record of its own, the
-//! claims of those notes are carried over when the lines they claim hold the write's anchored
-//! lines, by text; how many matched says how far the claim can be trusted.
+//! claims of those notes are carried over when the lines they claim hold the anchored lines
+//! the write itself added or changed, by text; how many matched says how far the claim can be
+//! trusted. Notes on commits built on the write (later work, not a rewrite of it) are not.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use super::noted::{self, NOTE_CAP, NoteAt, NoteReader};
-use super::{Author, Claim, Dialect, Evidence, Lines, Matched, MatchedBy};
+use super::{Author, Claim, Dialect, Evidence, Lines, Matched, MatchedBy, added_lines};
 use super::{agentblame, git_ai, weigh, whogitit};
 use crate::error::Result;
 use crate::git::{CommitInfo, Oid, PathLookup, Repo};
@@ -29,6 +30,8 @@ const READERS: &[&NoteReader] = &[&git_ai::NOTES, &whogitit::NOTES, &agentblame:
 pub(crate) struct Unclaimed<'a> {
     pub commit: Oid,
     pub path: &'a str,
+    /// The file's path before the write (in its first parent), which a rename changes.
+    pub before: &'a str,
     /// The anchored lines, numbered from 1, with their text at the write.
     pub anchored: Vec<(u32, String)>,
 }
@@ -52,12 +55,48 @@ pub(crate) fn match_rewritten(
     let mut texts = Texts {
         repo,
         files: HashMap::new(),
+        built_on: HashMap::new(),
     };
     for w in writes {
-        let carried = carry(&mut texts, w, &left)?;
+        // A note speaks of the lines its commit made, and so does a carried claim: only the
+        // anchored lines this write added or changed can be a rewritten commit's.
+        let written = written(repo, w)?;
+        let anchored: Vec<(u32, &str)> = w
+            .anchored
+            .iter()
+            .filter(|(n, _)| written.iter().any(|r| r.contains(*n)))
+            .map(|(n, t)| (*n, t.as_str()))
+            .collect();
+        let carried = carry(&mut texts, w, &anchored, &left)?;
         ev.claims.extend(carried);
     }
     Ok(())
+}
+
+/// The lines of the write's version of its file that it added or changed from its first
+/// parent's (all of them when it has none).
+fn written(repo: &Repo, w: &Unclaimed) -> Result<Vec<Lines>> {
+    let text = |tree: Oid, path: &str| -> Result<String> {
+        Ok(match repo.file_in_tree(tree, path) {
+            Ok(b) => b.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            // A partial clone may lack the blob: nothing known of it.
+            Err(e) if e.is_missing_object() => None,
+            Err(e) => return Err(e),
+        }
+        .unwrap_or_default())
+    };
+    let Some(info) = repo.commit_if_present(w.commit)? else {
+        return Ok(Vec::new());
+    };
+    let now = text(info.tree, w.path)?;
+    let before = match info.parents.first() {
+        Some(p) => match repo.commit_if_present(*p)? {
+            Some(parent) => text(parent.tree, w.before)?,
+            None => String::new(),
+        },
+        None => String::new(),
+    };
+    Ok(added_lines(&before, &now))
 }
 
 /// How many notes outside the range were read as rewritten, were rewritten but over the
@@ -67,6 +106,8 @@ struct Tally {
     read: usize,
     unread: usize,
     absent: usize,
+    /// On commits built on the tip: later work, not a rewrite of it.
+    later: usize,
 }
 
 impl Tally {
@@ -86,6 +127,12 @@ impl Tally {
                 on(self.read, "a commit", "commits")
             ));
         }
+        if self.later > 0 {
+            s.push_str(&format!(
+                "; {} built on the tip (later work, not a rewrite of it), not read",
+                on(self.later, "a commit", "commits")
+            ));
+        }
         if self.unread > 0 {
             s.push_str(&format!(
                 "; {} the branch no longer has, not read (at most {CAP} are, newest first)",
@@ -103,8 +150,10 @@ impl Tally {
 }
 
 /// The claims about `paths` of the notes on rewritten commits: commits the clone has, that
-/// changed one of the paths, and that `tip` does not reach. Notes on its ancestors are old
-/// history and stay counted as outside the range.
+/// changed one of the paths, that `tip` does not reach and that do not reach `tip`. Notes on
+/// its ancestors are old history and stay counted as outside the range; notes on commits built
+/// on it (later work on the branch, when the range ends before the branch does) are counted as
+/// that.
 fn read_rewritten(repo: &Repo, tip: Oid, paths: &[&str], ev: &mut Evidence) -> Result<Vec<Claim>> {
     let mut out = Vec::new();
     for group in std::mem::take(&mut ev.outside) {
@@ -127,6 +176,10 @@ fn read_rewritten(repo: &Repo, tip: Oid, paths: &[&str], ev: &mut Evidence) -> R
         {
             if tally.read == CAP {
                 tally.unread += 1;
+                continue;
+            }
+            if repo.is_ancestor(tip, at.commit)? {
+                tally.later += 1;
                 continue;
             }
             tally.read += 1;
@@ -188,11 +241,16 @@ fn changes(repo: &Repo, info: &CommitInfo, looks: &mut [PathLookup]) -> Result<b
     Ok(false)
 }
 
-/// The claims carried over to one write: per dialect and author, the anchored lines that the
-/// claims' lines hold.
-fn carry(texts: &mut Texts, w: &Unclaimed, left: &[Claim]) -> Result<Vec<Claim>> {
-    let anchored: Vec<(u32, &str)> = w.anchored.iter().map(|(n, t)| (*n, t.as_str())).collect();
-    let of = weigh::matchable(&anchored);
+/// The claims carried over to one write: per dialect and author, the `anchored` lines (those
+/// the write added or changed) that the claims' lines hold. Claims on commits built on the
+/// write are never carried: a rewrite of a commit does not have it in its history.
+fn carry(
+    texts: &mut Texts,
+    w: &Unclaimed,
+    anchored: &[(u32, &str)],
+    left: &[Claim],
+) -> Result<Vec<Claim>> {
+    let of = weigh::matchable(anchored);
     if of == 0 {
         return Ok(Vec::new());
     }
@@ -201,8 +259,8 @@ fn carry(texts: &mut Texts, w: &Unclaimed, left: &[Claim]) -> Result<Vec<Claim>>
     for c in left.iter().filter(|c| c.path.as_deref() == Some(w.path)) {
         let claimed = texts.claimed(c)?;
         let claimed: Vec<&str> = claimed.iter().map(String::as_str).collect();
-        let hits = weigh::content_hits(&anchored, &claimed);
-        if hits.is_empty() {
+        let hits = weigh::content_hits(anchored, &claimed);
+        if hits.is_empty() || texts.built_on(c.commit, w.commit)? {
             continue;
         }
         let key = (c.dialect, c.author);
@@ -254,13 +312,25 @@ fn carried(w: &Unclaimed, hits: &[(&Claim, Vec<u32>)], of: u32) -> Claim {
     }
 }
 
-/// The rewritten commits' files, each read once.
+/// The rewritten commits' files, each read once, and which of those commits are built on
+/// which writes, each asked once.
 struct Texts<'r> {
     repo: &'r Repo,
     files: HashMap<(Oid, String), Option<Vec<String>>>,
+    built_on: HashMap<(Oid, Oid), bool>,
 }
 
 impl Texts<'_> {
+    /// Whether `commit` has `write` in its history (is later work on it, not a rewrite).
+    fn built_on(&mut self, commit: Oid, write: Oid) -> Result<bool> {
+        if let Some(&b) = self.built_on.get(&(commit, write)) {
+            return Ok(b);
+        }
+        let b = self.repo.is_ancestor(write, commit)?;
+        self.built_on.insert((commit, write), b);
+        Ok(b)
+    }
+
     /// The texts of the lines a claim names, in its commit's version of its file (none when
     /// that file cannot be read).
     fn claimed(&mut self, c: &Claim) -> Result<Vec<String>> {
@@ -334,6 +404,7 @@ mod tests {
         let write = Unclaimed {
             commit: w,
             path: "app.py",
+            before: "app.py",
             anchored: vec![(5, "x".into()), (6, "y".into()), (7, "z".into())],
         };
         // Two commits a squash replaced each wrote part of the anchored lines.
@@ -370,11 +441,12 @@ mod tests {
             read: 1,
             unread: 3,
             absent: 2,
+            later: 2,
         };
         assert_eq!(
             t.said(),
             format!(
-                "; 1 note on a commit the branch no longer has (rewritten by a squash or rebase?), read to match the anchored lines by content; 3 notes on older commits the branch no longer has, not read (at most {CAP} are, newest first); 2 notes on commits this clone does not have (pruned after a rewrite, or beyond a shallow clone's depth)"
+                "; 1 note on a commit the branch no longer has (rewritten by a squash or rebase?), read to match the anchored lines by content; 2 notes on commits built on the tip (later work, not a rewrite of it), not read; 3 notes on older commits the branch no longer has, not read (at most {CAP} are, newest first); 2 notes on commits this clone does not have (pruned after a rewrite, or beyond a shallow clone's depth)"
             )
         );
     }

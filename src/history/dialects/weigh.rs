@@ -122,9 +122,18 @@ fn about<'e>(w: &WriteFacts, ev: &'e Evidence) -> Vec<(usize, &'e Claim)> {
 }
 
 /// Whether a record on the write's own commit speaks of its anchored lines: then no claim
-/// needs to be carried over from elsewhere.
+/// needs to be carried over from elsewhere. A record that covers them without claiming them
+/// (whogitit's `Original`: there before the commit's session) speaks of them too: it says the
+/// commit's session did not write them, which no note on another commit can overrule.
 pub(crate) fn has_own_claims(w: &WriteFacts, ev: &Evidence) -> bool {
     about(w, ev).iter().any(|(_, c)| c.matched.is_none())
+        || ev.covered.iter().any(|c| {
+            c.commit == w.commit
+                && c.path == w.path
+                && w.anchored
+                    .iter()
+                    .any(|&l| c.lines.iter().any(|r| r.contains(l)))
+        })
 }
 
 /// The rule: for each write that changed the anchored file and holds the anchored code, the

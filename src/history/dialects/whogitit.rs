@@ -55,7 +55,11 @@ fn read_note(note: &Note) -> std::result::Result<NoteClaims, String> {
             ..note.claim(Dialect::Whogitit, run.path, run.lines, run.author)
         })
         .collect();
-    Ok(NoteClaims { claims, partly })
+    Ok(NoteClaims {
+        claims,
+        partly,
+        covered: parsed.original,
+    })
 }
 
 /// Lines of one file with one source and edit.
@@ -91,6 +95,9 @@ struct Parsed {
     session: Option<String>,
     model: Option<String>,
     runs: Vec<Run>,
+    /// Per file, the `Original` lines: the note covers them and says they predate the
+    /// session, without saying who wrote them.
+    original: Vec<(String, Vec<Lines>)>,
     /// Lines whose `source.type` is none of the five.
     unreadable: usize,
 }
@@ -173,10 +180,20 @@ fn parse(bytes: &[u8]) -> std::result::Result<Parsed, String> {
         lines.sort_by_key(|l| l.line_number);
         // Runs in the order they first appear in the file.
         let mut runs: Vec<Run> = Vec::new();
+        let mut original: Vec<Lines> = Vec::new();
         for line in lines {
             let author = match line.source.kind.as_str() {
-                // There before the session: the note says nothing of who wrote it.
-                "Original" => continue,
+                // There before the session: no claim, the note says nothing of who wrote it;
+                // but it does say the commit's session did not.
+                "Original" => {
+                    let n = line.line_number;
+                    match original.last_mut() {
+                        _ if n == 0 => {}
+                        Some(last) if n <= last.end.saturating_add(1) => last.end = last.end.max(n),
+                        _ => original.push(Lines { start: n, end: n }),
+                    }
+                    continue;
+                }
                 "AI" => Author::Agent,
                 "AIModified" => Author::AgentModified,
                 "Human" => Author::Human,
@@ -216,6 +233,9 @@ fn parse(bytes: &[u8]) -> std::result::Result<Parsed, String> {
             }
         }
         out.runs.extend(runs);
+        if !original.is_empty() {
+            out.original.push((file.path.clone(), original));
+        }
     }
     Ok(out)
 }
@@ -306,7 +326,18 @@ mod tests {
     }
 
     #[test]
-    fn an_only_original_file_claims_nothing() {
+    fn an_only_original_file_claims_nothing_but_is_covered() {
+        let n = note(
+            2,
+            &[(1, "Original"), (2, "Original"), (4, "Original"), (3, "AI")],
+        );
+        let p = parse(n.as_bytes()).unwrap();
+        assert_eq!(p.runs.len(), 1);
+        // The note speaks of the Original lines: its commit's session did not write them.
+        assert_eq!(
+            p.original,
+            [("src/auth.rs".to_string(), vec![l(1, 2), l(4, 4)])]
+        );
         let n = note(2, &[(1, "Original"), (2, "Original")]);
         assert!(parse(n.as_bytes()).unwrap().runs.is_empty());
     }
