@@ -67,6 +67,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "judge requests per minute",
     },
     Key {
+        key: "sage.maxCost",
+        default: "no limit",
+        what: "USD the judge calls of one run may spend (docs/judge.md#cost)",
+    },
+    Key {
         key: "sage.task",
         default: "the user message that opened the task",
         what: "the task text given to the judge",
@@ -172,6 +177,8 @@ pub(crate) struct Settings {
     pub judge: String,
     pub jobs: usize,
     pub rpm: Option<u32>,
+    /// `sage.maxCost`: USD one run's judge calls may spend.
+    pub max_cost: Option<f64>,
     pub task: Option<String>,
     pub templates: Option<PathBuf>,
     /// The language of the judge's prompts (`sage.judgeLang`); `None`: the log's, detected.
@@ -208,6 +215,7 @@ impl Default for Settings {
             judge: "offline".into(),
             jobs: DEFAULT_JOBS,
             rpm: None,
+            max_cost: None,
             task: None,
             templates: None,
             judge_lang: None,
@@ -256,6 +264,9 @@ impl Settings {
         }
         if let Some(v) = get("sage.jobs")? {
             s.jobs = number(&v, "sage.jobs", 1, 1024)?;
+        }
+        if let Some(v) = get("sage.maxCost")? {
+            s.max_cost = Some(number(&v, "sage.maxCost", 0.0, 1e9)?);
         }
         if let Some(v) = get("sage.rpm")? {
             s.rpm = Some(number(&v, "sage.rpm", 1, 1_000_000)?);

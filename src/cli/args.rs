@@ -141,6 +141,12 @@ pub(crate) struct JudgeArgs {
     #[arg(long, value_name = "N")]
     pub context_tokens: Option<usize>,
 
+    /// Stop before the judge call that would take the run's spend past USD (at the prices of
+    /// templates/prices.yaml); what was judged is kept, the run exits 3 [default: git config
+    /// sage.maxCost, else no limit]
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+
     /// Print what the judge calls would cost — calls, tokens, the share a provider's prompt
     /// cache should serve, USD from templates/prices.yaml — and make none (docs/judge.md#cost)
     #[arg(long)]

@@ -333,6 +333,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     })?;
     bar.finish_and_clear();
     drop(file);
+    super::util::say_spend(&opts.judge);
     let order: Vec<String> = manifest.cases.iter().map(|c| c.id.clone()).collect();
     compact(&out, &order)?;
     let (results, _) = read_results(&out)?;

@@ -187,6 +187,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     for doc in &docs {
         warn_all(&doc.warnings);
     }
+    super::util::say_spend(&judge);
     // Failed scoring ends the run here, before notes (shared with everyone who fetches them)
     // and before --fail-on: a gate must not pass on turns nobody judged.
     let failed: Vec<_> = docs

@@ -119,6 +119,7 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     emit(ctx, &targets, &doc, |_| Ok(render(&doc)))?;
     drop(stage);
     warn_all(&doc.judge.warnings);
+    super::util::say_spend(&opts);
     super::util::check_scoring(
         &doc.failed_turns,
         super::util::allow_partial(ctx.settings()?, &args.judge),

@@ -79,6 +79,15 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         repeat: a.repeat,
         jobs: a.jobs.unwrap_or(settings.jobs).max(1),
         rpm: a.rpm.or(settings.rpm),
+        spend: match a.max_cost.or(settings.max_cost) {
+            Some(usd) if !(usd >= 0.0 && usd.is_finite()) => {
+                return Err(Error::input(format!(
+                    "--max-cost {usd}: expected an amount in USD, 0 or more"
+                )));
+            }
+            Some(usd) => Some(std::sync::Arc::new(crate::judge::cost::Spend::new(usd))),
+            None => None,
+        },
         context_tokens: a.context_tokens,
         quotes_required: !a.no_quotes,
         anchor_for_judge: None,
@@ -96,6 +105,13 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         progress: !crate::term::quiet(),
         defer: None,
     })
+}
+
+/// Under `--max-cost`, one line on stderr with what the run's judge calls spent.
+pub(crate) fn say_spend(opts: &Options) {
+    if let Some(s) = &opts.spend {
+        crate::say!("git-sage: {}", s.said());
+    }
 }
 
 /// Whether turns the judge could not score may pass: `--allow-partial`, then settings.

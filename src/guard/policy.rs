@@ -293,6 +293,7 @@ pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
         repeat: 1,
         jobs: 1,
         rpm: None,
+        spend: None,
         context_tokens: None,
         quotes_required: true,
         anchor_for_judge: None,

@@ -432,6 +432,58 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// What a run's judge calls have spent under `--max-cost`, shared by every judge, repeat
+/// and case: settled calls at what they cost, calls in flight at what they should.
+#[derive(Debug)]
+pub(crate) struct Spend {
+    limit: f64,
+    /// (settled, reserved for calls in flight), USD.
+    state: std::sync::Mutex<(f64, f64)>,
+}
+
+impl Spend {
+    pub(crate) fn new(limit: f64) -> Spend {
+        Spend {
+            limit,
+            state: std::sync::Mutex::new((0.0, 0.0)),
+        }
+    }
+
+    /// Reserves `projected` for a call, or says, with the figures, why it may not be made.
+    pub(crate) fn reserve(&self, projected: f64) -> std::result::Result<(), String> {
+        let mut s = self.state.lock().expect("spend");
+        let committed = s.0 + s.1;
+        if committed + projected > self.limit {
+            return Err(format!(
+                "not sent: the call (about ${}) would take the run past --max-cost ${} (${} spent, ${} left)",
+                money(projected),
+                money(self.limit),
+                money(committed),
+                money((self.limit - committed).max(0.0))
+            ));
+        }
+        s.1 += projected;
+        Ok(())
+    }
+
+    /// A call is back: its reservation goes, what it cost stays.
+    pub(crate) fn settle(&self, reserved: f64, cost: f64) {
+        let mut s = self.state.lock().expect("spend");
+        s.1 = (s.1 - reserved).max(0.0);
+        s.0 += cost;
+    }
+
+    /// What the calls that are back spent, against the limit, for stderr.
+    pub(crate) fn said(&self) -> String {
+        let spent = self.state.lock().expect("spend").0;
+        format!(
+            "judge calls spent ${} of --max-cost ${}",
+            money(spent),
+            money(self.limit)
+        )
+    }
+}
+
 /// Counts blocks once: turn t's prompt repeats turn t-1's blocks, so a session's prompts
 /// hold each block many times but are counted in the time of one.
 pub(crate) struct Counter {
@@ -623,6 +675,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("sage.prices/1"), "{e}");
+    }
+
+    /// A call is made only when what is settled, what is in flight and its own projection
+    /// stay within the limit; settling replaces the projection by the real cost.
+    #[test]
+    fn the_spend_stops_before_the_call_that_would_pass_the_limit() {
+        let s = Spend::new(1.0);
+        assert!(s.reserve(0.4).is_ok());
+        assert!(s.reserve(0.4).is_ok());
+        let why = s.reserve(0.3).unwrap_err();
+        assert!(
+            why.contains("$0.80 spent") && why.contains("$0.20 left"),
+            "{why}"
+        );
+        // The first call came back cheaper than projected: room for the third.
+        s.settle(0.4, 0.1);
+        assert!(s.reserve(0.3).is_ok());
+        s.settle(0.4, 0.4);
+        s.settle(0.3, 0.3);
+        assert!(
+            s.said().contains("$0.80 of --max-cost $1.00"),
+            "{}",
+            s.said()
+        );
+        assert!(Spend::new(0.0).reserve(0.000_1).is_err());
     }
 
     #[test]

@@ -158,6 +158,9 @@ fn hint(f: &FailedTurn) -> String {
         FailureCause::Deferred => {
             "run the same command again to collect the provider's batch".into()
         }
+        FailureCause::OverBudget => {
+            "raise --max-cost (or git config sage.maxCost) and run the same command again: the answers so far are cached and are not paid for again; --estimate says what the rest costs".into()
+        }
     }
 }
 

@@ -77,6 +77,8 @@ pub(super) enum JobError {
     Pending(String),
     /// The manual judge's answer for it cannot be used; the words name its file.
     Unusable(String),
+    /// Not sent: `--max-cost` would have been passed; the words give the figures.
+    OverBudget(String),
 }
 
 impl JobError {
@@ -89,6 +91,7 @@ impl JobError {
             JobError::Invalid { .. } => FailureCause::InvalidAnswer,
             JobError::Deferred | JobError::Pending(_) => FailureCause::Deferred,
             JobError::Unusable(_) => FailureCause::InvalidAnswer,
+            JobError::OverBudget(_) => FailureCause::OverBudget,
         }
     }
 }
@@ -111,7 +114,9 @@ impl fmt::Display for JobError {
                 )
             }
             JobError::Deferred => f.write_str("deferred to the provider's batch interface"),
-            JobError::Pending(m) | JobError::Unusable(m) => f.write_str(m),
+            JobError::Pending(m) | JobError::Unusable(m) | JobError::OverBudget(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
@@ -142,9 +147,12 @@ pub(super) fn run(
     jobs: Vec<Job>,
     opts: &Options,
     record: Option<Arc<Mutex<Recorder>>>,
+    price: Option<&super::cost::Price>,
 ) -> Ran {
     let bar = progress_bar(jobs.len(), &backend.spec.name(), opts.progress);
     let caller = Arc::new(Caller {
+        price: price.cloned(),
+        spend: opts.spend.clone(),
         identity: backend.identity(),
         backend,
         schema: answer::schema(),
@@ -190,7 +198,15 @@ async fn call_all(
 ) -> Vec<(usize, JobResult)> {
     let permits = Arc::new(Semaphore::new(limit.max(1)));
     let mut set = JoinSet::new();
+    let mut done = Vec::with_capacity(calls.len());
+    let mut over: Option<String> = None;
     for (i, job, cache_key) in calls {
+        // Once a call would pass --max-cost, it and every later one stay unsent: the turns
+        // are judged in order, so what was judged is a prefix of the session.
+        if let Some(why) = &over {
+            done.push((i, JobResult::Failed(JobError::OverBudget(why.clone()))));
+            continue;
+        }
         // The permit is taken before the spawn, not in the task: requests start in turn order
         // (the pacer's slots and the provider's prompt cache follow the prefixes as they
         // grow), and no more than `limit` tasks are alive at once.
@@ -199,14 +215,24 @@ async fn call_all(
             .acquire_owned()
             .await
             .expect("semaphore open");
+        let reserved = match caller.reserve(&job) {
+            Ok(r) => r,
+            Err(why) => {
+                done.push((i, JobResult::Failed(JobError::OverBudget(why.clone()))));
+                over = Some(why);
+                continue;
+            }
+        };
         let caller = caller.clone();
         set.spawn(async move {
-            let result = caller.call_job(&job, &cache_key).await;
+            let (result, used) = caller.call_job(&job, &cache_key).await;
+            if let (Some(spend), Some(price)) = (&caller.spend, &caller.price) {
+                spend.settle(reserved, used.cost_usd.unwrap_or_else(|| price.cost(&used)));
+            }
             drop(permit);
             (i, result)
         });
     }
-    let mut done = Vec::with_capacity(set.len());
     while let Some(joined) = set.join_next().await {
         match joined {
             Ok(r) => done.push(r),
@@ -219,6 +245,10 @@ async fn call_all(
 
 /// What every call of one judge × repeat needs; shared by the spawned tasks.
 struct Caller {
+    /// The judge's prices, for `--max-cost`.
+    price: Option<super::cost::Price>,
+    /// The run's spend under `--max-cost`.
+    spend: Option<Arc<super::cost::Spend>>,
     backend: Backend,
     /// Which backend answered, as the cache keys name it.
     identity: String,
@@ -269,19 +299,47 @@ impl Caller {
 
     /// Asks until an answer parses, at most `answer_tries` times, each time showing the judge
     /// its earlier invalid answers; the valid one goes to the cache and the record.
-    async fn call_job(&self, job: &Job, cache_key: &str) -> JobResult {
+    /// Also returns what the call's tries used, as the provider reported it.
+    async fn call_job(&self, job: &Job, cache_key: &str) -> (JobResult, Usage) {
+        let mut used = Usage::default();
         let result = match self.refusal() {
             Some(e) => Err(e),
-            None => self.ask(job, cache_key).await,
+            None => self.ask(job, cache_key, &mut used).await,
         };
         self.bar.inc(1);
-        match result {
+        let result = match result {
             Ok(a) => JobResult::Answers(a),
             Err(e) => JobResult::Failed(e),
-        }
+        };
+        (result, used)
     }
 
-    async fn ask(&self, job: &Job, cache_key: &str) -> std::result::Result<Vec<Answer>, JobError> {
+    /// Sets aside what a call should cost under `--max-cost` (every input token at the
+    /// uncached price, the answer at the price table's size): the amount to settle once it
+    /// is back, or why it may not be sent.
+    fn reserve(&self, job: &Job) -> std::result::Result<f64, String> {
+        let (Some(spend), Some(price)) = (&self.spend, &self.price) else {
+            return Ok(0.0);
+        };
+        let schema = serde_json::to_string(&self.schema).unwrap_or_default();
+        let text = job.prompt.text();
+        let input =
+            price.tokenizer.count(&text) + super::cost::overhead(price.tokenizer.count(&schema));
+        let projected = price.cost(&Usage {
+            input_tokens: input,
+            output_tokens: price.answer_tokens,
+            cached_input_tokens: 0,
+            cost_usd: None,
+        });
+        spend.reserve(projected).map(|()| projected)
+    }
+
+    async fn ask(
+        &self,
+        job: &Job,
+        cache_key: &str,
+        used: &mut Usage,
+    ) -> std::result::Result<Vec<Answer>, JobError> {
         let mut repairs: Vec<(String, String)> = Vec::new();
         let mut last = String::new();
         for _ in 0..self.answer_tries {
@@ -289,6 +347,7 @@ impl Caller {
                 .call_with_retries(&job.request(&self.schema, &repairs))
                 .await?;
             self.tally.usage.lock().expect("usage").add(&reply.usage);
+            used.add(&reply.usage);
             match job.parse(&reply.text) {
                 Ok(a) => {
                     self.keep(job, cache_key, &reply);
@@ -611,7 +670,7 @@ mod tests {
                 .collect()
         };
         let (backend, opts) = setup(dir.path());
-        let first = run(&rt, backend, (1..=3).map(job).collect(), &opts, None);
+        let first = run(&rt, backend, (1..=3).map(job).collect(), &opts, None, None);
         assert_eq!(
             turns_of(&first),
             ["Some(1):1", "Some(2):fatal:", "Some(3):3"]
@@ -619,7 +678,7 @@ mod tests {
         assert_eq!((first.requests, first.cache_hits), (3, 0));
 
         let (backend, opts) = setup(dir.path());
-        let second = run(&rt, backend, (1..=3).map(job).collect(), &opts, None);
+        let second = run(&rt, backend, (1..=3).map(job).collect(), &opts, None, None);
         assert_eq!(turns_of(&second), turns_of(&first));
         assert_eq!((second.requests, second.cache_hits), (1, 2));
     }

@@ -44,6 +44,9 @@ pub(crate) struct Options {
     pub repeat: u32,
     pub jobs: usize,
     pub rpm: Option<u32>,
+    /// `--max-cost`: what every judge call of the run (all judges, repeats and cases) may
+    /// spend together.
+    pub spend: Option<Arc<super::cost::Spend>>,
     pub context_tokens: Option<usize>,
     pub quotes_required: bool,
     /// The confirmed defect, shown to the judge only on request.
@@ -86,6 +89,7 @@ impl Default for Options {
             repeat: 1,
             jobs: crate::settings::DEFAULT_JOBS,
             rpm: None,
+            spend: None,
             context_tokens: None,
             quotes_required: true,
             anchor_for_judge: None,
@@ -460,8 +464,27 @@ fn model_turns(
             .push("old tool outputs, arguments or reasoning were elided to fit the context budget (--context-tokens)".into());
     }
     let record = shared.record.clone();
-    let ran = jobs::run(shared.runtime()?, backend, jobs, opts, record);
-    account(info, &ran);
+    let price = input.prices.for_judge(spec).cloned();
+    if opts.spend.is_some()
+        && price.is_none()
+        && matches!(spec, Spec::OpenAi { .. } | Spec::Anthropic { .. })
+    {
+        return Err(Error::input(format!(
+            "--max-cost: {} has no price in {}, so its spend cannot be kept under a limit",
+            spec.name(),
+            input.prices.source
+        ))
+        .hint("add the model to a prices.yaml in your templates directory (--templates DIR), or drop --max-cost"));
+    }
+    let ran = jobs::run(
+        shared.runtime()?,
+        backend,
+        jobs,
+        opts,
+        record,
+        price.as_ref(),
+    );
+    account(info, &ran, price.as_ref());
     Ok(assemble(
         &input.views,
         &input.kinds,
@@ -632,14 +655,19 @@ fn plan_jobs(
     }
 }
 
-/// What the requests cost, into the judge's header.
-fn account(info: &mut JudgeInfo, ran: &Ran) {
+/// What the requests cost, into the judge's header: the provider's own figure where it gives
+/// one, else the usage at the price table's prices.
+fn account(info: &mut JudgeInfo, ran: &Ran, price: Option<&super::cost::Price>) {
     info.calls = ran.requests;
     info.cached = ran.cache_hits;
     info.input_tokens = ran.usage.input_tokens;
     info.output_tokens = ran.usage.output_tokens;
     info.cached_input_tokens = ran.usage.cached_input_tokens;
-    info.cost_usd = ran.usage.cost_usd;
+    info.cost_usd = ran.usage.cost_usd.or_else(|| {
+        price
+            .filter(|_| ran.requests > 0)
+            .map(|p| p.cost(&ran.usage))
+    });
 }
 
 /// The error of a turn that a `single` answer left out.

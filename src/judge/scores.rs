@@ -203,6 +203,8 @@ pub(crate) enum FailureCause {
     Unreachable,
     /// Set aside for the provider's batch interface; its answer is not in yet.
     Deferred,
+    /// Not sent: it would have taken the run's spend past `--max-cost`.
+    OverBudget,
 }
 
 pub(crate) const SCORES_SCHEMA: &str = "sage.scores/1";

@@ -250,3 +250,80 @@ fn blame_origin_and_batch_estimate_their_cases() {
         "an estimate writes no results"
     );
 }
+
+/// `--max-cost`: nothing is sent past it, the turns left are failed turns of their own cause,
+/// the run exits 3 with the figures; under a limit that holds, the cost is the usage's at the
+/// table's prices.
+#[tokio::test(flavor = "multi_thread")]
+async fn max_cost_stops_before_the_call_that_would_pass_it() {
+    let (server, bodies) = keeping_server().await;
+    let r = Repo::new();
+    r.write("s.yaml", SESSION);
+    let base = format!("{}/v1", server.uri());
+    let env = [("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "k")];
+    let judge = |limit: &str| {
+        r.sage_env(
+            r.path(),
+            &[
+                "judge",
+                "s.yaml",
+                "--judge",
+                "openai:gpt-4.1",
+                "--jobs",
+                "1",
+                "--max-cost",
+                limit,
+                "--format",
+                "json",
+            ],
+            &env,
+        )
+    };
+    let none = judge("0");
+    assert_eq!(none.code, 3, "{none:?}");
+    assert!(bodies.lock().unwrap().is_empty(), "nothing is sent");
+    let v = none.json();
+    let failed = v["failed_turns"].as_array().unwrap();
+    assert_eq!(failed.len(), 3);
+    assert!(failed.iter().all(|f| f["cause"] == "over_budget"));
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("--max-cost $0.00")
+    );
+    assert!(none.stderr.contains("raise --max-cost"), "{}", none.stderr);
+    let all = judge("1000");
+    assert_eq!(all.code, 0, "{all:?}");
+    assert_eq!(bodies.lock().unwrap().len(), 3);
+    // The server reported 100 input and 20 output tokens a call: at gpt-4.1's prices.
+    let cost = all.json()["judge"]["cost_usd"].as_f64().unwrap();
+    assert!(
+        (cost - 3.0 * (100.0 * 2.0 + 20.0 * 8.0) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
+    assert!(
+        all.stderr.contains("spent $0.00108 of --max-cost $1000.00"),
+        "{}",
+        all.stderr
+    );
+    // A model the table has no price for cannot be held to a limit.
+    let unpriced = r.sage_env(
+        r.path(),
+        &[
+            "judge",
+            "s.yaml",
+            "--judge",
+            "openai:house-llm",
+            "--max-cost",
+            "1",
+        ],
+        &env,
+    );
+    assert_eq!(unpriced.code, 2, "{unpriced:?}");
+    assert!(
+        unpriced.stderr.contains("has no price"),
+        "{}",
+        unpriced.stderr
+    );
+}
