@@ -327,3 +327,29 @@ async fn max_cost_stops_before_the_call_that_would_pass_it() {
         unpriced.stderr
     );
 }
+
+/// The text report says what a model judge's calls took: calls, tokens and the cost at the
+/// price table's prices (the provider reports none here).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_report_shows_what_the_judge_calls_cost() {
+    let (server, bodies) = keeping_server().await;
+    let r = Repo::new();
+    let d = r.demo();
+    let base = format!("{}/v1", server.uri());
+    let run = r.sage_env(
+        &d,
+        &["blame-origin", "--judge", "openai:gpt-4.1", "--no-cache"],
+        &[("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "k")],
+    );
+    assert!(run.code == 0 || run.code == 1, "{run:?}");
+    let n = bodies.lock().unwrap().len();
+    assert!(n > 0);
+    let calls = 100.0 * 2.0 + 20.0 * 8.0;
+    let want = format!(
+        "judge calls {n} (0 answered from the cache) · {} input tokens, 0 of them from the provider's cache · {} output · ${:.4}",
+        100 * n,
+        20 * n,
+        n as f64 * calls / 1e6
+    );
+    assert!(run.stdout.contains(&want), "{want}\n{}", run.stdout);
+}
