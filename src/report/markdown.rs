@@ -126,7 +126,10 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         },
         t("md.judge"),
         escape(&doc.judge.name),
-        doc.judge.protocol
+        match super::judge_cost(&doc.judge) {
+            Some(cost) => format!("{} · {}", doc.judge.protocol, escape(&cost)),
+            None => doc.judge.protocol.clone(),
+        }
     ));
     if let Some(q) = &o.quote {
         out.push_str(&format!("> {}\n\n", code_span(&clip(q, 300), false)));

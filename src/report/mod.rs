@@ -25,6 +25,28 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// What a model judge's calls took, in the run's language: calls, answers from the cache,
+/// tokens cached and not, cost; `None` for the offline judge and a run that made no call.
+pub(crate) fn judge_cost(j: &crate::judge::scores::JudgeInfo) -> Option<String> {
+    if j.name == "offline" || j.calls + j.cached == 0 {
+        return None;
+    }
+    let cost = j
+        .cost_usd
+        .map_or_else(|| crate::i18n::t("text.no_cost"), |c| format!("${c:.4}"));
+    Some(crate::i18n::tf(
+        "text.judge_cost",
+        &[
+            ("calls", &j.calls),
+            ("cached", &j.cached),
+            ("input", &j.input_tokens),
+            ("cached_input", &j.cached_input_tokens),
+            ("output", &j.output_tokens),
+            ("cost", &cost),
+        ],
+    ))
+}
+
 /// The provenance in words, the commit shown through `commit` (plain, or as code).
 pub(crate) fn provenance_words(
     p: &json::ProvenanceJson,

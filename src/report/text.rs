@@ -505,25 +505,8 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             ));
             out.push('\n');
             // What a model judge's calls took (the offline judge makes none).
-            let j = &doc.judge;
-            if j.name != "offline" && j.calls + j.cached > 0 {
-                let cost = j
-                    .cost_usd
-                    .map_or_else(|| t("text.no_cost"), |c| format!("${c:.4}"));
-                out.push_str(&format!(
-                    "  {}\n",
-                    tf(
-                        "text.judge_cost",
-                        &[
-                            ("calls", &j.calls),
-                            ("cached", &j.cached),
-                            ("input", &j.input_tokens),
-                            ("cached_input", &j.cached_input_tokens),
-                            ("output", &j.output_tokens),
-                            ("cost", &cost),
-                        ],
-                    )
-                ));
+            if let Some(cost) = super::judge_cost(&doc.judge) {
+                out.push_str(&format!("  {cost}\n"));
             }
             out.push('\n');
         }

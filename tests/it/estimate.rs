@@ -352,4 +352,22 @@ async fn the_report_shows_what_the_judge_calls_cost() {
         n as f64 * calls / 1e6
     );
     assert!(run.stdout.contains(&want), "{want}\n{}", run.stdout);
+    // The Markdown report has the same line after the judge's name.
+    let md = r.sage_env(
+        &d,
+        &[
+            "blame-origin",
+            "--judge",
+            "openai:gpt-4.1",
+            "--no-cache",
+            "--format",
+            "md",
+        ],
+        &[("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "k")],
+    );
+    assert!(
+        md.stdout.contains(&format!("(prefix · {want})")),
+        "{}",
+        md.stdout
+    );
 }
