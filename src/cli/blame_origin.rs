@@ -155,22 +155,25 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             ))
             .hint("--format json, or --out FILE.json"));
         }
-        let doc = estimate(&repo, &range, &agents, &anchors, args, &judge, levers)?;
+        let mut docs = Vec::with_capacity(anchors.len());
+        for (anchor, unconfirmed) in &anchors {
+            let req = request(args, anchor, *unconfirmed, &judge, levers, false);
+            docs.push(pipeline::estimate(&repo, &range, &agents, req)?);
+        }
+        let doc = crate::judge::cost::EstimateDoc::combine(docs).expect("at least one finding");
         emit(ctx, &targets, &doc, |_| Ok(doc.render()))?;
         return Ok(0);
     }
     let mut docs = Vec::with_capacity(anchors.len());
     for (anchor, unconfirmed) in &anchors {
-        let req = BlameRequest {
+        let req = request(
+            args,
             anchor,
-            session: args.session.as_deref(),
-            judge: judge.clone(),
+            *unconfirmed,
+            &judge,
             levers,
-            judge_sees_anchor: args.judge_sees_anchor,
-            unconfirmed: *unconfirmed,
-            templates_dir: judge.templates_dir.clone(),
-            all_writes: args.writes.all(settings),
-        };
+            args.writes.all(settings),
+        );
         let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
         docs.push(doc);
     }
@@ -228,31 +231,25 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     Ok(if gate { 1 } else { 0 })
 }
 
-/// `--estimate`: what judging each finding's session would cost, no judge called.
-fn estimate(
-    repo: &crate::git::Repo,
-    range: &range::Range,
-    agents: &range::AgentMatcher,
-    anchors: &[(Anchor, bool)],
-    args: &BlameOriginArgs,
+/// What the pipeline is asked for one finding.
+fn request<'a>(
+    args: &'a BlameOriginArgs,
+    anchor: &'a Anchor,
+    unconfirmed: bool,
     judge: &crate::judge::run::Options,
     levers: crate::origin::Levers,
-) -> Result<crate::judge::cost::EstimateDoc> {
-    let mut docs = Vec::with_capacity(anchors.len());
-    for (anchor, unconfirmed) in anchors {
-        let req = BlameRequest {
-            anchor,
-            session: args.session.as_deref(),
-            judge: judge.clone(),
-            levers,
-            judge_sees_anchor: args.judge_sees_anchor,
-            unconfirmed: *unconfirmed,
-            templates_dir: judge.templates_dir.clone(),
-            all_writes: false,
-        };
-        docs.push(pipeline::estimate(repo, range, agents, req)?);
+    all_writes: bool,
+) -> BlameRequest<'a> {
+    BlameRequest {
+        anchor,
+        session: args.session.as_deref(),
+        judge: judge.clone(),
+        levers,
+        judge_sees_anchor: args.judge_sees_anchor,
+        unconfirmed,
+        templates_dir: judge.templates_dir.clone(),
+        all_writes,
     }
-    Ok(crate::judge::cost::EstimateDoc::combine(docs).expect("at least one finding"))
 }
 
 /// Where `--agent-trace` (or `sage.agentTrace`) puts records, if anywhere: the flag's file

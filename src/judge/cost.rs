@@ -148,6 +148,15 @@ impl Prices {
         Prices::parse(&text, &source)
     }
 
+    /// No table: what a run of only the offline judge, which sends no prompt, holds.
+    pub(crate) fn none() -> Prices {
+        Prices {
+            entries: Vec::new(),
+            default_budget: DEFAULT_BUDGET,
+            source: String::new(),
+        }
+    }
+
     fn parse(text: &str, source: &str) -> Result<Prices> {
         let file: File = crate::files::parse_yaml(text, source).map_err(|e| {
             e.hint("each model has model, input, cached_input, output, context and tokenizer (docs/judge.md#cost)")

@@ -174,8 +174,23 @@ impl<'a> Input<'a> {
             redactions: redactions + task_redactions,
             version: &templates.version,
             agent_model: t.model.as_deref(),
-            prices: super::cost::Prices::load(opts.templates_dir.as_deref())?,
+            prices: match prompts {
+                true => super::cost::Prices::load(opts.templates_dir.as_deref())?,
+                false => super::cost::Prices::none(),
+            },
         })
+    }
+
+    /// The requests `spec` would get for repeat `r`, under its context budget.
+    fn jobs(&self, spec: &Spec, opts: &Options, r: u32) -> Result<Vec<Job>> {
+        plan_jobs(
+            &self.renderer_for(spec, opts),
+            &self.views,
+            &self.kinds,
+            opts.protocol,
+            self.version,
+            r,
+        )
     }
 
     /// The renderer under `spec`'s context budget: `--context-tokens N` (0: none), else the
@@ -285,7 +300,8 @@ pub(crate) fn estimate(
         .unwrap_or_else(|| detected_lang(t, scope, opts.task.as_deref()));
     let templates = Templates::load(opts.templates_dir.as_deref(), lang)?;
     let input = Input::prepare(t, scope, opts, &templates)?;
-    let prices = input.prices.clone();
+    // The table is named even when only the offline judge runs (it loads none).
+    let prices = super::cost::Prices::load(opts.templates_dir.as_deref())?;
     let judged = input.kinds.iter().filter(|k| put_to_judge(**k)).count() as u64;
     let mut estimates = Vec::new();
     for spec in &opts.judges {
@@ -295,14 +311,7 @@ pub(crate) fn estimate(
                 estimates.push(super::cost::estimate(spec, repeat, &[], 1, &prices));
                 continue;
             }
-            let jobs = plan_jobs(
-                &input.renderer_for(spec, opts),
-                &input.views,
-                &input.kinds,
-                opts.protocol,
-                input.version,
-                r,
-            )?;
+            let jobs = input.jobs(spec, opts, r)?;
             let identity = format!("{}|{}", spec.name(), super::endpoint::base_url(spec));
             let prompts: Vec<(&super::prompt::Prompt, bool)> = jobs
                 .iter()
@@ -451,14 +460,7 @@ fn model_turns(
     info.warnings
         .extend(model_warnings(input.agent_model, spec, opts.protocol));
     let backend = Backend::new(spec.clone(), opts.timeout)?;
-    let jobs = plan_jobs(
-        &input.renderer_for(spec, opts),
-        &input.views,
-        &input.kinds,
-        opts.protocol,
-        input.version,
-        r,
-    )?;
+    let jobs = input.jobs(spec, opts, r)?;
     if jobs.iter().any(|j| j.elided) {
         info.warnings
             .push("old tool outputs, arguments or reasoning were elided to fit the context budget (--context-tokens)".into());
@@ -562,14 +564,7 @@ fn manual_jobs(input: &Input, opts: &Options) -> Result<Vec<Job>> {
         .find(|j| matches!(j, Spec::Manual { .. }))
         .cloned()
         .unwrap_or(Spec::Offline);
-    plan_jobs(
-        &input.renderer_for(&manual, opts),
-        &input.views,
-        &input.kinds,
-        opts.protocol,
-        input.version,
-        0,
-    )
+    input.jobs(&manual, opts, 0)
 }
 
 /// What a manual judge's directory records its prompts were made from.
