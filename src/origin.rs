@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::history::ProvenanceStatus;
-use crate::judge::scores::{Quotes, Scores};
+use crate::judge::scores::{Quotes, Scores, Skip, TurnScore};
 use crate::transcript::TurnKind;
 
 /// The rule's thresholds and switches (flags and `sage.*` config).
@@ -41,6 +41,21 @@ pub(crate) struct TurnFacts {
     pub quotes: Quotes,
     /// The turn touched the anchored file or code that uses it (for ordering reports).
     pub touches_anchor: bool,
+}
+
+impl TurnFacts {
+    /// A judged turn as the rule reads it; `touches_anchor` from the turn's edits and words.
+    pub(crate) fn of(t: &TurnScore, touches_anchor: bool) -> TurnFacts {
+        TurnFacts {
+            turn: t.turn,
+            kind: t.kind,
+            applicable: t.applicable,
+            opportunity: t.opportunity,
+            scores: t.scores,
+            quotes: t.quotes.clone(),
+            touches_anchor,
+        }
+    }
 }
 
 /// What provenance and mapping tell the rule.
@@ -167,22 +182,9 @@ fn undetermined(
     }
 }
 
-/// Applies the origin rule (docs/method.md#origin-rule): returns the origin and the missed
-/// opportunities after it.
-pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
-    if input.no_session {
-        return (
-            undetermined(
-                Reason::NoSession,
-                None,
-                None,
-                "no session transcript was found for the range, so no turn can be scored".into(),
-            ),
-            Vec::new(),
-        );
-    }
-    // The bound B, and whether (iii) may apply at it.
-    let (bound, bound_by, iii_allowed) = match (input.status, input.introducing_turn) {
+/// The bound B, what set it, and whether (iii) may apply at it.
+fn bound(input: &Input) -> (u32, String, bool) {
+    match (input.status, input.introducing_turn) {
         (ProvenanceStatus::Introduced, Some(t)) => (t, "the introducing write".to_string(), true),
         (ProvenanceStatus::Introduced, None) => (
             input.last_turn,
@@ -197,7 +199,121 @@ pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
                 false,
             ),
         },
+    }
+}
+
+/// Whether turn `t` qualifies under (i) or (ii) — the scan's test, one turn at a time.
+fn qualifies(t: &TurnFacts, s: Scores, bound: u32) -> Option<OriginType> {
+    if !t.applicable {
+        return None;
+    }
+    if t.turn < bound && s.di > 0 {
+        return Some(OriginType::InadequateDefence);
+    }
+    (t.opportunity && s.tr == 0 && s.di == 0).then_some(OriginType::UnaddressedRequirement)
+}
+
+/// How far the scan of 1..B can already go while some turns are still being judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// A turn the scan needs has no answer yet.
+    Open,
+    /// The turn the scan stops at failed: `scoring_failed` whatever comes after it.
+    Failed(u32),
+    /// The origin is this turn, whatever comes after it.
+    Origin(u32),
+    /// No candidate up to the bound, nor (iii) at it.
+    NoOrigin(u32),
+}
+
+/// The scan of [`locate`] over what is known so far: `input.turns` holds the turns answered
+/// (a failed one with no scores), `pending` those still to be answered.
+fn settled(input: &Input, pending: &std::collections::BTreeSet<u32>) -> Settled {
+    let (bound, _, iii_allowed) = bound(input);
+    let mut known = input.turns.iter().filter(|t| t.turn <= bound).peekable();
+    let mut waiting = pending.range(..=bound).peekable();
+    loop {
+        // Both lists are in turn order: the scan meets whichever turn comes first.
+        let next_known = known.peek().map(|t| t.turn);
+        match (next_known, waiting.peek()) {
+            (_, Some(&&w)) if next_known.is_none_or(|k| w < k) => return Settled::Open,
+            (Some(_), _) => {
+                let t = known.next().expect("peeked");
+                let Some(s) = t.scores else {
+                    return Settled::Failed(t.turn);
+                };
+                if qualifies(t, s, bound).is_some() {
+                    return Settled::Origin(t.turn);
+                }
+            }
+            (None, _) => break,
+        }
+    }
+    if iii_allowed && let Some(t) = input.turns.iter().find(|t| t.turn == bound) {
+        match t.scores {
+            None => return Settled::Failed(bound),
+            Some(s) if t.applicable && (s.tr > 0 || s.di > 0) => return Settled::Origin(bound),
+            Some(_) => {}
+        }
+    }
+    Settled::NoOrigin(bound)
+}
+
+/// Turns still to be judged whose scores can no longer change [`locate`]'s answer, given the
+/// answers so far (`input.turns`; a failed turn has no scores). `pending` holds each turn
+/// still to be judged with its kind, which comes from what the turn does (the transcript),
+/// not from the judge. Skipping them gives the same origin and missed opportunities as
+/// judging every turn: a property test runs the rule both ways.
+pub(crate) fn unneeded(input: &Input, pending: &[(u32, TurnKind)]) -> Vec<(u32, Skip)> {
+    if input.no_session {
+        return Vec::new();
+    }
+    let waiting: std::collections::BTreeSet<u32> = pending.iter().map(|p| p.0).collect();
+    let now = settled(input, &waiting);
+    let skip = |turn: u32, kind: TurnKind| match now {
+        Settled::Open => None,
+        Settled::Failed(at) => (turn > at).then_some(Skip::AfterFailure),
+        Settled::NoOrigin(b) => (turn > b).then_some(Skip::PastBound),
+        Settled::Origin(o) => (turn > o
+            && !matches!(kind, TurnKind::Implementation | TurnKind::Review))
+        .then_some(Skip::AfterOrigin),
     };
+    pending
+        .iter()
+        .filter_map(|&(turn, kind)| skip(turn, kind).map(|s| (turn, s)))
+        .collect()
+}
+
+/// The origin rule as a model judge's schedule: a case's frame (its `turns` empty), asked
+/// about the turns judged so far.
+#[derive(Debug)]
+pub(crate) struct Scheduler(pub Input);
+
+impl crate::judge::schedule::Schedule for Scheduler {
+    fn unneeded(&self, known: &[TurnScore], pending: &[(u32, TurnKind)]) -> Vec<(u32, Skip)> {
+        let input = Input {
+            turns: known.iter().map(|t| TurnFacts::of(t, false)).collect(),
+            ..self.0.clone()
+        };
+        unneeded(&input, pending)
+    }
+}
+
+/// Applies the origin rule (docs/method.md#origin-rule): returns the origin and the missed
+/// opportunities after it.
+pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
+    if input.no_session {
+        return (
+            undetermined(
+                Reason::NoSession,
+                None,
+                None,
+                "no session transcript was found for the range, so no turn can be scored".into(),
+            ),
+            Vec::new(),
+        );
+    }
+    let (bound, bound_by, iii_allowed) = bound(input);
     let mut origin: Option<(u32, OriginType, Option<String>)> = None;
     for t in input.turns.iter().filter(|t| t.turn <= bound) {
         let Some(s) = t.scores else {
@@ -214,16 +330,16 @@ pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
                 Vec::new(),
             );
         };
-        if !t.applicable {
-            continue;
-        }
-        if t.turn < bound && s.di > 0 {
-            origin = Some((t.turn, OriginType::InadequateDefence, t.quotes.di.clone()));
-            break;
-        }
-        if t.opportunity && s.tr == 0 && s.di == 0 {
-            origin = Some((t.turn, OriginType::UnaddressedRequirement, None));
-            break;
+        match qualifies(t, s, bound) {
+            Some(OriginType::InadequateDefence) => {
+                origin = Some((t.turn, OriginType::InadequateDefence, t.quotes.di.clone()));
+                break;
+            }
+            Some(kind) => {
+                origin = Some((t.turn, kind, None));
+                break;
+            }
+            None => {}
         }
     }
     if origin.is_none() && iii_allowed {
@@ -582,7 +698,133 @@ mod tests {
             })
     }
 
+    /// Judges `full`'s turns as a run does: in turn order, at most `window` at a time, answers
+    /// arriving in the order `arrivals` picks, each turn first checked against [`unneeded`].
+    /// Returns what the run ends with: the answered turns, and the skipped ones with no
+    /// scores, as a report holds them.
+    fn scheduled(full: &Input, window: usize, arrivals: &[usize]) -> (Input, usize) {
+        let mut known = Input {
+            turns: Vec::new(),
+            ..full.clone()
+        };
+        let mut queue: std::collections::VecDeque<&TurnFacts> = full.turns.iter().collect();
+        let mut flying: Vec<&TurnFacts> = Vec::new();
+        let mut skipped = Vec::new();
+        let mut picks = arrivals.iter().cycle();
+        while !queue.is_empty() || !flying.is_empty() {
+            while flying.len() < window
+                && let Some(next) = queue.front()
+            {
+                let pending: Vec<(u32, TurnKind)> = queue
+                    .iter()
+                    .chain(flying.iter())
+                    .map(|t| (t.turn, t.kind))
+                    .collect();
+                let skip = unneeded(&known, &pending);
+                let next = *next;
+                queue.pop_front();
+                if skip.iter().any(|(t, _)| *t == next.turn) {
+                    skipped.push(next.turn);
+                } else {
+                    flying.push(next);
+                }
+            }
+            if !flying.is_empty() {
+                let i = picks.next().copied().unwrap_or(0) % flying.len();
+                let done = flying.remove(i);
+                known.turns.push(done.clone());
+                known.turns.sort_by_key(|t| t.turn);
+            }
+        }
+        let asked = known.turns.len();
+        for t in skipped {
+            let mut f = full.turns.iter().find(|x| x.turn == t).unwrap().clone();
+            f.scores = None;
+            known.turns.push(f);
+        }
+        known.turns.sort_by_key(|t| t.turn);
+        (known, asked)
+    }
+
+    #[test]
+    fn scheduling_skips_what_cannot_matter() {
+        // The worked example: origin at 1, so the verification turn 4 is not asked.
+        let ex = input(
+            Introduced,
+            Some(3),
+            Some(6),
+            vec![
+                t(1, Planning, Some((2, 2, 0, 0)), true),
+                t(2, Implementation, Some((0, 1, 1, 0)), true),
+                t(3, Implementation, Some((0, 2, 0, 0)), true),
+                t(4, Verification, Some((0, 0, 1, 0)), true),
+                t(5, Review, Some((2, 0, 1, 0)), true),
+            ],
+        );
+        let (run, asked) = scheduled(&ex, 1, &[0]);
+        assert_eq!(asked, 4);
+        assert_eq!(
+            locate(&run, &Levers::default()),
+            locate(&ex, &Levers::default())
+        );
+        // a failure before any candidate: nothing after it is asked
+        let failed = input(
+            Inherited,
+            None,
+            None,
+            vec![
+                t(1, Planning, None, true),
+                t(2, Implementation, Some((0, 0, 0, 0)), true),
+                t(3, Review, Some((0, 0, 0, 0)), true),
+            ],
+        );
+        assert_eq!(scheduled(&failed, 1, &[0]).1, 1);
+        // no candidate up to the bound: the turns past it are not asked
+        let past = input(
+            Inherited,
+            None,
+            Some(2),
+            vec![
+                t(1, Planning, Some((1, 0, 0, 0)), false),
+                t(2, Implementation, Some((1, 0, 0, 0)), false),
+                t(3, Review, Some((0, 0, 0, 0)), true),
+            ],
+        );
+        assert_eq!(scheduled(&past, 1, &[0]).1, 2);
+        // an answer still out keeps everything after it asked
+        let (_, asked) = scheduled(&ex, 5, &[0]);
+        assert_eq!(asked, 5);
+    }
+
     proptest! {
+        /// The saving never changes the answer: the rule over what a scheduled run asked (and
+        /// the skipped turns with no scores, as the report holds them) gives the same origin
+        /// and missed opportunities as over every turn judged.
+        #[test]
+        fn scheduling_gives_the_same_result(
+            inp in arb(),
+            applicable in prop::collection::vec(any::<bool>(), 10),
+            vr in 0u8..3,
+            sa in 0u8..3,
+            two in any::<bool>(),
+            window in 1usize..5,
+            arrivals in prop::collection::vec(0usize..8, 1..12),
+        ) {
+            let mut inp = inp;
+            for (t, a) in inp.turns.iter_mut().zip(applicable) {
+                t.applicable = t.kind != Administrative && a;
+            }
+            let levers = Levers { vr_max: vr, sa_max: sa, two_types: two };
+            let (run, asked) = scheduled(&inp, window, &arrivals);
+            prop_assert!(asked <= inp.turns.len());
+            prop_assert_eq!(locate(&run, &levers), locate(&inp, &levers));
+            let answered = Input {
+                turns: run.turns.iter().filter(|t| inp.turns.iter().any(|x| x == *t)).cloned().collect(),
+                ..run.clone()
+            };
+            prop_assert_eq!(locate(&answered, &levers), locate(&inp, &levers));
+        }
+
         #[test]
         fn rule_invariants(inp in arb(), vr in 0u8..3, sa in 0u8..3) {
             let (o, missed) = locate(&inp, &Levers { vr_max: vr, sa_max: sa, two_types: false });

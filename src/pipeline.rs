@@ -516,11 +516,35 @@ fn anchor_for_judge(a: &crate::anchor::Anchor, fragments: &[String]) -> String {
 /// What `blame-origin` knows before the judge: the range (grown by a merged side), the
 /// provenance, the session, the report's warnings so far, and the judge's options for it.
 struct Prepared {
+    /// The origin rule's input but the judged turns.
+    frame: crate::origin::Input,
     range: Range,
     prov: Provenance,
     session: Option<Session>,
     warnings: Vec<String>,
     judge_opts: crate::judge::run::Options,
+}
+
+/// What the origin rule knows from provenance and the session before any turn is judged.
+fn frame(prov: &Provenance, session: Option<&Session>) -> crate::origin::Input {
+    let introducing_turn = prov
+        .introducing
+        .filter(|_| prov.status == crate::history::ProvenanceStatus::Introduced)
+        .and_then(|i| prov.writes[i].turn);
+    let delivered_turn = prov
+        .writes
+        .iter()
+        .filter(|w| w.agent)
+        .filter_map(|w| w.turn)
+        .max();
+    crate::origin::Input {
+        status: prov.status,
+        introducing_turn,
+        delivered_turn,
+        last_turn: session.map_or(0, |s| s.scope.last),
+        turns: Vec::new(),
+        no_session: session.is_none(),
+    }
 }
 
 fn prepare(
@@ -549,7 +573,12 @@ fn prepare(
     if let Some(s) = &session {
         warnings.extend(s.read_warnings());
     }
+    let frame = frame(&prov, session.as_ref());
+    if !judge_opts.score_all {
+        judge_opts.schedule = Some(std::sync::Arc::new(crate::origin::Scheduler(frame.clone())));
+    }
     Ok(Prepared {
+        frame,
         range,
         prov,
         session,
@@ -574,6 +603,15 @@ pub(crate) fn estimate(
     if p.session.is_none() {
         doc.notes
             .push("no session was found for the range: there is nothing to judge".into());
+    } else if p.judge_opts.schedule.is_some()
+        && p.judge_opts.protocol == crate::judge::run::Protocol::Prefix
+        && p.judge_opts
+            .judges
+            .iter()
+            .any(|j| *j != crate::judge::backends::Spec::Offline)
+    {
+        // Which turns a run skips depends on the judge's answers: the estimate is the most.
+        doc.notes.push("a model judge is not asked about turns whose scores cannot change the result (docs/judge.md#scheduling): this is the most the run sends; --score-all asks them all".into());
     }
     doc.notes.extend(p.warnings);
     Ok(doc)
@@ -592,6 +630,7 @@ pub(crate) fn blame(
     use crate::report::json as rj;
 
     let Prepared {
+        frame,
         range,
         prov,
         session,
@@ -614,17 +653,6 @@ pub(crate) fn blame(
         }
         None => None,
     };
-    let last_turn = session.as_ref().map_or(0, |s| s.scope.last);
-    let introducing_turn = prov
-        .introducing
-        .filter(|_| prov.status == crate::history::ProvenanceStatus::Introduced)
-        .and_then(|i| prov.writes[i].turn);
-    let delivered_turn = prov
-        .writes
-        .iter()
-        .filter(|w| w.agent)
-        .filter_map(|w| w.turn)
-        .max();
     let anchored = prov.file.clone();
     let touching: std::collections::HashSet<u32> = session
         .as_ref()
@@ -633,24 +661,12 @@ pub(crate) fn blame(
     let facts = |turns: &[crate::judge::scores::TurnScore]| -> Vec<TurnFacts> {
         turns
             .iter()
-            .map(|t| TurnFacts {
-                turn: t.turn,
-                kind: t.kind,
-                applicable: t.applicable,
-                opportunity: t.opportunity,
-                scores: t.scores,
-                quotes: t.quotes.clone(),
-                touches_anchor: touching.contains(&t.turn),
-            })
+            .map(|t| TurnFacts::of(t, touching.contains(&t.turn)))
             .collect()
     };
     let input_for = |turns: &[crate::judge::scores::TurnScore]| Input {
-        status: prov.status,
-        introducing_turn,
-        delivered_turn,
-        last_turn,
         turns: facts(turns),
-        no_session: session.is_none(),
+        ..frame.clone()
     };
     let primary: &[crate::judge::scores::TurnScore] = scores.as_ref().map_or(&[], |d| &d.turns);
     let (origin, missed) = origin::locate(&input_for(primary), &req.levers);
@@ -733,6 +749,7 @@ pub(crate) fn blame(
             input_tokens: 0,
             output_tokens: 0,
             cached_input_tokens: 0,
+            skipped: 0,
             cost_usd: None,
             redactions: 0,
             lang: None,

@@ -185,6 +185,9 @@ pub(crate) struct Settings {
     pub judge_lang: Option<Lang>,
     pub cache_dir: Option<String>,
     pub allow_partial: bool,
+    /// `sage.scoreAll`: ask a model judge about every turn, not only those that can change
+    /// the result.
+    pub score_all: bool,
     pub vr_max: u8,
     pub sa_max: u8,
     pub findings: Vec<String>,
@@ -221,6 +224,7 @@ impl Default for Settings {
             judge_lang: None,
             cache_dir: None,
             allow_partial: false,
+            score_all: false,
             vr_max: 1,
             sa_max: 1,
             findings: vec![DEFAULT_FINDINGS.into()],
@@ -284,6 +288,7 @@ impl Settings {
         }
         s.cache_dir = get("sage.cacheDir")?;
         s.allow_partial = flag(get("sage.allowPartial")?, "sage.allowPartial", false)?;
+        s.score_all = flag(get("sage.scoreAll")?, "sage.scoreAll", false)?;
         if let Some(v) = get("sage.vrMax")? {
             s.vr_max = number(&v, "sage.vrMax", 0, 3)?;
         }

@@ -152,6 +152,12 @@ pub(crate) struct JudgeArgs {
     #[arg(long)]
     pub estimate: bool,
 
+    /// Ask a model judge about every turn, also those whose scores cannot change the origin
+    /// or the missed opportunities (blame-origin and batch skip them; docs/judge.md#scheduling)
+    /// [default: sage.scoreAll, else off]
+    #[arg(long)]
+    pub score_all: bool,
+
     /// Keep scores without verifiable quotes (a fast, less reliable draft)
     #[arg(long)]
     pub no_quotes: bool,

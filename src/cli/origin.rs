@@ -90,16 +90,8 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
         turns: scores
             .turns
             .iter()
-            .map(|t| TurnFacts {
-                turn: t.turn,
-                kind: t.kind,
-                applicable: t.applicable,
-                opportunity: t.opportunity,
-                scores: t.scores,
-                quotes: t.quotes.clone(),
-                // A scores file does not hold the turns' edits.
-                touches_anchor: false,
-            })
+            // A scores file does not hold the turns' edits.
+            .map(|t| TurnFacts::of(t, false))
             .collect(),
         no_session: false,
     };

@@ -104,6 +104,8 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         answer_tries: 3,
         progress: !crate::term::quiet(),
         defer: None,
+        score_all: a.score_all || settings.score_all,
+        schedule: None,
     })
 }
 

@@ -310,6 +310,8 @@ pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
         answer_tries: 1,
         progress: false,
         defer: None,
+        schedule: None,
+        score_all: true,
     };
     let doc = crate::judge::run::judge(t, &scope, &opts)?;
     // A turn the judge could not score is no plan, and no proof of its absence either: the

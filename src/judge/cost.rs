@@ -214,6 +214,12 @@ impl Prices {
             .map_or(self.default_budget, |p| p.context_budget) as usize
     }
 
+    /// What a judge's tokens are counted with: its model's tokenizer, else o200k_base counts.
+    pub(crate) fn tokenizer_for(&self, spec: &Spec) -> Tokenizer {
+        self.for_judge(spec)
+            .map_or(Tokenizer::Approx, |p| p.tokenizer)
+    }
+
     /// The entry for a judge, when it is a model with a price.
     pub(crate) fn for_judge(&self, spec: &Spec) -> Option<&Price> {
         match spec {

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use tokio::runtime::Runtime;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::answer::{self, Answer};
@@ -58,6 +57,18 @@ impl Job {
 pub(super) enum JobResult {
     Answers(Vec<Answer>),
     Failed(JobError),
+    /// Not asked: its answer could not change the origin or the missed opportunities.
+    Skipped(super::scores::Skip),
+}
+
+/// Decides, as answers come in, which turns need no call (rule-aware scheduling,
+/// docs/judge.md#scheduling). Jobs are started in turn order, so each decision sees every
+/// answer that is back by then.
+pub(super) trait Gate {
+    /// What came of the job for `turn`.
+    fn learn(&mut self, turn: u32, result: &JobResult);
+    /// Whether the job for `turn`, not yet started, can go unasked, and why.
+    fn skip(&mut self, turn: u32) -> Option<super::scores::Skip>;
 }
 
 /// Why a job has no answers. `Display` is the text the turns' `error` records.
@@ -129,6 +140,8 @@ pub(super) struct Ran {
     pub requests: u64,
     /// Jobs the cache answered without a request.
     pub cache_hits: u64,
+    /// Jobs not asked, since their answers could not change the result.
+    pub skipped: u64,
 }
 
 /// The runtime every request of a `judge()` call runs on.
@@ -140,7 +153,8 @@ pub(super) fn runtime() -> Result<Runtime> {
         .map_err(|e| Error::env(format!("cannot start the async runtime: {e}")))
 }
 
-/// Runs a judge × repeat's jobs on `rt`.
+/// Runs a judge × repeat's jobs on `rt`. With a gate, a job is asked only if the gate, having
+/// seen every answer back by then, still needs it.
 pub(super) fn run(
     rt: &Runtime,
     backend: Backend,
@@ -148,6 +162,7 @@ pub(super) fn run(
     opts: &Options,
     record: Option<Arc<Mutex<Recorder>>>,
     price: Option<&super::cost::Price>,
+    mut gate: Option<&mut dyn Gate>,
 ) -> Ran {
     let bar = progress_bar(jobs.len(), &backend.spec.name(), opts.progress);
     let caller = Arc::new(Caller {
@@ -171,14 +186,24 @@ pub(super) fn run(
     for (i, job) in jobs.into_iter().enumerate() {
         let cache_key = cache::key(&[&caller.identity, &job.request_key]);
         match caller.without_call(&job, &cache_key, opts.defer.as_deref()) {
-            Some(r) => results[i] = Some(r),
+            Some(r) => {
+                // Answers from the cache are free, and known before any call.
+                if let (Some(g), Some(t)) = (gate.as_deref_mut(), job.turn) {
+                    g.learn(t, &r);
+                }
+                results[i] = Some(r);
+            }
             None => calls.push((i, job, cache_key)),
         }
     }
-    for (i, r) in rt.block_on(call_all(caller.clone(), calls, opts.jobs)) {
+    for (i, r) in rt.block_on(call_all(caller.clone(), calls, opts.jobs, gate)) {
         results[i] = Some(r);
     }
     caller.bar.finish_and_clear();
+    let skipped = results
+        .iter()
+        .filter(|r| matches!(r, Some(JobResult::Skipped(_))))
+        .count() as u64;
     Ran {
         results: turns
             .into_iter()
@@ -187,38 +212,65 @@ pub(super) fn run(
         usage: *caller.tally.usage.lock().expect("usage"),
         requests: caller.tally.requests.load(Ordering::Relaxed),
         cache_hits: caller.tally.cache_hits.load(Ordering::Relaxed),
+        skipped,
     }
 }
 
 /// Makes the calls, at most `limit` at a time, and returns each result with its job's index.
+/// Calls start in turn order (the pacer's slots and the provider's prompt cache follow the
+/// prefixes as they grow); before each, the gate learns every answer back and may skip it.
 async fn call_all(
     caller: Arc<Caller>,
     calls: Vec<(usize, Job, String)>,
     limit: usize,
+    mut gate: Option<&mut dyn Gate>,
 ) -> Vec<(usize, JobResult)> {
-    let permits = Arc::new(Semaphore::new(limit.max(1)));
+    let limit = limit.max(1);
     let mut set = JoinSet::new();
     let mut done = Vec::with_capacity(calls.len());
     let mut over: Option<String> = None;
+    let settle = |joined: Result<(usize, Option<u32>, JobResult), tokio::task::JoinError>,
+                  gate: &mut Option<&mut dyn Gate>,
+                  done: &mut Vec<(usize, JobResult)>| {
+        match joined {
+            Ok((i, turn, r)) => {
+                if let (Some(g), Some(t)) = (gate.as_deref_mut(), turn) {
+                    g.learn(t, &r);
+                }
+                done.push((i, r));
+            }
+            // A panicking call is a bug: it reaches the caller as a panic, not as a failed turn.
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    };
     for (i, job, cache_key) in calls {
-        // Once a call would pass --max-cost, it and every later one stay unsent: the turns
-        // are judged in order, so what was judged is a prefix of the session.
-        if let Some(why) = &over {
-            done.push((i, JobResult::Failed(JobError::OverBudget(why.clone()))));
+        if over.is_none() {
+            // A free slot first: what came back meanwhile may make this call unneeded.
+            while set.len() >= limit {
+                let joined = set.join_next().await.expect("a task is running");
+                settle(joined, &mut gate, &mut done);
+            }
+            while let Some(joined) = set.try_join_next() {
+                settle(joined, &mut gate, &mut done);
+            }
+        }
+        if let (Some(g), Some(t)) = (gate.as_deref_mut(), job.turn)
+            && let Some(why) = g.skip(t)
+        {
+            caller.bar.inc(1);
+            done.push((i, JobResult::Skipped(why)));
             continue;
         }
-        // The permit is taken before the spawn, not in the task: requests start in turn order
-        // (the pacer's slots and the provider's prompt cache follow the prefixes as they
-        // grow), and no more than `limit` tasks are alive at once.
-        let permit = permits
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("semaphore open");
-        let reserved = match caller.reserve(&job) {
+        // Once a call would pass --max-cost, it and every later one stay unsent: the turns
+        // are judged in order, so what was judged is a prefix of the session.
+        let reserved = match over.clone().map_or_else(|| caller.reserve(&job), Err) {
             Ok(r) => r,
             Err(why) => {
-                done.push((i, JobResult::Failed(JobError::OverBudget(why.clone()))));
+                let r = JobResult::Failed(JobError::OverBudget(why.clone()));
+                if let (Some(g), Some(t)) = (gate.as_deref_mut(), job.turn) {
+                    g.learn(t, &r);
+                }
+                done.push((i, r));
                 over = Some(why);
                 continue;
             }
@@ -229,16 +281,11 @@ async fn call_all(
             if let (Some(spend), Some(price)) = (&caller.spend, &caller.price) {
                 spend.settle(reserved, used.cost_usd.unwrap_or_else(|| price.cost(&used)));
             }
-            drop(permit);
-            (i, result)
+            (i, job.turn, result)
         });
     }
     while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok(r) => done.push(r),
-            // A panicking call is a bug: it reaches the caller as a panic, not as a failed turn.
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        settle(joined, &mut gate, &mut done);
     }
     done
 }
@@ -666,11 +713,20 @@ mod tests {
                 .map(|(t, r)| match r {
                     JobResult::Answers(a) => format!("{t:?}:{}", a[0].turn),
                     JobResult::Failed(e) => format!("{t:?}:{}", &e.to_string()[..6]),
+                    JobResult::Skipped(why) => format!("{t:?}:{why:?}"),
                 })
                 .collect()
         };
         let (backend, opts) = setup(dir.path());
-        let first = run(&rt, backend, (1..=3).map(job).collect(), &opts, None, None);
+        let first = run(
+            &rt,
+            backend,
+            (1..=3).map(job).collect(),
+            &opts,
+            None,
+            None,
+            None,
+        );
         assert_eq!(
             turns_of(&first),
             ["Some(1):1", "Some(2):fatal:", "Some(3):3"]
@@ -678,7 +734,15 @@ mod tests {
         assert_eq!((first.requests, first.cache_hits), (3, 0));
 
         let (backend, opts) = setup(dir.path());
-        let second = run(&rt, backend, (1..=3).map(job).collect(), &opts, None, None);
+        let second = run(
+            &rt,
+            backend,
+            (1..=3).map(job).collect(),
+            &opts,
+            None,
+            None,
+            None,
+        );
         assert_eq!(turns_of(&second), turns_of(&first));
         assert_eq!((second.requests, second.cache_hits), (1, 2));
     }

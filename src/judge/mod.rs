@@ -13,6 +13,7 @@ pub(crate) mod manual;
 pub(crate) mod offline;
 pub(crate) mod prompt;
 pub(crate) mod run;
+pub(crate) mod schedule;
 pub(crate) mod scores;
 pub(crate) mod verify;
 mod words;

@@ -487,8 +487,10 @@ pub(crate) struct Renderer<'t> {
     pub task: String,
     pub anchor: Option<String>,
     pub fence: String,
-    /// Rough budget in tokens (4 bytes each); `None`: no limit.
+    /// Budget in tokens; `None`: no limit.
     pub context_tokens: Option<usize>,
+    /// What the budget's tokens are counted with: the judge's tokenizer, else 4 bytes each.
+    tokenizer: Option<super::cost::Tokenizer>,
 }
 
 /// What stands in for old tool output, then old tool arguments, then old reasoning cut to
@@ -521,6 +523,12 @@ const PASSES: usize = 3;
 /// Bytes per token the budget reckons with (a prompt's text, before the tokenizer).
 const BYTES_PER_TOKEN: usize = 4;
 
+/// The answer schema as a provider is sent it beside the prompt, which counts against the
+/// budget too.
+fn schema_text() -> String {
+    serde_json::to_string(&super::answer::schema()).expect("schema serialises")
+}
+
 /// The task given to the judge when the log holds none, in the prompt's language.
 pub(crate) fn no_task(lang: Lang) -> &'static str {
     match lang {
@@ -546,14 +554,29 @@ impl<'t> Renderer<'t> {
             anchor,
             fence,
             context_tokens,
+            tokenizer: None,
         }
     }
 
-    /// The same prompts under another context budget (a judge's own default).
-    pub(crate) fn with_budget(&self, context_tokens: Option<usize>) -> Renderer<'t> {
+    /// The same prompts under another context budget (a judge's own default), its tokens
+    /// counted with the judge's tokenizer (`None`: 4 bytes each).
+    pub(crate) fn with_budget(
+        &self,
+        context_tokens: Option<usize>,
+        tokenizer: Option<super::cost::Tokenizer>,
+    ) -> Renderer<'t> {
         Renderer {
             context_tokens,
+            tokenizer,
             ..self.clone()
+        }
+    }
+
+    /// The budget's measure of `text`: tokens, or bytes over 4 without a tokenizer.
+    fn measure(&self, text: &str) -> usize {
+        match self.tokenizer {
+            Some(t) => t.count(text) as usize,
+            None => text.len().div_ceil(BYTES_PER_TOKEN),
         }
     }
 
@@ -577,7 +600,7 @@ impl<'t> Renderer<'t> {
     }
 
     /// The bytes eliding pass `p` of a view saves (0 when nothing there is longer than the
-    /// marker that stands in for it).
+    /// marker that stands in for it): what decides whether a pass touches the view.
     fn saving(&self, v: &TurnView, p: usize) -> usize {
         let marker = elided(self.templates.lang)[p].len();
         let cut = |len: usize| len.saturating_sub(marker);
@@ -592,6 +615,25 @@ impl<'t> Renderer<'t> {
         }
     }
 
+    /// What eliding pass `p` of a view saves in the budget's measure.
+    fn saving_measured(&self, v: &TurnView, p: usize) -> usize {
+        let marker = elided(self.templates.lang)[p];
+        let m = self.measure(marker);
+        let cut = |text: &str| match text.len() > marker.len() {
+            true => self.measure(text).saturating_sub(m),
+            false => 0,
+        };
+        match p {
+            0 => v
+                .calls
+                .iter()
+                .map(|c| c.result.as_deref().map_or(0, cut))
+                .sum(),
+            1 => v.calls.iter().map(|c| cut(&c.args)).sum(),
+            _ => v.reasoning.as_deref().map_or(0, cut),
+        }
+    }
+
     /// How much the budget elides for each turn's prompt, decided once for the session: the
     /// prompt for the turn at index `t` applies the first `plan[t]` steps of the order (step
     /// `s` is pass `s / n` of view `s % n`, and only views before `t` are touched). When a
@@ -603,20 +645,34 @@ impl<'t> Renderer<'t> {
         &self,
         env: &Environment,
         views: &[TurnView],
-        fixed: usize,
+        fixed: &[&str],
     ) -> Result<Vec<usize>> {
         let n = views.len();
-        let Some(budget) = self.context_tokens.map(|t| t * BYTES_PER_TOKEN) else {
+        let Some(budget) = self.context_tokens else {
             return Ok(vec![0; n]);
         };
         // Each turn as rendered (its markup too), as the prompt will hold it.
-        let rendered: Vec<usize> = views
+        let blocks: Vec<String> = views
             .iter()
-            .map(|v| self.turn_block(env, v).map(|b| b.len()))
+            .map(|v| self.turn_block(env, v))
             .collect::<Result<_>>()?;
+        // The last prompt, uncut, is the largest. Real text takes well over 1.5 bytes a token
+        // (English about 4, code and JSON 3 to 4, CJK 3 or more), so below 1.5 bytes a token
+        // of the budget nothing needs cutting, and the tokenizer (a third of a second to load)
+        // is not needed at all.
+        let schema = schema_text();
+        let bytes = fixed.iter().map(|s| s.len()).sum::<usize>()
+            + blocks.iter().map(String::len).sum::<usize>()
+            + schema.len();
+        if self.tokenizer.is_some() && bytes * 2 <= budget * 3 {
+            return Ok(vec![0; n]);
+        }
+        let fixed = fixed.iter().map(|s| self.measure(s)).sum::<usize>()
+            + super::cost::overhead(self.measure(&schema) as u64) as usize;
+        let rendered: Vec<usize> = blocks.iter().map(|b| self.measure(b)).collect();
         let save: Vec<[usize; PASSES]> = views
             .iter()
-            .map(|v| std::array::from_fn(|p| self.saving(v, p)))
+            .map(|v| std::array::from_fn(|p| self.saving_measured(v, p)))
             .collect();
         let mut plan = Vec::with_capacity(n);
         let (mut k, mut size) = (0usize, fixed);
@@ -628,11 +684,12 @@ impl<'t> Renderer<'t> {
                     .map(|s| save[s % n][s / n])
                     .sum()
             };
-            let mut now = size - saved(k);
+            // Saturating: token counts of parts need not add up to the whole's exactly.
+            let mut now = size.saturating_sub(saved(k));
             if now > budget {
                 while k < PASSES * n && now > budget / 2 {
                     if k % n < t {
-                        now -= save[k % n][k / n];
+                        now = now.saturating_sub(save[k % n][k / n]);
                     }
                     k += 1;
                 }
@@ -701,11 +758,7 @@ impl<'t> Renderer<'t> {
         let first = views.first().map_or(1, |v| v.n);
         let task = self.task_block(&env, first)?;
         let last = views.last().map_or(1, |v| v.n);
-        let plan = self.elision_plan(
-            &env,
-            views,
-            system.len() + task.len() + instruction(last)?.len(),
-        )?;
+        let plan = self.elision_plan(&env, views, &[&system, &task, &instruction(last)?])?;
         turns
             .iter()
             .map(|&turn| {
@@ -1029,7 +1082,7 @@ turns:
         );
         let turns: Vec<u32> = views.iter().map(|v| v.n).collect();
         let prompts = r.prefixes(&views, &turns).unwrap();
-        let plan = r.elision_plan(&tpl.env().unwrap(), &views, 0).unwrap();
+        let plan = r.elision_plan(&tpl.env().unwrap(), &views, &[]).unwrap();
         assert!(plan.windows(2).all(|w| w[0] <= w[1]), "{plan:?}");
         let (mut shared, mut total) = (0usize, 0usize);
         for (i, (p, _)) in prompts.iter().enumerate() {
@@ -1065,8 +1118,65 @@ turns:
         let steps = plan.windows(2).filter(|w| w[0] != w[1]).count();
         assert!(steps <= 15, "{steps} elision steps in 60 prompts: {plan:?}");
         // Without a budget: nothing elided, every prompt whole.
-        let none = r.with_budget(None).prefixes(&views, &turns).unwrap();
+        let none = r.with_budget(None, None).prefixes(&views, &turns).unwrap();
         assert!(none.iter().all(|(_, e)| !e));
+    }
+
+    /// With the judge's tokenizer, the budget holds in its tokens, the answer schema
+    /// included: every prompt of a long session with large, token-dense tool outputs (digits
+    /// and punctuation, under 4 bytes a token) fits, where counting 4 bytes a token does not.
+    #[test]
+    fn a_tokenizer_counted_budget_holds_in_tokens() {
+        use super::super::cost::{Tokenizer, overhead};
+        let (tpl, _, _) = setup();
+        let views: Vec<TurnView> = (1..=40)
+            .map(|n| TurnView {
+                n,
+                agent: "a".into(),
+                kind: "implementation".into(),
+                text: format!("message {n}"),
+                reasoning: None,
+                reasoning_redacted: false,
+                calls: vec![CallView {
+                    name: "Bash".into(),
+                    args: "{\"command\": \"pytest -q\"}".into(),
+                    result: Some(format!("{n}: [{{'a': 1, 'b': (2, 3)}}] ").repeat(60)),
+                    is_error: false,
+                }],
+                changes: vec![],
+            })
+            .collect();
+        let budget = 5_000;
+        let turns: Vec<u32> = views.iter().map(|v| v.n).collect();
+        let r = Renderer::new(
+            &tpl,
+            tpl.criterion("security").unwrap(),
+            "fix it".into(),
+            None,
+            "F".into(),
+            None,
+        );
+        let t = Tokenizer::O200k;
+        let schema = t.count(&schema_text());
+        let tokens = |p: &Prompt| t.count(&p.text()) + overhead(schema);
+        let counted = r.with_budget(Some(budget), Some(t));
+        let largest = counted
+            .prefixes(&views, &turns)
+            .unwrap()
+            .iter()
+            .map(|(p, _)| tokens(p))
+            .max()
+            .unwrap();
+        assert!(largest <= budget as u64, "{largest} tokens");
+        let by_bytes = r.with_budget(Some(budget), None);
+        let largest = by_bytes
+            .prefixes(&views, &turns)
+            .unwrap()
+            .iter()
+            .map(|(p, _)| tokens(p))
+            .max()
+            .unwrap();
+        assert!(largest > budget as u64, "bytes alone kept it: {largest}");
     }
 
     #[test]

@@ -69,6 +69,12 @@ pub(crate) struct Options {
     /// Collect the uncached requests of HTTP judges here instead of making them (the first
     /// pass of `batch --batch-api`); their turns come back as failed.
     pub defer: Option<Arc<Mutex<Vec<Deferred>>>>,
+    /// The origin rule's frame (its turns empty) for rule-aware scheduling: a model judge is
+    /// not asked about turns whose answers could not change the origin or the missed
+    /// opportunities. `None` (`judge`, `--score-all`): every turn is asked.
+    pub schedule: Option<Arc<dyn super::schedule::Schedule>>,
+    /// `--score-all`: no schedule is set, every turn is asked.
+    pub score_all: bool,
 }
 
 /// A request set aside for a provider's batch interface.
@@ -106,6 +112,8 @@ impl Default for Options {
             answer_tries: 3,
             progress: true,
             defer: None,
+            schedule: None,
+            score_all: false,
         }
     }
 }
@@ -201,7 +209,8 @@ impl<'a> Input<'a> {
             Some(n) => Some(n),
             None => Some(self.prices.budget_for(spec)),
         };
-        self.renderer.with_budget(budget)
+        self.renderer
+            .with_budget(budget, Some(self.prices.tokenizer_for(spec)))
     }
 }
 
@@ -387,6 +396,7 @@ fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeIn
         input_tokens: 0,
         output_tokens: 0,
         cached_input_tokens: 0,
+        skipped: 0,
         cost_usd: None,
         redactions: redactions as u64,
         lang: None,
@@ -424,7 +434,7 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
         views
             .iter()
             .zip(kinds)
-            .map(|(v, k)| scored_turn(off.score_in(v, *k, &history), v, opts.quotes_required))
+            .map(|(v, k)| scored_turn(off.score_in(v, *k, &history), v, *k, opts.quotes_required))
             .collect()
     };
     let parts = super::parallel_parts(input.views.len());
@@ -478,6 +488,17 @@ fn model_turns(
         ))
         .hint("add the model to a prices.yaml in your templates directory (--templates DIR), or drop --max-cost"));
     }
+    // A provider's batch interface is sent everything at once: no answer comes back before
+    // the choice. A single-call judge sees every turn in one request.
+    let mut gate = match (&opts.schedule, &opts.defer, opts.protocol) {
+        (Some(schedule), None, Protocol::Prefix) => Some(super::schedule::RuleGate::new(
+            schedule.as_ref(),
+            &input.views,
+            &input.kinds,
+            opts.quotes_required,
+        )),
+        _ => None,
+    };
     let ran = jobs::run(
         shared.runtime()?,
         backend,
@@ -485,6 +506,7 @@ fn model_turns(
         opts,
         record,
         price.as_ref(),
+        gate.as_mut().map(|g| g as &mut dyn jobs::Gate),
     );
     account(info, &ran, price.as_ref());
     Ok(assemble(
@@ -658,6 +680,7 @@ fn account(info: &mut JudgeInfo, ran: &Ran, price: Option<&super::cost::Price>) 
     info.input_tokens = ran.usage.input_tokens;
     info.output_tokens = ran.usage.output_tokens;
     info.cached_input_tokens = ran.usage.cached_input_tokens;
+    info.skipped = ran.skipped;
     info.cost_usd = ran.usage.cost_usd.or_else(|| {
         price
             .filter(|_| ran.requests > 0)
@@ -686,11 +709,15 @@ fn assemble(
             continue;
         }
         let (cause, error) = match result_for(results, v.n) {
-            Some(Ok(a)) => {
-                turns.push(scored_turn(a.clone(), v, quotes_required));
+            Some(Outcome::Answer(a)) => {
+                turns.push(scored_turn(a.clone(), v, kind, quotes_required));
                 continue;
             }
-            Some(Err(e)) => (e.cause(), e.to_string()),
+            Some(Outcome::Skipped(why)) => {
+                turns.push(skipped_turn(v.n, kind, why));
+                continue;
+            }
+            Some(Outcome::Failed(e)) => (e.cause(), e.to_string()),
             None => (FailureCause::InvalidAnswer, NO_OBJECT.to_string()),
         };
         turns.push(failed_turn(v.n, kind, error.clone()));
@@ -699,22 +726,33 @@ fn assemble(
     (turns, failed)
 }
 
-/// The answer for turn `n`, else the error of the job that asked about it. A job for one turn
-/// speaks only for that turn; a `single` job (turn `None`) for every turn.
-fn result_for(
-    results: &[(Option<u32>, JobResult)],
-    n: u32,
-) -> Option<std::result::Result<&Answer, &JobError>> {
+/// What the jobs say of one turn.
+#[derive(Debug, PartialEq)]
+pub(super) enum Outcome<'a> {
+    Answer(&'a Answer),
+    Failed(&'a JobError),
+    Skipped(super::scores::Skip),
+}
+
+/// The answer for turn `n`, else what became of the job that asked about it. A job for one
+/// turn speaks only for that turn; a `single` job (turn `None`) for every turn.
+pub(super) fn result_for(results: &[(Option<u32>, JobResult)], n: u32) -> Option<Outcome<'_>> {
     results
         .iter()
         .filter(|(turn, _)| turn.is_none_or(|t| t == n))
-        .find_map(|(_, r)| match r {
-            JobResult::Answers(list) => list.iter().find(|a| a.turn == n).map(Ok),
-            JobResult::Failed(e) => Some(Err(e)),
-        })
+        .find_map(|(_, r)| outcome(r, n))
 }
 
-fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
+/// What one job's result says of turn `n`.
+pub(super) fn outcome(r: &JobResult, n: u32) -> Option<Outcome<'_>> {
+    match r {
+        JobResult::Answers(list) => list.iter().find(|a| a.turn == n).map(Outcome::Answer),
+        JobResult::Failed(e) => Some(Outcome::Failed(e)),
+        JobResult::Skipped(why) => Some(Outcome::Skipped(*why)),
+    }
+}
+
+pub(super) fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
     TurnScore {
         turn,
         kind,
@@ -724,26 +762,37 @@ fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
         quotes: Default::default(),
         rejected_quotes: Vec::new(),
         error: None,
+        judge_kind: None,
+        skipped: None,
     }
 }
 
-/// A turn the judge answered for, its quotes checked against what the turn really says.
-fn scored_turn(mut a: Answer, v: &TurnView, quotes_required: bool) -> TurnScore {
+/// A turn the judge answered for, its quotes checked against what the turn really says. Its
+/// kind is what the turn does (`kind`, from the transcript): the judge's own, when it differs,
+/// is kept beside it.
+pub(super) fn scored_turn(
+    mut a: Answer,
+    v: &TurnView,
+    kind: TurnKind,
+    quotes_required: bool,
+) -> TurnScore {
     let (quotes, rejected) = verify(&mut a.scores, &a.quotes, &v.parts(), quotes_required);
     TurnScore {
         turn: v.n,
-        kind: a.kind,
+        kind,
         applicable: a.applicable,
         opportunity: a.opportunity,
         scores: Some(a.scores),
         quotes,
         rejected_quotes: rejected,
         error: None,
+        judge_kind: (a.kind != kind).then_some(a.kind),
+        skipped: None,
     }
 }
 
 /// A turn whose scoring failed: no scores (never read as zeros), and why.
-fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore {
+pub(super) fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore {
     TurnScore {
         turn,
         kind,
@@ -753,6 +802,17 @@ fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore {
         quotes: Default::default(),
         rejected_quotes: Vec::new(),
         error: Some(error),
+        judge_kind: None,
+        skipped: None,
+    }
+}
+
+/// A turn not put to the judge: no scores, no error, and why it was not needed.
+fn skipped_turn(turn: u32, kind: TurnKind, why: super::scores::Skip) -> TurnScore {
+    TurnScore {
+        skipped: Some(why),
+        error: None,
+        ..failed_turn(turn, kind, String::new())
     }
 }
 
@@ -815,18 +875,21 @@ mod tests {
                 JobResult::Failed(JobError::Fatal("HTTP 401".into())),
             ),
         ];
-        assert_eq!(result_for(&prefix, 1), Some(Ok(&answer(1))));
+        assert_eq!(result_for(&prefix, 1), Some(Outcome::Answer(&answer(1))));
         assert_eq!(
             result_for(&prefix, 2),
-            Some(Err(&JobError::Fatal("HTTP 401".into())))
+            Some(Outcome::Failed(&JobError::Fatal("HTTP 401".into())))
         );
         assert_eq!(result_for(&prefix, 3), None);
 
         let single = vec![(None, JobResult::Answers(vec![answer(1), answer(3)]))];
-        assert_eq!(result_for(&single, 3), Some(Ok(&answer(3))));
+        assert_eq!(result_for(&single, 3), Some(Outcome::Answer(&answer(3))));
         assert_eq!(result_for(&single, 2), None);
         let failed = vec![(None, JobResult::Failed(unreachable()))];
-        assert_eq!(result_for(&failed, 7), Some(Err(&unreachable())));
+        assert_eq!(
+            result_for(&failed, 7),
+            Some(Outcome::Failed(&unreachable()))
+        );
     }
 
     #[test]

@@ -118,6 +118,28 @@ pub(crate) struct TurnScore {
     pub rejected_quotes: Vec<Rejected>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The kind the judge's answer gave, when it differs from `kind` (what the turn does, as
+    /// the transcript shows it, which the origin rule uses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_kind: Option<TurnKind>,
+    /// Not put to the judge: its scores could not change the origin or the missed
+    /// opportunities (rule-aware scheduling). `scores` is then null, and no error is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Skip>,
+}
+
+/// Why a turn was not put to the judge: its scores could not change the origin or the missed
+/// opportunities, whatever they were (docs/judge.md#scheduling).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Skip {
+    /// After the origin, and not an implementation or review turn: never a missed opportunity.
+    AfterOrigin,
+    /// After the bound, with no origin up to it: the result is undetermined whatever follows.
+    PastBound,
+    /// After a turn whose scoring failed before any candidate: the result is
+    /// `scoring_failed` whatever follows, until a rerun scores that turn.
+    AfterFailure,
 }
 
 /// Who judged, how.
@@ -137,6 +159,10 @@ pub(crate) struct JudgeInfo {
     pub output_tokens: u64,
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Turns not asked, since their answers could not change the result (rule-aware
+    /// scheduling); absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     #[serde(default)]
@@ -208,3 +234,7 @@ pub(crate) enum FailureCause {
 }
 
 pub(crate) const SCORES_SCHEMA: &str = "sage.scores/1";
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

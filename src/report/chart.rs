@@ -243,6 +243,9 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         for (i, turn) in doc.turns.iter().enumerate() {
             let s = &turn.score;
             let (class, digit, what) = match (&s.scores, s.applicable) {
+                (None, _) if s.skipped.is_some() => {
+                    ("na".to_string(), "·".to_string(), t("html.not_asked"))
+                }
                 (None, _) => (
                     "fail".to_string(),
                     "×".to_string(),

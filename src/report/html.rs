@@ -158,7 +158,15 @@ fn header(doc: &ReportDoc) -> String {
     meta(
         &mut dl,
         &t("html.judge"),
-        &format!("{} ({})", esc(&doc.judge.name), esc(&doc.judge.protocol)),
+        &match super::judge_cost(&doc.judge) {
+            Some(cost) => format!(
+                "{} ({}) · {}",
+                esc(&doc.judge.name),
+                esc(&doc.judge.protocol),
+                esc(&cost)
+            ),
+            None => format!("{} ({})", esc(&doc.judge.name), esc(&doc.judge.protocol)),
+        },
     );
     meta(
         &mut dl,
@@ -549,7 +557,10 @@ fn turns_table(doc: &ReportDoc) -> String {
                 let _ = write!(
                     out,
                     "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
-                    esc(&t("html.scoring_failed"))
+                    esc(&t(match s.skipped {
+                        Some(_) => "html.not_asked",
+                        None => "html.scoring_failed",
+                    }))
                 );
             }
             (Some(_), false) => {

@@ -160,6 +160,9 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
                 String::new()
             };
             let (cells, text) = match (&s.scores, s.applicable) {
+                (None, _) if s.skipped.is_some() => {
+                    ("— | — | — | —".to_string(), crate::i18n::t("md.not_asked"))
+                }
                 (None, _) => (
                     "— | — | — | —".to_string(),
                     tf(

@@ -34,17 +34,25 @@ pub(crate) fn judge_cost(j: &crate::judge::scores::JudgeInfo) -> Option<String> 
     let cost = j
         .cost_usd
         .map_or_else(|| crate::i18n::t("text.no_cost"), |c| format!("${c:.4}"));
-    Some(crate::i18n::tf(
-        "text.judge_cost",
-        &[
-            ("calls", &j.calls),
-            ("cached", &j.cached),
-            ("input", &j.input_tokens),
-            ("cached_input", &j.cached_input_tokens),
-            ("output", &j.output_tokens),
-            ("cost", &cost),
-        ],
-    ))
+    let skipped = (j.skipped > 0).then(|| {
+        format!(
+            " · {}",
+            crate::i18n::tf("text.judge_skipped", &[("n", &j.skipped)])
+        )
+    });
+    Some(
+        crate::i18n::tf(
+            "text.judge_cost",
+            &[
+                ("calls", &j.calls),
+                ("cached", &j.cached),
+                ("input", &j.input_tokens),
+                ("cached_input", &j.cached_input_tokens),
+                ("output", &j.output_tokens),
+                ("cost", &cost),
+            ],
+        ) + skipped.as_deref().unwrap_or(""),
+    )
 }
 
 /// The provenance in words, the commit shown through `commit` (plain, or as code).

@@ -202,6 +202,17 @@ fn result(doc: &ReportDoc, rule_index: usize, severity: &str) -> Value {
             "provenance": p.status,
             "unconfirmed": doc.unconfirmed,
             "missed_opportunities": doc.missed_opportunities,
+            // What the judge's calls took, as every report says (docs/judge.md#cost).
+            "judge": {
+                "name": doc.judge.name,
+                "calls": doc.judge.calls,
+                "cached": doc.judge.cached,
+                "skipped": doc.judge.skipped,
+                "input_tokens": doc.judge.input_tokens,
+                "cached_input_tokens": doc.judge.cached_input_tokens,
+                "output_tokens": doc.judge.output_tokens,
+                "cost_usd": doc.judge.cost_usd,
+            },
         }
     });
     // The same object Agent Trace records carry (blame-origin --agent-trace).

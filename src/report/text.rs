@@ -442,6 +442,12 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
                 marks.push(' ');
             }
             let scores = match (&s.scores, s.applicable) {
+                (None, _) if s.skipped.is_some() => {
+                    format!(
+                        " {}",
+                        crate::i18n::pad(&crate::i18n::t("text.not_asked"), 10)
+                    )
+                }
                 (None, _) => " failed    ".to_string(),
                 (Some(_), false) => " —  —  —  —".to_string(),
                 (Some(x), true) => format!("{:>2} {:>2} {:>2} {:>2}", x.tr, x.di, x.vr, x.sa),

@@ -432,7 +432,9 @@ fn command_backend_record_and_replay() {
         ])
         .ok()
         .json();
-    assert_eq!(v["turns"][0]["kind"], "review");
+    // The kind is what the turn does, as the log shows it; the judge's own is kept beside it.
+    assert_eq!(v["turns"][0]["kind"], "planning");
+    assert_eq!(v["turns"][0]["judge_kind"], "review");
     assert_eq!(
         std::fs::read_to_string(&rec).unwrap().lines().count(),
         APPLICABLE

@@ -29,6 +29,7 @@ mod layers;
 mod manual;
 mod provenance;
 mod sarif;
+mod schedule;
 mod schemas;
 mod screen;
 mod secrets;

@@ -142,7 +142,11 @@ async fn every_line_of_the_tour_runs_as_written() {
     }
     let sarif = std::fs::read_to_string(demo.join("origin.sarif")).unwrap();
     assert!(sarif.contains("\"version\": \"2.1.0\""));
-    // 6 turns × 3 repeats each, and both providers were asked
-    assert_eq!(openai.load(Ordering::SeqCst), 18);
-    assert_eq!(anthropic.load(Ordering::SeqCst), 18);
+    // 6 turns × 3 repeats each, and both providers were asked; the verification turn after
+    // the origin (turn 1) may go unasked when turn 1's answer is back before it is sent
+    // (docs/judge.md#scheduling).
+    for (name, n) in [("openai", &openai), ("anthropic", &anthropic)] {
+        let n = n.load(Ordering::SeqCst);
+        assert!((15..=18).contains(&n), "{name}: {n} calls");
+    }
 }

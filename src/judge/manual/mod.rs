@@ -336,6 +336,7 @@ mod tests {
         match r {
             JobResult::Answers(a) => format!("answer {}", a[0].turn),
             JobResult::Failed(e) => format!("{:?}: {e}", e.cause()),
+            JobResult::Skipped(why) => format!("skipped: {why:?}"),
         }
     }
 
