@@ -244,15 +244,14 @@ async fn call_all(
         }
     };
     for (i, job, cache_key) in calls {
-        if over.is_none() {
-            // A free slot first: what came back meanwhile may make this call unneeded.
-            while set.len() >= limit {
-                let joined = set.join_next().await.expect("a task is running");
-                settle(joined, &mut gate, &mut done);
-            }
-            while let Some(joined) = set.try_join_next() {
-                settle(joined, &mut gate, &mut done);
-            }
+        // A free slot first (none is needed once over --max-cost: nothing more is sent).
+        while over.is_none() && set.len() >= limit {
+            let joined = set.join_next().await.expect("a task is running");
+            settle(joined, &mut gate, &mut done);
+        }
+        // What came back meanwhile may make this call unneeded.
+        while let Some(joined) = set.try_join_next() {
+            settle(joined, &mut gate, &mut done);
         }
         if let (Some(g), Some(t)) = (gate.as_deref_mut(), job.turn)
             && let Some(why) = g.skip(t)

@@ -664,7 +664,9 @@ impl<'t> Renderer<'t> {
         let bytes = fixed.iter().map(|s| s.len()).sum::<usize>()
             + blocks.iter().map(String::len).sum::<usize>()
             + schema.len();
-        if self.tokenizer.is_some() && bytes * 2 <= budget * 3 {
+        if self.tokenizer.is_some()
+            && bytes.saturating_add(64).saturating_mul(2) <= budget.saturating_mul(3)
+        {
             return Ok(vec![0; n]);
         }
         let fixed = fixed.iter().map(|s| self.measure(s)).sum::<usize>()

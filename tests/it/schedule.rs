@@ -166,3 +166,118 @@ async fn after_a_failure_before_any_candidate_nothing_more_is_asked() {
         [3, 4, 5, 6].map(|t| (t, "after_failure".to_string()))
     );
 }
+
+/// A judge whose answers come from a seed: scores 0–3 with real, bogus or missing quotes (so
+/// the quote check changes some), opportunities at random, and a delay of 0–40 ms per answer,
+/// so that with `--jobs 4` answers come back out of order while later turns are decided.
+struct Seeded {
+    seed: u64,
+    texts: Arc<Vec<String>>,
+}
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ceb9fe1a85ec53);
+    x ^ (x >> 33)
+}
+
+impl Respond for Seeded {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let turn = asked_turn(body["messages"][1]["content"].as_str().unwrap());
+        let r = |k: u64| mix(self.seed * 1_000_003 + u64::from(turn) * 97 + k);
+        let score = |k: u64| if r(k) % 3 == 0 { r(k + 10) % 4 } else { 0 };
+        let text = &self.texts[turn as usize - 1];
+        let quote = |k: u64, s: u64| match (s, r(k + 20) % 4) {
+            (0, _) => Value::Null,
+            (_, 0) => Value::from("words the turn never said"),
+            _ => Value::from(text.as_str()),
+        };
+        let (tr, di, vr, sa) = (score(1), score(2), score(3), score(4));
+        let a = json!({"turn": turn, "applicable": r(5) % 7 != 0, "opportunity": r(6) % 8 == 0,
+            "kind": "review",
+            "scores": {"tr": tr, "di": di, "vr": vr, "sa": sa},
+            "quotes": {"tr": quote(1, tr), "di": quote(2, di), "vr": quote(3, vr), "sa": quote(4, sa)}});
+        ResponseTemplate::new(200)
+            .set_delay(std::time::Duration::from_millis(r(7) % 40))
+            .set_body_json(json!({
+                "choices": [{"message": {"role": "assistant", "content": a.to_string()}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+            }))
+    }
+}
+
+/// Seeded judges on a 24-turn session of every kind, several answers out at once: each
+/// seed's origin and missed opportunities are the same scheduled as with `--score-all`, and
+/// the seeds together do skip turns (else the comparison would prove nothing).
+#[tokio::test(flavor = "multi_thread")]
+async fn with_answers_out_of_order_the_result_is_the_same() {
+    let kinds = ["planning", "implementation", "verification", "review"];
+    let texts: Vec<String> = (1..=24)
+        .map(|n| format!("Turn {n}: working on the handler in app.py, step {n}."))
+        .collect();
+    let mut session = String::from(
+        "schema: sage.session/1\ntask: Fix the command injection in app.py.\nturns:\n",
+    );
+    for (i, t) in texts.iter().enumerate() {
+        session.push_str(&format!("  - kind: {}\n    text: \"{t}\"\n", kinds[i % 4]));
+    }
+    let r = Repo::new();
+    r.write("app.py", "import os\n\n\ndef run(cmd):\n    return 0\n");
+    r.commit("base");
+    r.write(
+        "app.py",
+        "import os\n\n\ndef run(cmd):\n    return os.system(cmd)\n",
+    );
+    r.commit("run the command");
+    r.write("../session.yaml", &session);
+    let session_path = r.path().join("../session.yaml");
+    let texts = Arc::new(texts);
+    let mut skipped_total = 0;
+    for seed in 1..=8u64 {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(Seeded {
+                seed,
+                texts: texts.clone(),
+            })
+            .mount(&server)
+            .await;
+        let base = format!("{}/v1", server.uri());
+        let run = |extra: &[&str]| {
+            let mut args = vec![
+                "blame-origin",
+                "--base",
+                "HEAD~1",
+                "--session",
+                session_path.to_str().unwrap(),
+                "--anchor-file",
+                "app.py",
+                "--anchor-snippet",
+                "os.system(cmd)",
+                "--judge",
+                "openai:gpt-4.1",
+                "--no-cache",
+                "--jobs",
+                "4",
+                "--format",
+                "json",
+            ];
+            args.extend_from_slice(extra);
+            r.sage_env(
+                r.path(),
+                &args,
+                &[("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "k")],
+            )
+            .json()
+        };
+        let all = run(&["--score-all"]);
+        let some = run(&[]);
+        assert_eq!(result(&some), result(&all), "seed {seed}");
+        skipped_total += skipped(&some).len();
+    }
+    assert!(skipped_total > 0, "no seed skipped a turn");
+}
