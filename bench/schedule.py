@@ -13,7 +13,9 @@ and every turn up to it can be the origin, the hardest case for scheduling. Then
   2. That judge runs three ways: `--score-all --context-tokens 0` (naive: the full prefix for
      every turn), `--score-all` (the default budget), and the default (budget + scheduling),
      with the default `--jobs` and with `--jobs 1`.
-  3. Each run's origin and missed opportunities must equal the offline judge's.
+  3. Each run's origin and missed opportunities must equal the offline judge's, and they and
+     the turns a --jobs 1 run asked must be what the origin rule, written out again in this
+     script from docs/method.md (no git-sage code), gives over the same scores.
 
 Tokens: the naive and budget totals are `--estimate`'s exact o200k counts for
 anthropic:claude-sonnet-4-5 at the same budget; a scheduled run's tokens are the budget total
@@ -123,6 +125,36 @@ def estimate(repo, session, extra):
     return doc["estimates"][0] if doc else None
 
 
+def truth(turns):
+    """The origin rule of docs/method.md written out again here, not read from git-sage: over
+    the judged turns (this bench's bound is the last turn in scope, and (iii) cannot apply, as
+    the defect's write maps to no turn), the origin turn and type, the missed opportunities,
+    and the turns a run with --jobs 1 has to ask (every turn put to the judge up to the
+    origin, then the implementation and review turns after it; all of them with no origin)."""
+    bound = max(t["turn"] for t in turns)
+    sent = [t for t in turns if t["kind"] != "administrative"]
+    origin = None
+    for t in turns:
+        s = t["scores"]
+        if not t["applicable"]:
+            continue
+        if t["turn"] < bound and s["di"] > 0:
+            origin = (t["turn"], "inadequate_defence")
+            break
+        if t["opportunity"] and s["tr"] == 0 and s["di"] == 0:
+            origin = (t["turn"], "unaddressed_requirement")
+            break
+    if origin is None:
+        return None, [], [t["turn"] for t in sent]
+    o = origin[0]
+    later = [t for t in turns if t["turn"] > o and t["applicable"]
+             and t["kind"] in ("implementation", "review")]
+    missed = [t["turn"] for t in later if t["scores"]["vr"] <= 1 or t["scores"]["sa"] <= 1]
+    asked = [t["turn"] for t in sent
+             if t["turn"] <= o or t["kind"] in ("implementation", "review")]
+    return origin, missed, asked
+
+
 def result(doc):
     return json.dumps([doc["origin"], doc["missed_opportunities"]], sort_keys=True)
 
@@ -138,7 +170,7 @@ def main():
           "answers through command:\n")
     print("| session | turns | asked naive | asked scheduled (jobs 8 / 1) | naive tokens | budget "
           "| budget + scheduling (jobs 8) | (jobs 1) | ratio (jobs 8) | (jobs 1) | largest prompt naive → budget "
-          "| origin | same result |")
+          "| origin | same result, and as the rule written out here says |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, path in sessions(tmp):
         offline, err = blame(repo, path, "offline", [])
@@ -166,6 +198,14 @@ def main():
             print(f"| {name} | failed: {[r[2] for r in runs.values() if r[2]]} |")
             continue
         same = all(result(r[0]) == result(offline) for r in runs.values())
+        want_origin, want_missed, want_asked = truth(offline["turns"])
+        o = offline["origin"]
+        got_origin = (o["turn"], o["type"]) if o["status"] == "localized" else None
+        got_missed = [m["turn"] for m in offline["missed_opportunities"]]
+        asked1 = sorted(t for t, _ in runs["sched1"][1])
+        independent = (got_origin == want_origin and got_missed == want_missed
+                       and asked1 == want_asked)
+        same = same and independent
         if not same:
             mismatches.append(name)
         e_naive = estimate(repo, path, ["--score-all", "--context-tokens", "0"])

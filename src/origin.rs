@@ -459,11 +459,9 @@ mod tests {
     use ProvenanceStatus::*;
     use TurnKind::*;
 
-    #[test]
-    fn table() {
-        let l = Levers::default();
-        // (i) named defence before the introducing write — the worked example
-        let ex = input(
+    /// The method's worked example: a defence named at turn 1, the introducing write at 3.
+    fn worked_example() -> Input {
+        input(
             Introduced,
             Some(3),
             Some(6),
@@ -474,7 +472,14 @@ mod tests {
                 t(4, Verification, Some((0, 0, 1, 0)), true),
                 t(5, Review, Some((2, 0, 1, 0)), true),
             ],
-        );
+        )
+    }
+
+    #[test]
+    fn table() {
+        let l = Levers::default();
+        // (i) named defence before the introducing write — the worked example
+        let ex = worked_example();
         let (o, m) = locate(&ex, &l);
         assert_eq!(
             (o.status, o.turn, o.kind),
@@ -749,18 +754,7 @@ mod tests {
     #[test]
     fn scheduling_skips_what_cannot_matter() {
         // The worked example: origin at 1, so the verification turn 4 is not asked.
-        let ex = input(
-            Introduced,
-            Some(3),
-            Some(6),
-            vec![
-                t(1, Planning, Some((2, 2, 0, 0)), true),
-                t(2, Implementation, Some((0, 1, 1, 0)), true),
-                t(3, Implementation, Some((0, 2, 0, 0)), true),
-                t(4, Verification, Some((0, 0, 1, 0)), true),
-                t(5, Review, Some((2, 0, 1, 0)), true),
-            ],
-        );
+        let ex = worked_example();
         let (run, asked) = scheduled(&ex, 1, &[0]);
         assert_eq!(asked, 4);
         assert_eq!(

@@ -716,32 +716,26 @@ mod tests {
                 })
                 .collect()
         };
-        let (backend, opts) = setup(dir.path());
-        let first = run(
-            &rt,
-            backend,
-            (1..=3).map(job).collect(),
-            &opts,
-            None,
-            None,
-            None,
-        );
+        let three = || {
+            let (backend, opts) = setup(dir.path());
+            run(
+                &rt,
+                backend,
+                (1..=3).map(job).collect(),
+                &opts,
+                None,
+                None,
+                None,
+            )
+        };
+        let first = three();
         assert_eq!(
             turns_of(&first),
             ["Some(1):1", "Some(2):fatal:", "Some(3):3"]
         );
         assert_eq!((first.requests, first.cache_hits), (3, 0));
 
-        let (backend, opts) = setup(dir.path());
-        let second = run(
-            &rt,
-            backend,
-            (1..=3).map(job).collect(),
-            &opts,
-            None,
-            None,
-            None,
-        );
+        let second = three();
         assert_eq!(turns_of(&second), turns_of(&first));
         assert_eq!((second.requests, second.cache_hits), (1, 2));
     }

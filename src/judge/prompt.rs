@@ -1050,29 +1050,42 @@ turns:
         assert!(!r.prefix(&v, 4).unwrap().1);
     }
 
+    /// An implementation turn that only says its number.
+    fn implementation(n: u32) -> TurnView {
+        TurnView {
+            n,
+            agent: "a".into(),
+            kind: "implementation".into(),
+            text: format!("message {n}"),
+            reasoning: None,
+            reasoning_redacted: false,
+            calls: vec![],
+            changes: vec![],
+        }
+    }
+
+    /// Turns 1..=n, each made by `turn`.
+    fn session(n: u32, turn: impl Fn(u32) -> TurnView) -> Vec<TurnView> {
+        (1..=n).map(turn).collect()
+    }
+
     /// A long session with large tool outputs under a budget: every prompt fits (its own
     /// turn aside), nothing of the scored turn or any message is cut, the plan only grows,
     /// and consecutive prompts share almost all their bytes — the elision steps are few.
     #[test]
     fn budget_keeps_prompts_under_it_and_their_prefixes_stable() {
         let (tpl, _, _) = setup();
-        let views: Vec<TurnView> = (1..=60)
-            .map(|n| TurnView {
-                n,
-                agent: "a".into(),
-                kind: "implementation".into(),
-                text: format!("message {n}: reading the handler again"),
-                reasoning: Some(format!("thinking {n} ").repeat(40)),
-                reasoning_redacted: false,
-                calls: vec![CallView {
-                    name: "Read".into(),
-                    args: format!("{{\"path\": \"src/file{n}.py\"}}"),
-                    result: Some(format!("line {n}\n").repeat(300)),
-                    is_error: false,
-                }],
-                changes: vec![],
-            })
-            .collect();
+        let views = session(60, |n| TurnView {
+            text: format!("message {n}: reading the handler again"),
+            reasoning: Some(format!("thinking {n} ").repeat(40)),
+            calls: vec![CallView {
+                name: "Read".into(),
+                args: format!("{{\"path\": \"src/file{n}.py\"}}"),
+                result: Some(format!("line {n}\n").repeat(300)),
+                is_error: false,
+            }],
+            ..implementation(n)
+        });
         let budget = 6_000;
         let r = Renderer::new(
             &tpl,
@@ -1131,23 +1144,15 @@ turns:
     fn a_tokenizer_counted_budget_holds_in_tokens() {
         use super::super::cost::{Tokenizer, overhead};
         let (tpl, _, _) = setup();
-        let views: Vec<TurnView> = (1..=40)
-            .map(|n| TurnView {
-                n,
-                agent: "a".into(),
-                kind: "implementation".into(),
-                text: format!("message {n}"),
-                reasoning: None,
-                reasoning_redacted: false,
-                calls: vec![CallView {
-                    name: "Bash".into(),
-                    args: "{\"command\": \"pytest -q\"}".into(),
-                    result: Some(format!("{n}: [{{'a': 1, 'b': (2, 3)}}] ").repeat(60)),
-                    is_error: false,
-                }],
-                changes: vec![],
-            })
-            .collect();
+        let views = session(40, |n| TurnView {
+            calls: vec![CallView {
+                name: "Bash".into(),
+                args: "{\"command\": \"pytest -q\"}".into(),
+                result: Some(format!("{n}: [{{'a': 1, 'b': (2, 3)}}] ").repeat(60)),
+                is_error: false,
+            }],
+            ..implementation(n)
+        });
         let budget = 5_000;
         let turns: Vec<u32> = views.iter().map(|v| v.n).collect();
         let r = Renderer::new(

@@ -215,7 +215,7 @@ impl<'a> Input<'a> {
 }
 
 /// Administrative turns are not put to an LLM judge.
-fn put_to_judge(kind: TurnKind) -> bool {
+pub(super) fn put_to_judge(kind: TurnKind) -> bool {
     kind != TurnKind::Administrative
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::jobs::{Gate, JobResult};
 use super::prompt::TurnView;
-use super::run::{Outcome, failed_turn, not_applicable, outcome, scored_turn};
+use super::run::{Outcome, failed_turn, not_applicable, outcome, put_to_judge, scored_turn};
 use super::scores::{Skip, TurnScore};
 use crate::transcript::TurnKind;
 
@@ -38,10 +38,10 @@ impl<'a> RuleGate<'a> {
         let mut known = Vec::new();
         let mut pending = BTreeMap::new();
         for (v, &kind) in views.iter().zip(kinds) {
-            if kind == TurnKind::Administrative {
-                known.push(not_applicable(v.n, kind));
-            } else {
+            if put_to_judge(kind) {
                 pending.insert(v.n, kind);
+            } else {
+                known.push(not_applicable(v.n, kind));
             }
         }
         RuleGate {
