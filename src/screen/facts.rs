@@ -93,6 +93,9 @@ pub(crate) struct Arg {
     pub tainted: bool,
     /// … and the taint comes (at least partly) from a function parameter.
     pub from_parameter: bool,
+    /// … and (at least partly) from an input source (request data, `input()`, `sys.argv`):
+    /// what a caller outside the program controls, not merely what a caller passes.
+    pub from_input: bool,
 }
 
 /// A call, its callee qualified through the imports.
@@ -102,6 +105,11 @@ pub(crate) struct Call {
     pub line: u32,
     pub end_line: u32,
     pub args: Vec<Arg>,
+    /// Names around the call that say what its value is for: the names it is assigned to,
+    /// the keyword or dictionary key it is given as, the functions it is inside
+    /// (`reset_token = random.randint(…)`, `def make_password(): return random.choice(…)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
 }
 
 /// A referenced name (identifier or attribute chain), qualified.

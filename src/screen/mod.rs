@@ -309,6 +309,8 @@ pub(crate) struct ScreenDoc {
     pub threshold: f64,
     /// The range's R: the highest file score.
     pub score: f64,
+    /// L0's compile check (CPython), or why L0 fell back to tree-sitter's parse.
+    pub compiler: ToolStatus,
     pub bandit: ToolStatus,
     pub tests: ToolStatus,
     pub counts: Counts,
@@ -354,8 +356,15 @@ pub(crate) fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<Scree
     let tables = python_tables(opts.templates_dir.as_deref())?;
     let input = read(repo, range, opts)?;
     let bandit_run = start_bandit(opts, &input.scratch);
-    let parsed = score(parse(&input.changed, &tables), &tables, opts);
+    let compiling = start_compile(&input);
+    let mut parsed = parse(&input.changed, &tables);
     let mut notes = Vec::new();
+    let compiler = apply_l0(
+        &mut parsed,
+        compiling.map(python_run::Compiling::finish),
+        &mut notes,
+    );
+    let parsed = score(parsed, &tables, opts);
     let mut files = resolve(repo, input.tip_tree, opts, parsed, &mut notes)?;
     let (bandit, tests) = scan(
         repo,
@@ -379,6 +388,7 @@ pub(crate) fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<Scree
         task_cwe: opts.task_cwe,
         threshold: opts.threshold,
         score: tally.score,
+        compiler,
         bandit,
         tests,
         counts: tally.counts,
@@ -459,6 +469,8 @@ struct Screened<'a> {
 struct Parsed<'a> {
     text: &'a str,
     facts: Facts,
+    /// tree-sitter's first syntax error: `facts` are what its error recovery kept.
+    read_error: Option<ParseError>,
 }
 
 impl Screened<'_> {
@@ -542,19 +554,11 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
     };
     let is_source = |q: &str| tables.is_source(q);
     let is_sanitizer = |q: &str| tables.is_sanitizer(q);
-    let facts = match python::parse_with(text, &is_source, &is_sanitizer) {
-        Ok(f) => f,
-        Err(e) => {
-            r.l0 = Some(Layer0 {
-                ok: false,
-                error: Some(e),
-            });
-            return Screened::done(r);
-        }
-    };
+    let reading = python::read(text, &is_source, &is_sanitizer);
+    // tree-sitter's verdict until CPython's arrives (`apply_l0`)
     r.l0 = Some(Layer0 {
-        ok: true,
-        error: None,
+        ok: reading.error.is_none(),
+        error: reading.error.clone(),
     });
     // a base that no longer parses says nothing about what was removed
     let missing_defs = match c
@@ -566,7 +570,7 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
         Some(Ok(b)) => b
             .defs
             .into_iter()
-            .filter(|d| !facts.defs.contains(d))
+            .filter(|d| !reading.facts.defs.contains(d))
             .collect(),
         _ => Vec::new(),
     };
@@ -579,22 +583,93 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
     });
     Screened {
         result: r,
-        parsed: Some(Parsed { text, facts }),
+        parsed: Some(Parsed {
+            text,
+            facts: reading.facts,
+            read_error: reading.error,
+        }),
     }
 }
+
+/// Starts L0's compile check on the tip's text versions of the changed files.
+fn start_compile(input: &Input) -> Option<python_run::Compiling> {
+    let paths: Vec<String> = input
+        .changed
+        .iter()
+        .filter(|c| c.tip.as_deref().and_then(is_text).is_some())
+        .map(|c| c.path.clone())
+        .collect();
+    if paths.is_empty() {
+        return None;
+    }
+    python_run::start_compile(input.scratch.root(), paths)
+}
+
+/// L0's verdict: CPython's compile where it ran, tree-sitter's parse where it did not. A file
+/// failing L0 keeps its facts for L3 (scored on what could be read) but has no L1: preserved
+/// definitions and imports mean little in code that does not compile. Returns the compiler's
+/// status.
+fn apply_l0(
+    files: &mut [Screened],
+    compiled: Option<std::result::Result<python_run::Compiled, String>>,
+    notes: &mut Vec<String>,
+) -> ToolStatus {
+    let status = match &compiled {
+        None if files.iter().all(|s| s.parsed.is_none()) => ToolStatus {
+            status: ToolState::NotRun,
+            detail: Some("no changed text file to compile".into()),
+        },
+        None => ToolStatus {
+            status: ToolState::Missing,
+            detail: Some(TREE_SITTER_ONLY.into()),
+        },
+        Some(Err(e)) => ToolStatus {
+            status: ToolState::Failed,
+            detail: Some(format!("{e}; {TREE_SITTER_ONLY}")),
+        },
+        Some(Ok(c)) => ToolStatus {
+            status: ToolState::Ran,
+            detail: Some(format!("CPython {}, compile only", c.version)),
+        },
+    };
+    if status.status != ToolState::Ran && status.status != ToolState::NotRun {
+        notes.push(format!(
+            "L0 without CPython: {}",
+            status.detail.as_deref().unwrap_or_default()
+        ));
+    }
+    let verdicts = compiled.and_then(|c| c.ok()).map(|c| c.errors);
+    for s in files.iter_mut() {
+        if s.parsed.is_none() {
+            continue;
+        }
+        if let Some(v) = verdicts.as_ref().and_then(|v| v.get(&s.result.path)) {
+            s.result.l0 = Some(Layer0 {
+                ok: v.is_none(),
+                error: v.as_ref().map(|(line, message)| ParseError {
+                    line: *line,
+                    message: message.clone(),
+                }),
+            });
+        }
+        if s.result.l0.as_ref().is_some_and(|l| !l.ok) {
+            s.result.l1 = None;
+        }
+    }
+    status
+}
+
+/// What L0 is when CPython cannot be asked.
+const TREE_SITTER_ONLY: &str = "python3 did not run, so L0 is tree-sitter's parse (which accepts some code CPython 3 rejects, such as Python 2's print statement)";
 
 /// Score: L3, the rule score R of every parsed file, in parallel.
 fn score<'a>(files: Vec<Screened<'a>>, tables: &Tables, opts: &Options) -> Vec<Screened<'a>> {
     par_map(files, |mut s| {
         let scored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if let Some(p) = &s.parsed {
-                s.result.l3 = Some(rules::score(
-                    tables,
-                    &p.facts,
-                    p.text,
-                    opts.task_cwe,
-                    opts.threshold,
-                ));
+                let mut l3 = rules::score(tables, &p.facts, p.text, opts.task_cwe, opts.threshold);
+                l3.partial = p.read_error.is_some();
+                s.result.l3 = Some(l3);
             }
         }));
         match scored {
@@ -887,6 +962,7 @@ mod tests {
             weakness: None,
             guards: Vec::new(),
             guard_deduction: 0.0,
+            partial: false,
         });
         r
     }
@@ -1109,11 +1185,26 @@ mod tests {
         let s = parse_file(&blob, &tables);
         assert_eq!(s.result.status, FileStatus::Binary);
         assert!(!s.result.l0.unwrap().ok);
-        let broken = changed(Some("def f(:\n"), None);
-        let s = parse_file(&broken, &tables);
-        assert_eq!(s.result.status, FileStatus::Ok);
-        assert_eq!(s.result.l0.unwrap().error.unwrap().line, 1);
-        assert!(s.parsed.is_none() && s.result.l1.is_none());
+        let broken = changed(Some("def f(:\n    eval(x)\n"), None);
+        let mut s = [parse_file(&broken, &tables)];
+        assert_eq!(s[0].result.status, FileStatus::Ok);
+        assert_eq!(
+            s[0].result
+                .l0
+                .as_ref()
+                .unwrap()
+                .error
+                .as_ref()
+                .unwrap()
+                .line,
+            1
+        );
+        // still read, for L3; L1 goes once L0's verdict is final
+        let p = s[0].parsed.as_ref().unwrap();
+        assert!(p.read_error.is_some() && p.facts.calls.iter().any(|c| c.name == "eval"));
+        let status = apply_l0(&mut s, None, &mut Vec::new());
+        assert_eq!(status.status, ToolState::Missing);
+        assert!(s[0].result.l1.is_none());
         let kept = changed(
             Some("def f():\n    pass\n"),
             Some("def f():\n    pass\n\nclass C:\n    def m(self):\n        pass\n"),
@@ -1128,6 +1219,50 @@ mod tests {
         // a base that does not parse removes nothing
         let was_broken = changed(Some("x = 1\n"), Some("def f(:\n"));
         assert!(parse_file(&was_broken, &tables).result.l1.unwrap().ok);
+    }
+
+    #[test]
+    fn cpython_has_the_last_word_on_l0() {
+        let tables = python_tables(None).unwrap();
+        let file = |path: &str, tip: &str| Changed {
+            path: path.into(),
+            tip: Some(tip.as_bytes().to_vec()),
+            base: None,
+        };
+        // tree-sitter reads Python 2's print statement; CPython 3 does not
+        let py2 = file("py2.py", "print \"hi\"\n");
+        // tree-sitter-python may lag behind the language; CPython decides
+        let new = file("new.py", "x = 1\n");
+        let mut s = [parse_file(&py2, &tables), parse_file(&new, &tables)];
+        assert!(s[0].result.l0.as_ref().unwrap().ok);
+        let compiled = python_run::Compiled {
+            version: "3.11.7".into(),
+            errors: HashMap::from([
+                (
+                    "py2.py".into(),
+                    Some((1, "SyntaxError: Missing parentheses".into())),
+                ),
+                ("new.py".into(), None),
+            ]),
+        };
+        let mut notes = Vec::new();
+        let status = apply_l0(&mut s, Some(Ok(compiled)), &mut notes);
+        assert_eq!(
+            (status.status, status.detail.as_deref()),
+            (ToolState::Ran, Some("CPython 3.11.7, compile only"))
+        );
+        assert!(notes.is_empty());
+        let l0 = s[0].result.l0.as_ref().unwrap();
+        assert_eq!((l0.ok, l0.error.as_ref().map(|e| e.line)), (false, Some(1)));
+        assert!(s[0].result.l1.is_none() && s[0].parsed.is_some());
+        assert!(s[1].result.l0.as_ref().unwrap().ok && s[1].result.l1.is_some());
+        let failed = apply_l0(
+            &mut s[1..],
+            Some(Err("python3 failed: boom".into())),
+            &mut notes,
+        );
+        assert_eq!(failed.status, ToolState::Failed);
+        assert!(notes[0].starts_with("L0 without CPython: python3 failed: boom; "));
     }
 
     #[test]

@@ -26,18 +26,44 @@ pub(crate) fn parse_with(
     is_source: &dyn Fn(&str) -> bool,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Result<Facts, ParseError> {
+    let r = read(src, is_source, is_sanitizer);
+    match r.error {
+        Some(e) => Err(e),
+        None => Ok(r.facts),
+    }
+}
+
+/// What could be read of a file that may not parse.
+#[derive(Debug)]
+pub(crate) struct Reading {
+    pub facts: Facts,
+    /// tree-sitter's first syntax error: the facts are what its error recovery kept.
+    pub error: Option<ParseError>,
+}
+
+/// Reads a file even when it does not parse: tree-sitter recovers from a syntax error and
+/// keeps the statements around it, so a file with one slip, or a patch fragment, still shows
+/// its calls, imports and literals (L3 scores them; L0 has already failed it).
+pub(crate) fn read(
+    src: &str,
+    is_source: &dyn Fn(&str) -> bool,
+    is_sanitizer: &dyn Fn(&str) -> bool,
+) -> Reading {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
         .expect("the bundled grammar matches the tree-sitter version");
-    let tree = parser.parse(src, None).ok_or_else(|| ParseError {
-        line: 1,
-        message: "the parser gave up".into(),
-    })?;
+    let Some(tree) = parser.parse(src, None) else {
+        return Reading {
+            facts: Facts::default(),
+            error: Some(ParseError {
+                line: 1,
+                message: "the parser gave up".into(),
+            }),
+        };
+    };
     let root = tree.root_node();
-    if root.has_error() {
-        return Err(first_error(root, src.as_bytes()));
-    }
+    let error = root.has_error().then(|| first_error(root, src.as_bytes()));
     let mut w = Walker {
         src: src.as_bytes(),
         aliases: HashMap::new(),
@@ -51,7 +77,10 @@ pub(crate) fn parse_with(
     w.collect_module_classes(root);
     w.defs(root);
     w.walk(root);
-    Ok(w.facts)
+    Reading {
+        facts: w.facts,
+        error,
+    }
 }
 
 fn line(n: Node) -> u32 {
@@ -558,6 +587,7 @@ impl<'a> Walker<'a> {
             kind: self.arg_kind(v),
             tainted: t != 0,
             from_parameter: t & PARAM != 0,
+            from_input: t & SOURCE != 0,
         }
     }
 
@@ -647,12 +677,56 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        let context = self.context_of(n);
         self.facts.calls.push(Call {
             name,
             line: line(n),
             end_line: n.end_position().row as u32 + 1,
             args,
+            context,
         });
+    }
+
+    /// What a call's value is for, in names: up through the expression it is part of to the
+    /// assignment, keyword, dictionary key or `return` it feeds, and the functions around it.
+    fn context_of(&self, call: Node) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut in_expression = true;
+        let mut n = call;
+        while let Some(p) = n.parent() {
+            match p.kind() {
+                "assignment" | "augmented_assignment" | "named_expression" if in_expression => {
+                    let target = p
+                        .child_by_field_name("left")
+                        .or_else(|| p.child_by_field_name("name"));
+                    if let Some(t) = target.filter(|t| *t != n) {
+                        out.push(self.text(t).to_string());
+                    }
+                    in_expression = false;
+                }
+                "keyword_argument" if in_expression => {
+                    if let Some(k) = p.child_by_field_name("name") {
+                        out.push(self.text(k).to_string());
+                    }
+                }
+                "pair" if in_expression => {
+                    if let Some(k) = p.child_by_field_name("key").filter(|k| *k != n) {
+                        out.push(self.text(k).trim_matches(['"', '\'']).to_string());
+                    }
+                }
+                "function_definition" => {
+                    if let Some(k) = p.child_by_field_name("name") {
+                        out.push(self.text(k).to_string());
+                    }
+                    in_expression = false;
+                }
+                "class_definition" | "module" => break,
+                k if k.ends_with("_statement") || k == "block" => in_expression = false,
+                _ => {}
+            }
+            n = p;
+        }
+        out
     }
 
     /// Marks the names an assignment binds as tainted when its value is.

@@ -111,7 +111,7 @@ fn layers(f: &FileResult) -> String {
 pub(crate) fn text(d: &ScreenDoc) -> String {
     let c = &d.counts;
     let mut out = format!(
-        "git sage screen · {}..{} ({} commit(s)) · {} Python file(s)\nL0 failed {} · L1 failed {} · L2 flagged {} · L3 flagged {} (R ≥ {}) · candidates {} · range R {:.1}\nBandit: {}{} · tests: {}\n",
+        "git sage screen · {}..{} ({} commit(s)) · {} Python file(s)\nL0 failed {} · L1 failed {} · L2 flagged {} · L3 flagged {} (R ≥ {}) · candidates {} · range R {:.1}\nL0: {} · Bandit: {}{} · tests: {}\n",
         &d.base[..7.min(d.base.len())],
         &d.tip[..7.min(d.tip.len())],
         d.commits,
@@ -123,6 +123,11 @@ pub(crate) fn text(d: &ScreenDoc) -> String {
         d.threshold,
         c.candidates,
         d.score,
+        match (d.compiler.status, &d.compiler.detail) {
+            (ToolState::Ran, Some(v)) => v.clone(),
+            (ToolState::NotRun, _) => "not run".into(),
+            (s, _) => format!("tree-sitter's parse (CPython {s})"),
+        },
         d.bandit.status,
         d.bandit
             .detail
@@ -165,6 +170,11 @@ pub(crate) fn text(d: &ScreenDoc) -> String {
         ));
         if let Some(e) = f.l0.as_ref().and_then(|l| l.error.as_ref()) {
             out.push_str(&format!("      L0: line {}: {}\n", e.line, e.message));
+            if f.l3.as_ref().is_some_and(|s| s.flagged) {
+                out.push_str("      L3: flagged on what could be read (not a candidate: it does not compile)\n");
+            }
+        } else if f.l3.as_ref().is_some_and(|s| s.partial) {
+            out.push_str("      L3: scored on what tree-sitter could read (it parses only part of the file)\n");
         }
         if let Some(l1) = &f.l1 {
             if !l1.missing_defs.is_empty() {

