@@ -1,0 +1,520 @@
+#!/usr/bin/env python3
+"""Measures `git sage screen` on data its tables were NOT tuned on (held out), plus, with --dev,
+on the development set (CyberSecEval), where tuning is allowed.
+
+Held out — never tuned on:
+  1. BenchmarkPython (OWASP): testcode/BenchmarkTestNNNNN.py, labelled by expectedresults-0.1.csv;
+     true = insecure positive with its CWE, false = the set's own negative (flag rate reported).
+  2. SVEN (eth-sri): Python functions before (positive) and after (paired negative) a CVE fix.
+  3. Semgrep rule tests: python/**/X.py next to a rule X.yaml listing CWE-918, -327 or -798;
+     a positive when it has a `# ruleid:` line.
+  4. Negative control: ordinary reviewed code, pip's src/pip/ (without _vendor/) and requests.
+Development (--dev): 5. CyberSecEval (PurpleLlama) Python origin_code snippets with their CWE.
+
+Every source is read from a bare mirror ($SAGE_MIRROR/OWNER+NAME/repo, default /work/.mirror) at
+a pinned commit, or, when the mirror lacks it, from a blobless clone in WORK_DIR/cache; a set
+whose source cannot be had is printed as "skipped". Each set becomes a throw-away repository
+(base: a README, tip: the samples as samples/CWE-N_<id>.py) screened once per CWE with
+`--cwe N -- samples/CWE-N_*` and once without a CWE, as bench/securityeval.py does. A file is
+flagged when l2.flagged or l3.flagged (an absent layer counts as not flagged).
+
+Prints one table per set and an overall held-out block with the targets; writes every figure and
+each file's flagged booleans to WORK_DIR/heldout.json so two runs can be diffed.
+
+usage: heldout.py BIN WORK_DIR [--dev] [--list SET]
+  SET: benchmarkpython, sven, semgrep, control, cyberseceval"""
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+
+try:
+    import yaml  # optional: the Semgrep rules' metadata; a regex on CWE-NNN otherwise
+except ImportError:
+    yaml = None
+
+# Pinned so that a run is repeatable and cannot drift onto data seen while tuning.
+PINS = {
+    "benchmarkpython": ("OWASP-Benchmark/BenchmarkPython", "7cf0674b9a33788ac3105e4c4a75a7fdce4c44bd"),
+    "sven": ("eth-sri/sven", "e8449a0d54a5ae0bbdc6bb236330b8c7ec71df57"),
+    "semgrep": ("semgrep/semgrep-rules", "157ae4706d7f54aa33647332f234dd68f30da195"),
+    "pip": ("pypa/pip", "6d309205789d368b2749d93fd6193d584811efd5"),
+    "requests": ("psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e"),
+    "cyberseceval": ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38"),
+}
+HELD_OUT = ["benchmarkpython", "sven", "semgrep"]  # the positive sets pooled in "overall"
+TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes, before/after)",
+          "semgrep": "Semgrep rule tests (CWE-918/327/798)", "control": "Negative control (pip, requests)",
+          "cyberseceval": "CyberSecEval (PurpleLlama)"}
+SEMGREP_CWES = (918, 327, 798)
+TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
+
+args = sys.argv[1:]
+if len(args) < 2 or args[0].startswith("-") or args[1].startswith("-"):
+    sys.exit(__doc__)
+bin_, work = os.path.abspath(args[0]), os.path.abspath(args[1])
+dev = "--dev" in args
+list_set = args[args.index("--list") + 1] if "--list" in args and args.index("--list") + 1 < len(args) else None
+if "--list" in args and list_set not in TITLES:
+    sys.exit(f"--list takes one of: {', '.join(TITLES)}")
+mirror_root = os.environ.get("SAGE_MIRROR", "/work/.mirror")
+os.makedirs(work, exist_ok=True)
+
+
+class Skip(Exception):
+    """A set that cannot be measured here (source absent, screen failed): printed, then go on."""
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, **kw)
+
+
+# --- sources --------------------------------------------------------------------------------
+
+class Source:
+    """Files of one GitHub repository at one pinned commit, from the mirror or a blobless clone."""
+
+    def __init__(self, key):
+        self.slug, self.commit = PINS[key]
+        name = self.slug.replace("/", "+")
+        self.git_dir = os.path.join(mirror_root, name, "repo")
+        if not self.has_commit():
+            self.git_dir = self.clone(os.path.join(work, "cache", name))
+
+    def has_commit(self):
+        return os.path.isdir(self.git_dir) and run(
+            ["git", "--git-dir", self.git_dir, "cat-file", "-e", self.commit + "^{commit}"]).returncode == 0
+
+    def clone(self, into):
+        git_dir = os.path.join(into, ".git")
+        if not os.path.isdir(git_dir):
+            r = run(["git", "clone", "-q", "--filter=blob:none", "--no-checkout",
+                     f"https://github.com/{self.slug}", into], text=True, timeout=1800)
+            if r.returncode != 0:
+                raise Skip(f"no mirror of {self.slug} and clone failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+        self.git_dir = git_dir
+        if not self.has_commit():  # a pinned commit off the default branch
+            run(["git", "-C", into, "fetch", "-q", "origin", self.commit], timeout=1800)
+        # Checking out fetches the commit's blobs in one go, so `git show` below stays local.
+        r = run(["git", "-C", into, "checkout", "-q", "--detach", self.commit], text=True, timeout=1800)
+        if r.returncode != 0:
+            raise Skip(f"{self.slug}@{self.commit[:12]} not available: {r.stderr.strip()[-200:]}")
+        return git_dir
+
+    def ls(self, prefix):
+        out = run(["git", "--git-dir", self.git_dir, "ls-tree", "-r", "--name-only", self.commit, "--", prefix],
+                  text=True, check=True).stdout
+        return out.splitlines()
+
+    def show(self, path):
+        """The file's bytes (bytes, not text: a sample is written back exactly as stored)."""
+        return run(["git", "--git-dir", self.git_dir, "show", f"{self.commit}:{path}"], check=True).stdout
+
+    def text(self, path):
+        return self.show(path).decode("utf-8", "replace")
+
+
+def sample(path, cwe, label, data, origin, **extra):
+    """One file to screen: its path in the throw-away repo, task CWE, 'pos' or 'neg', content."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return dict(path=path, cwe=cwe, label=label, data=data, origin=origin, **extra)
+
+
+def load_benchmarkpython():
+    src = Source("benchmarkpython")
+    labels = {}
+    for row in csv.reader(io.StringIO(src.text("expectedresults-0.1.csv"))):
+        if row and not row[0].startswith("#"):
+            labels[row[0].strip()] = (row[2].strip() == "true", int(row[3]))
+    samples = []
+    for p in src.ls("testcode"):
+        m = re.fullmatch(r"testcode/(BenchmarkTest\d+)\.py", p)
+        if m and m.group(1) in labels:
+            real, cwe = labels[m.group(1)]
+            samples.append(sample(f"samples/CWE-{cwe}_{m.group(1)}.py", cwe, "pos" if real else "neg",
+                                  src.show(p), p))
+    # The tests import their app's helpers (helpers.utils, …) and declared packages (flask, …):
+    # the base holds them, unchanged, so L1 resolves those imports and only the tests are screened.
+    context = {p: src.show(p) for p in src.ls("helpers") if p.endswith(".py")}
+    context["requirements.txt"] = src.show("requirements.txt")
+    return samples, context, src
+
+
+def load_sven():
+    src = Source("sven")
+    samples = []
+    for p in sorted(src.ls("data_train_val")):
+        m = re.fullmatch(r"data_train_val/(train|val)/cwe-(\d+)\.jsonl", p)
+        if not m:
+            continue
+        split, cwe = m.group(1), int(m.group(2))
+        recs = [json.loads(line) for line in src.text(p).splitlines() if line.strip()]
+        # SVEN has no language field: the record's file_name says which are Python.
+        py = [r for r in recs if r["file_name"].endswith(".py")]
+        for i, r in enumerate(py):
+            pid = f"{split}{i:03d}"
+            origin = f"{p}#{i} {r['commit_link']} {r['file_name']}:{r['func_name']}"
+            # Methods come indented as in their class; dedented, each function is a module of its own.
+            for label, key, tag in (("pos", "func_src_before", "before"), ("neg", "func_src_after", "after")):
+                samples.append(sample(f"samples/CWE-{cwe}_{pid}_{tag}.py", cwe, label,
+                                      textwrap.dedent(r[key]).rstrip("\n") + "\n", origin, pair=f"{cwe}-{pid}"))
+    return samples, {}, src
+
+
+def rule_cwes(text):
+    """The CWE numbers a Semgrep rule file's metadata lists, in order."""
+    found = []
+    if yaml is not None:
+        try:
+            for rule in (yaml.safe_load(text) or {}).get("rules", []):
+                cwe = (rule.get("metadata") or {}).get("cwe") or []
+                for entry in [cwe] if isinstance(cwe, str) else cwe:
+                    found += [int(n) for n in re.findall(r"CWE-(\d+)", str(entry))]
+            return found
+        except yaml.YAMLError:
+            pass  # fall back to the regex, which reads the same metadata lines
+    return [int(n) for n in re.findall(r"CWE-(\d+)", text)]
+
+
+def load_semgrep():
+    src = Source("semgrep")
+    paths = set(src.ls("python"))
+    samples = []
+    for p in sorted(paths):
+        if not p.endswith(".py") or p[:-3] + ".yaml" not in paths:
+            continue
+        hits = [c for c in rule_cwes(src.text(p[:-3] + ".yaml")) if c in SEMGREP_CWES]
+        if not hits:
+            continue
+        data = src.show(p)
+        if re.search(rb"^\s*#\s*ruleid:", data, re.M):  # no ruleid line: nothing insecure to find
+            sid = p[len("python/"):-3].replace("/", "__")
+            samples.append(sample(f"samples/CWE-{hits[0]}_{sid}.py", hits[0], "pos", data, p))
+    return samples, {}, src
+
+
+def load_control():
+    samples, sources = [], []
+    for key, roots, skip in (("pip", ["src/pip/"], "src/pip/_vendor/"), ("requests", ["src/requests/", "requests/"], None)):
+        src = Source(key)
+        sources.append(src)
+        for root in roots:
+            files = [p for p in src.ls(root) if p.endswith(".py") and not (skip and p.startswith(skip))]
+            if files:  # requests moved to src/ once; take whichever layout the commit has
+                samples += [sample(p, None, "neg", src.show(p), f"{key}:{p}", project=key) for p in files]
+                break
+    return samples, {}, sources
+
+
+def load_cyberseceval():
+    src = Source("cyberseceval")
+    samples, seen = [], set()
+    base = "CybersecurityBenchmarks/datasets/"
+    names = [p for p in src.ls(base) if re.search(r"/(autocomplete|instruct)/[^/]*\.json$", p)]
+    for p in sorted(names):
+        tag = os.path.basename(p)[:-5]
+        for e in json.loads(src.text(p)):
+            if e.get("language") != "python":
+                continue
+            m = re.search(r"(\d+)", str(e.get("cwe_identifier", "")))
+            code = e.get("origin_code") or ""
+            # autocomplete and instruct share the same snippets: each counts once
+            if not m or not code.strip() or (code, m.group(1)) in seen:
+                continue
+            seen.add((code, m.group(1)))
+            cwe = int(m.group(1))
+            samples.append(sample(f"samples/CWE-{cwe}_{tag}-{e['prompt_id']}.py", cwe, "pos",
+                                  textwrap.dedent(code).rstrip("\n") + "\n",
+                                  f"{p}#{e['prompt_id']} {e.get('repo', '')}/{e.get('file_path', '')}"))
+    return samples, {}, src
+
+
+LOADERS = {"benchmarkpython": load_benchmarkpython, "sven": load_sven, "semgrep": load_semgrep,
+           "control": load_control, "cyberseceval": load_cyberseceval}
+
+
+# --- repositories and screening -------------------------------------------------------------
+
+def git(repo, *a):
+    env = dict(os.environ, GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@example.com",
+               GIT_COMMITTER_NAME="Bench", GIT_COMMITTER_EMAIL="bench@example.com")
+    subprocess.run(["git", "-C", repo, *a], env=env, check=True, capture_output=True)
+
+
+def write(repo, files):
+    for path, data in files.items():
+        p = os.path.join(repo, path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+
+
+def build(name, samples, context):
+    """Base: a README (and the context the samples import); tip: the samples."""
+    repo = os.path.join(work, "repos", name)
+    subprocess.run(["rm", "-rf", repo], check=True)
+    os.makedirs(repo)
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"README.md": f"# {name}\nThrow-away repository of bench/heldout.py.\n".encode(), **context})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    write(repo, {s["path"]: s["data"] for s in samples})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "samples")
+    return repo
+
+
+bandit_status = {}
+
+
+def screen(repo, extra):
+    """One `git sage screen` run; its files by path."""
+    r = run([bin_, "-C", repo, "screen", "HEAD", "--base", "HEAD~1", "--format", "json", "-q", *extra], text=True)
+    if r.returncode != 0:
+        raise Skip(f"git sage screen {' '.join(extra)} failed: {r.stderr.strip()[-300:]}")
+    doc = json.loads(r.stdout)
+    bandit_status[f"{doc['bandit']['status']} ({doc['bandit'].get('detail', '')})"] = True
+    return {f["path"]: f for f in doc["files"] if f["status"] != "deleted"}
+
+
+def flagged(f):
+    return bool(f and (f.get("l2", {}).get("flagged") or f.get("l3", {}).get("flagged")))
+
+
+def summary(f):
+    """What a file's report says, kept per file in heldout.json and for --list."""
+    if f is None:  # screen did not report it: counted as not flagged
+        return dict(missing=True, flagged=False)
+    l3 = f.get("l3", {})
+    return dict(flagged=flagged(f), l0=bool(f.get("l0", {}).get("ok")),
+                l0_error=f.get("l0", {}).get("error"), l2=bool(f.get("l2", {}).get("flagged")),
+                l3=bool(l3.get("flagged")), score=l3.get("score"),
+                sinks=[h["id"] for h in l3.get("sinks", [])], candidate=bool(f.get("candidate")))
+
+
+def screen_set(name, samples, context, cwes_for_all):
+    """Per file: the report with its task CWE, without CWE, and (control) with each CWE."""
+    repo = build(name, samples, context)
+    by_cwe = {}
+    for cwe in sorted({s["cwe"] for s in samples if s["cwe"] is not None}):
+        by_cwe.update(screen(repo, ["--cwe", str(cwe), "--", f"samples/CWE-{cwe}_*"]))
+    plain = screen(repo, [])
+    # The negative control has no task: it is screened whole under each CWE the positives have,
+    # the false-alarm rate a team would see whichever task the agent had.
+    every = {cwe: screen(repo, ["--cwe", str(cwe)]) for cwe in cwes_for_all}
+    for s in samples:
+        s["with"] = summary(by_cwe.get(s["path"])) if s["cwe"] is not None else None
+        s["without"] = summary(plain.get(s["path"]))
+        s["every"] = {c: flagged(doc.get(s["path"])) for c, doc in every.items()}
+
+
+# --- figures --------------------------------------------------------------------------------
+
+def pct(k, n):
+    return 100.0 * k / n if n else 0.0
+
+
+def cell(k, n):
+    return f"{k:>4} {pct(k, n):>3.0f}%" if n else f"{'–':>9}"
+
+
+def pos_figures(group):
+    n = len(group)
+    return dict(n=n,
+                l0=sum(s["with"]["l0"] if not s["with"].get("missing") else 0 for s in group),
+                with_cwe=sum(s["with"]["flagged"] for s in group),
+                without=sum(s["without"]["flagged"] for s in group),
+                l3_only=sum(s["with"].get("l3", False) and not s["with"].get("l2", False) for s in group),
+                candidates=sum(s["with"].get("candidate", False) for s in group))
+
+
+def print_pos_table(samples):
+    print(f"  {'positives':12} {'n':>5} {'L0 pass':>9} {'flag CWE':>9} {'flag none':>9} {'L3-only':>9} {'cand.':>9}")
+    rows = {}
+    cwes = sorted({s["cwe"] for s in samples})
+    for key, group in [(f"CWE-{c}", [s for s in samples if s["cwe"] == c]) for c in cwes] + [("all", samples)]:
+        fig = rows[key] = pos_figures(group)
+        n = fig["n"]
+        print(f"  {key:12} {n:>5} " + " ".join(cell(fig[k], n) for k in ("l0", "with_cwe", "without", "l3_only", "candidates")))
+    return rows
+
+
+def print_neg_table(samples):
+    print(f"  {'negatives':12} {'n':>5} {'flag CWE':>9} {'flag none':>9}")
+    rows = {}
+    cwes = sorted({s["cwe"] for s in samples})
+    for key, group in [(f"CWE-{c}", [s for s in samples if s["cwe"] == c]) for c in cwes] + [("all", samples)]:
+        n = len(group)
+        fig = rows[key] = dict(n=n, with_cwe=sum(s["with"]["flagged"] for s in group),
+                               without=sum(s["without"]["flagged"] for s in group))
+        print(f"  {key:12} {n:>5} {cell(fig['with_cwe'], n)} {cell(fig['without'], n)}")
+    return rows
+
+
+def control_figures(group, cwes):
+    n = len(group)
+    per = {c: sum(s["every"][c] for s in group) for c in cwes}
+    worst = max(per, key=per.get) if per else None
+    return dict(n=n, without=sum(s["without"]["flagged"] for s in group),
+                with_mean_pct=sum(pct(k, n) for k in per.values()) / len(per) if per else None,
+                with_max_pct=pct(per[worst], n) if per else None, with_max_cwe=worst,
+                with_94=per.get(94), per_cwe=per)
+
+
+def print_control_table(samples, cwes):
+    print(f"  {'negatives':12} {'n':>5} {'flag none':>9} {'CWE mean':>9} {'CWE max':>15} {'--cwe 94':>9}")
+    rows = {}
+    for key, group in [(p, [s for s in samples if s["project"] == p]) for p in ("pip", "requests")] + [("all", samples)]:
+        f = rows[key] = control_figures(group, cwes)
+        n = f["n"]
+        mean = f"{f['with_mean_pct']:>8.1f}%" if f["with_mean_pct"] is not None else f"{'–':>9}"
+        mx = f"{f['with_max_pct']:>5.1f}% (CWE-{f['with_max_cwe']})" if f["with_max_cwe"] else f"{'–':>15}"
+        c94 = cell(f["with_94"], n) if f["with_94"] is not None else f"{'–':>9}"
+        print(f"  {key:12} {n:>5} {cell(f['without'], n)} {mean} {mx:>15} {c94}")
+    print(f"  (with CWE: the whole control screened under each of {len(cwes)} CWEs of the held-out positives)")
+    return rows
+
+
+def per_file(samples):
+    out = {}
+    for s in samples:
+        d = dict(label=s["label"], cwe=s["cwe"], origin=s["origin"], flagged_without=s["without"]["flagged"])
+        if s["with"] is not None:
+            d["flagged_with_cwe"] = s["with"]["flagged"]
+        if s["every"]:
+            d["flagged_by_cwe"] = {str(c): v for c, v in s["every"].items()}
+        out[s["path"]] = d
+    return out
+
+
+def list_files(name, samples):
+    if name != "cyberseceval":
+        print(f"\nWARNING: {name} is HELD OUT. This listing is for reporting, not tuning: changing the"
+              " tables to fix these files makes its figures meaningless as a held-out measurement.")
+    else:
+        print(f"\n{name} is the development set: tuning on this listing is allowed.")
+    print(f"\n{TITLES[name]}: positives not flagged with their task CWE, negatives flagged")
+
+    def line(s, rep, note=""):
+        print(f"  {s['label']} {s['path']}{note}: R {rep.get('score')} sinks {rep.get('sinks', [])}"
+              f" L2 {rep.get('l2')} L0 {'ok' if rep.get('l0') else rep.get('l0_error')}  <- {s['origin']}")
+
+    for s in samples:
+        if s["label"] == "pos" and not s["with"]["flagged"]:
+            line(s, s["with"])
+        elif s["label"] == "neg" and s["with"] is not None and s["with"]["flagged"]:
+            line(s, s["with"], " (with its CWE)")
+        elif s["label"] == "neg" and s["with"] is None and (s["without"]["flagged"] or any(s["every"].values())):
+            by = [c for c, v in s["every"].items() if v]
+            line(s, s["without"], f" (no CWE: {s['without']['flagged']}; flagged under CWE {by})")
+
+
+# --- main -----------------------------------------------------------------------------------
+
+started = time.time()
+names = HELD_OUT + ["control"] + (["cyberseceval"] if dev else [])
+loaded, report, skipped = {}, {"bin": bin_, "pins": {k: dict(repo=r, commit=c) for k, (r, c) in PINS.items()},
+                               "sets": {}}, []
+for name in names:
+    try:
+        samples, context, src = LOADERS[name]()
+        if not samples:
+            raise Skip("no samples found at the pinned commit")
+        loaded[name] = (samples, context, src)
+    except (Skip, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        skipped.append(name)
+        print(f"skipped: {name} ({e})")
+
+# The control runs under each CWE that the held-out positives have (dev CWEs stay out, so the
+# held-out figure does not move with --dev).
+positive_cwes = sorted({s["cwe"] for n in HELD_OUT if n in loaded for s in loaded[n][0] if s["label"] == "pos"})
+for name in list(loaded):
+    samples, context, _ = loaded[name]
+    try:
+        screen_set(name, samples, context, positive_cwes if name == "control" else [])
+    except Skip as e:
+        del loaded[name]
+        skipped.append(name)
+        print(f"skipped: {name} ({e})")
+
+print(f"git sage screen: {bin_}")
+print(f"Bandit: {', '.join(bandit_status) or 'not run'}")
+print("flag CWE: flagged (L2 or L3) when screened with the task's CWE (--cwe N -- samples/CWE-N_*);"
+      " flag none: one run without a CWE; L3-only: flagged by L3 and not L2, with the CWE;"
+      " cand.: candidate (L0, L1 pass and flagged), with the CWE")
+
+
+def section(heading, members):
+    for name in members:
+        if name not in loaded:
+            continue
+        samples, _, src = loaded[name]
+        srcs = src if isinstance(src, list) else [src]
+        pins = ", ".join(f"{s.slug}@{s.commit[:12]}" for s in srcs)
+        print(f"\n== {TITLES[name]} — {pins}")
+        entry = report["sets"][name] = dict(role=heading, files=per_file(samples))
+        pos = [s for s in samples if s["label"] == "pos"]
+        neg = [s for s in samples if s["label"] == "neg"]
+        if name == "control":
+            entry["negatives"] = print_control_table(neg, positive_cwes)
+            continue
+        entry["positives"] = print_pos_table(pos)
+        if neg:
+            print("  (the set's own negatives, for information)")
+            entry["negatives"] = print_neg_table(neg)
+        if name == "sven":
+            pairs = {}
+            for s in samples:
+                pairs.setdefault(s["pair"], {})[s["label"]] = s["with"]["flagged"]
+            apart = sum(1 for p in pairs.values() if p.get("pos") and not p.get("neg"))
+            both = sum(1 for p in pairs.values() if p.get("pos") and p.get("neg"))
+            entry["pairs"] = dict(n=len(pairs), before_only=apart, both=both)
+            print(f"  pairs (with CWE): {len(pairs)}; before flagged and after not {cell(apart, len(pairs))};"
+                  f" both flagged {cell(both, len(pairs))}")
+
+
+print("\n######## HELD OUT — never tuned on ########")
+section("held out", HELD_OUT + ["control"])
+
+pooled = [s for n in HELD_OUT if n in loaded for s in loaded[n][0] if s["label"] == "pos"]
+print(f"\n== overall held-out (positives of {', '.join(n for n in HELD_OUT if n in loaded) or 'no set'} pooled)")
+overall = {}
+if pooled:
+    n = len(pooled)
+    w, wo = sum(s["with"]["flagged"] for s in pooled), sum(s["without"]["flagged"] for s in pooled)
+    overall.update(n=n, with_cwe=w, without=wo)
+    print(f"  positives flagged with task CWE: {w}/{n} = {pct(w, n):.1f}%  (target ≥ {TARGETS['with']:.0f}%:"
+          f" {'met' if pct(w, n) >= TARGETS['with'] else 'NOT met'})")
+    print(f"  positives flagged without CWE:   {wo}/{n} = {pct(wo, n):.1f}%  (target ≥ {TARGETS['without']:.0f}%:"
+          f" {'met' if pct(wo, n) >= TARGETS['without'] else 'NOT met'})")
+if "control" in loaded:
+    ctl = loaded["control"][0]
+    f = control_figures(ctl, positive_cwes)
+    overall["control"] = {k: v for k, v in f.items() if k != "per_cwe"}
+    print(f"  ordinary code flagged, no CWE:   {f['without']}/{f['n']} = {pct(f['without'], f['n']):.1f}%  (target ≤"
+          f" {TARGETS['ordinary']:.0f}%: {'met' if pct(f['without'], f['n']) <= TARGETS['ordinary'] else 'NOT met'})")
+    if f["with_mean_pct"] is not None:
+        print(f"  ordinary code flagged with a CWE: mean {f['with_mean_pct']:.1f}%, max {f['with_max_pct']:.1f}%"
+              f" (CWE-{f['with_max_cwe']})" + (f", --cwe 94 {pct(f['with_94'], f['n']):.1f}%" if f["with_94"] is not None else ""))
+report["overall_held_out"] = overall
+
+if dev:
+    print("\n######## DEVELOPMENT set — tuning allowed (not a held-out figure) ########")
+    section("development", ["cyberseceval"])
+
+report.update(skipped=skipped, seconds=round(time.time() - started, 1))
+with open(os.path.join(work, "heldout.json"), "w") as out:
+    json.dump(report, out, indent=1, sort_keys=True)
+print(f"\nwrote {os.path.join(work, 'heldout.json')}; {time.time() - started:.0f} s")
+
+if list_set:
+    if list_set in loaded:
+        list_files(list_set, loaded[list_set][0])
+    else:
+        print(f"\n--list {list_set}: the set was not measured in this run" + ("" if dev or list_set != "cyberseceval" else " (needs --dev)"))
