@@ -782,6 +782,10 @@ mod tests {
         ),
         ("def system(x):\n    pass\nsystem(y)\n", "os-command"),
         (
+            "import logging\ndef f(path):\n    logging.info('reading %s', path)\n",
+            "log-from-input",
+        ),
+        (
             "def randint(a, b):\n    return a\ntoken = randint(1, 2)\n",
             "insecure-random",
         ),
