@@ -1166,23 +1166,18 @@ turns:
         let t = Tokenizer::O200k;
         let schema = t.count(&schema_text());
         let tokens = |p: &Prompt| t.count(&p.text()) + overhead(schema);
-        let counted = r.with_budget(Some(budget), Some(t));
-        let largest = counted
-            .prefixes(&views, &turns)
-            .unwrap()
-            .iter()
-            .map(|(p, _)| tokens(p))
-            .max()
-            .unwrap();
+        let largest_with = |tokenizer: Option<Tokenizer>| {
+            r.with_budget(Some(budget), tokenizer)
+                .prefixes(&views, &turns)
+                .unwrap()
+                .iter()
+                .map(|(p, _)| tokens(p))
+                .max()
+                .unwrap()
+        };
+        let largest = largest_with(Some(t));
         assert!(largest <= budget as u64, "{largest} tokens");
-        let by_bytes = r.with_budget(Some(budget), None);
-        let largest = by_bytes
-            .prefixes(&views, &turns)
-            .unwrap()
-            .iter()
-            .map(|(p, _)| tokens(p))
-            .max()
-            .unwrap();
+        let largest = largest_with(None);
         assert!(largest > budget as u64, "bytes alone kept it: {largest}");
     }
 
