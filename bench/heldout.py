@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Measures `git sage screen` on data its tables were NOT tuned on (held out), plus, with --dev,
-on the development set (CyberSecEval), where tuning is allowed.
+"""Measures `git sage screen` on data its tables were NOT tuned on, split into halves:
 
-Held out — never tuned on:
+  dev    half: tuning allowed (its files may be listed and read);
+  report half: never tuned on, never listed; the figures the targets are judged on.
+
+Each set is split by a hash of a key that keeps related samples together:
   1. BenchmarkPython (OWASP): testcode/BenchmarkTestNNNNN.py, labelled by expectedresults-0.1.csv;
-     true = insecure positive with its CWE, false = the set's own negative (flag rate reported).
+     true = insecure positive with its CWE, false = the set's own negative. Key: the test's name.
   2. SVEN (eth-sri): Python functions before (positive) and after (paired negative) a CVE fix.
+     Key: the fix's commit (functions of one commit stay in one half).
   3. Semgrep rule tests: python/**/X.py next to a rule X.yaml listing CWE-918, -327 or -798;
-     a positive when it has a `# ruleid:` line.
-  4. Negative control: ordinary reviewed code, pip's src/pip/ (without _vendor/) and requests.
-Development (--dev): 5. CyberSecEval (PurpleLlama) Python origin_code snippets with their CWE.
+     a positive when it has a `# ruleid:` line. Key: the file's path.
+  4. Negative control, ordinary reviewed code: pip's src/pip/ (without _vendor/) and requests are
+     the dev half (their flagged files were read while tuning); pytest's src/ and Twisted's
+     src/twisted/ (without its tests) are the report half.
+With --dev also CyberSecEval (PurpleLlama) Python origin_code snippets, all development.
 
 Every source is read from a bare mirror ($SAGE_MIRROR/OWNER+NAME/repo, default /work/.mirror) at
 a pinned commit, or, when the mirror lacks it, from a blobless clone in WORK_DIR/cache; a set
@@ -18,12 +23,14 @@ whose source cannot be had is printed as "skipped". Each set becomes a throw-awa
 `--cwe N -- samples/CWE-N_*` and once without a CWE, as bench/securityeval.py does. A file is
 flagged when l2.flagged or l3.flagged (an absent layer counts as not flagged).
 
-Prints one table per set and an overall held-out block with the targets; writes every figure and
-each file's flagged booleans to WORK_DIR/heldout.json so two runs can be diffed.
+Prints one table per set and half and a pooled block per half with the targets; writes every
+figure and each file's flagged booleans to WORK_DIR/heldout.json so two runs can be diffed.
 
-usage: heldout.py BIN WORK_DIR [--dev] [--list SET]
-  SET: benchmarkpython, sven, semgrep, control, cyberseceval"""
+usage: heldout.py BIN WORK_DIR [--dev] [--only-dev] [--list SET]
+  --only-dev: screen and print the dev half alone (a tuning loop that never sees the report half)
+  SET: benchmarkpython, sven, semgrep, control, cyberseceval (lists the dev half only)"""
 import csv
+import hashlib
 import io
 import json
 import os
@@ -45,11 +52,14 @@ PINS = {
     "semgrep": ("semgrep/semgrep-rules", "157ae4706d7f54aa33647332f234dd68f30da195"),
     "pip": ("pypa/pip", "6d309205789d368b2749d93fd6193d584811efd5"),
     "requests": ("psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e"),
+    "pytest": ("pytest-dev/pytest", "df87db7b0462fb764ef73fa00561adf8ad047572"),
+    "twisted": ("twisted/twisted", "64661601a1e492a9448ac1011deb9cd9467a9e30"),
     "cyberseceval": ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38"),
 }
 HELD_OUT = ["benchmarkpython", "sven", "semgrep"]  # the positive sets pooled in "overall"
 TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes, before/after)",
-          "semgrep": "Semgrep rule tests (CWE-918/327/798)", "control": "Negative control (pip, requests)",
+          "semgrep": "Semgrep rule tests (CWE-918/327/798)",
+          "control": "Negative control (dev: pip, requests; report: pytest, twisted)",
           "cyberseceval": "CyberSecEval (PurpleLlama)"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
@@ -59,6 +69,7 @@ if len(args) < 2 or args[0].startswith("-") or args[1].startswith("-"):
     sys.exit(__doc__)
 bin_, work = os.path.abspath(args[0]), os.path.abspath(args[1])
 dev = "--dev" in args
+only_dev = "--only-dev" in args
 list_set = args[args.index("--list") + 1] if "--list" in args and args.index("--list") + 1 < len(args) else None
 if "--list" in args and list_set not in TITLES:
     sys.exit(f"--list takes one of: {', '.join(TITLES)}")
@@ -119,11 +130,20 @@ class Source:
         return self.show(path).decode("utf-8", "replace")
 
 
-def sample(path, cwe, label, data, origin, **extra):
+HALVES = ("dev", "report")
+CONTROL_HALF = {"pip": "dev", "requests": "dev", "pytest": "report", "twisted": "report"}
+
+
+def half_of(key):
+    """'dev' or 'report', fixed by the key's hash: the same split in every run and on every machine."""
+    return HALVES[hashlib.sha256(key.encode("utf-8")).digest()[0] & 1]
+
+
+def sample(path, cwe, label, data, origin, half, **extra):
     """One file to screen: its path in the throw-away repo, task CWE, 'pos' or 'neg', content."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    return dict(path=path, cwe=cwe, label=label, data=data, origin=origin, **extra)
+    return dict(path=path, cwe=cwe, label=label, data=data, origin=origin, half=half, **extra)
 
 
 def load_benchmarkpython():
@@ -138,7 +158,7 @@ def load_benchmarkpython():
         if m and m.group(1) in labels:
             real, cwe = labels[m.group(1)]
             samples.append(sample(f"samples/CWE-{cwe}_{m.group(1)}.py", cwe, "pos" if real else "neg",
-                                  src.show(p), p))
+                                  src.show(p), p, half_of(m.group(1))))
     # The tests import their app's helpers (helpers.utils, …) and declared packages (flask, …):
     # the base holds them, unchanged, so L1 resolves those imports and only the tests are screened.
     context = {p: src.show(p) for p in src.ls("helpers") if p.endswith(".py")}
@@ -163,7 +183,8 @@ def load_sven():
             # Methods come indented as in their class; dedented, each function is a module of its own.
             for label, key, tag in (("pos", "func_src_before", "before"), ("neg", "func_src_after", "after")):
                 samples.append(sample(f"samples/CWE-{cwe}_{pid}_{tag}.py", cwe, label,
-                                      textwrap.dedent(r[key]).rstrip("\n") + "\n", origin, pair=f"{cwe}-{pid}"))
+                                      textwrap.dedent(r[key]).rstrip("\n") + "\n", origin,
+                                      half_of(r["commit_link"]), pair=f"{cwe}-{pid}"))
     return samples, {}, src
 
 
@@ -195,19 +216,21 @@ def load_semgrep():
         data = src.show(p)
         if re.search(rb"^\s*#\s*ruleid:", data, re.M):  # no ruleid line: nothing insecure to find
             sid = p[len("python/"):-3].replace("/", "__")
-            samples.append(sample(f"samples/CWE-{hits[0]}_{sid}.py", hits[0], "pos", data, p))
+            samples.append(sample(f"samples/CWE-{hits[0]}_{sid}.py", hits[0], "pos", data, p, half_of(p)))
     return samples, {}, src
 
 
 def load_control():
     samples, sources = [], []
-    for key, roots, skip in (("pip", ["src/pip/"], "src/pip/_vendor/"), ("requests", ["src/requests/", "requests/"], None)):
+    for key, roots, skip in (("pip", ["src/pip/"], "src/pip/_vendor/"), ("requests", ["src/requests/", "requests/"], None),
+                             ("pytest", ["src/"], None), ("twisted", ["src/twisted/"], "/test/")):
         src = Source(key)
         sources.append(src)
         for root in roots:
-            files = [p for p in src.ls(root) if p.endswith(".py") and not (skip and p.startswith(skip))]
+            files = [p for p in src.ls(root) if p.endswith(".py") and not (skip and skip in p)]
             if files:  # requests moved to src/ once; take whichever layout the commit has
-                samples += [sample(p, None, "neg", src.show(p), f"{key}:{p}", project=key) for p in files]
+                samples += [sample(f"{key}/{p}", None, "neg", src.show(p), f"{key}:{p}", CONTROL_HALF[key],
+                                   project=key) for p in files]
                 break
     return samples, {}, sources
 
@@ -231,7 +254,7 @@ def load_cyberseceval():
             cwe = int(m.group(1))
             samples.append(sample(f"samples/CWE-{cwe}_{tag}-{e['prompt_id']}.py", cwe, "pos",
                                   textwrap.dedent(code).rstrip("\n") + "\n",
-                                  f"{p}#{e['prompt_id']} {e.get('repo', '')}/{e.get('file_path', '')}"))
+                                  f"{p}#{e['prompt_id']} {e.get('repo', '')}/{e.get('file_path', '')}", "dev"))
     return samples, {}, src
 
 
@@ -370,7 +393,8 @@ def control_figures(group, cwes):
 def print_control_table(samples, cwes):
     print(f"  {'negatives':12} {'n':>5} {'flag none':>9} {'CWE mean':>9} {'CWE max':>15} {'--cwe 94':>9}")
     rows = {}
-    for key, group in [(p, [s for s in samples if s["project"] == p]) for p in ("pip", "requests")] + [("all", samples)]:
+    projects = sorted({s["project"] for s in samples}, key=list(CONTROL_HALF).index)
+    for key, group in [(p, [s for s in samples if s["project"] == p]) for p in projects] + [("all", samples)]:
         f = rows[key] = control_figures(group, cwes)
         n = f["n"]
         mean = f"{f['with_mean_pct']:>8.1f}%" if f["with_mean_pct"] is not None else f"{'–':>9}"
@@ -384,7 +408,8 @@ def print_control_table(samples, cwes):
 def per_file(samples):
     out = {}
     for s in samples:
-        d = dict(label=s["label"], cwe=s["cwe"], origin=s["origin"], flagged_without=s["without"]["flagged"])
+        d = dict(label=s["label"], cwe=s["cwe"], origin=s["origin"], half=s["half"],
+                 flagged_without=s["without"]["flagged"])
         if s["with"] is not None:
             d["flagged_with_cwe"] = s["with"]["flagged"]
         if s["every"]:
@@ -394,12 +419,11 @@ def per_file(samples):
 
 
 def list_files(name, samples):
-    if name != "cyberseceval":
-        print(f"\nWARNING: {name} is HELD OUT. This listing is for reporting, not tuning: changing the"
-              " tables to fix these files makes its figures meaningless as a held-out measurement.")
-    else:
-        print(f"\n{name} is the development set: tuning on this listing is allowed.")
-    print(f"\n{TITLES[name]}: positives not flagged with their task CWE, negatives flagged")
+    """The dev half's misses and false alarms; the report half is never listed, so that no one
+    tunes on it by accident."""
+    samples = [s for s in samples if s["half"] == "dev"]
+    print(f"\n{TITLES[name]}, dev half (tuning allowed; the report half is not listed):"
+          " positives not flagged with their task CWE, negatives flagged")
 
     def line(s, rep, note=""):
         print(f"  {s['label']} {s['path']}{note}: R {rep.get('score')} sinks {rep.get('sinks', [])}"
@@ -424,6 +448,8 @@ loaded, report, skipped = {}, {"bin": bin_, "pins": {k: dict(repo=r, commit=c) f
 for name in names:
     try:
         samples, context, src = LOADERS[name]()
+        if only_dev:
+            samples = [s for s in samples if s["half"] == "dev"]
         if not samples:
             raise Skip("no samples found at the pinned commit")
         loaded[name] = (samples, context, src)
@@ -455,10 +481,14 @@ def section(heading, members):
         if name not in loaded:
             continue
         samples, _, src = loaded[name]
+        if heading in HALVES:
+            samples = [s for s in samples if s["half"] == heading]
+            if not samples:
+                continue
         srcs = src if isinstance(src, list) else [src]
         pins = ", ".join(f"{s.slug}@{s.commit[:12]}" for s in srcs)
-        print(f"\n== {TITLES[name]} — {pins}")
-        entry = report["sets"][name] = dict(role=heading, files=per_file(samples))
+        print(f"\n== {TITLES[name]}, {heading} — {pins}")
+        entry = report["sets"].setdefault(name, {})[heading] = dict(files=per_file(samples))
         pos = [s for s in samples if s["label"] == "pos"]
         neg = [s for s in samples if s["label"] == "neg"]
         if name == "control":
@@ -479,30 +509,36 @@ def section(heading, members):
                   f" both flagged {cell(both, len(pairs))}")
 
 
-print("\n######## HELD OUT — never tuned on ########")
-section("held out", HELD_OUT + ["control"])
+def pooled(half, members):
+    """The positives of the held-out sets and the control, pooled, against the targets."""
+    pos = [s for n in members if n in loaded for s in loaded[n][0] if s["label"] == "pos" and s["half"] == half]
+    print(f"\n== {half} half, pooled (positives of {', '.join(n for n in members if n in loaded) or 'no set'})")
+    out = {}
+    if pos:
+        n = len(pos)
+        w, wo = sum(s["with"]["flagged"] for s in pos), sum(s["without"]["flagged"] for s in pos)
+        out.update(n=n, with_cwe=w, without=wo)
+        print(f"  positives flagged with task CWE: {w}/{n} = {pct(w, n):.1f}%  (target ≥ {TARGETS['with']:.0f}%:"
+              f" {'met' if pct(w, n) >= TARGETS['with'] else 'NOT met'})")
+        print(f"  positives flagged without CWE:   {wo}/{n} = {pct(wo, n):.1f}%  (target ≥ {TARGETS['without']:.0f}%:"
+              f" {'met' if pct(wo, n) >= TARGETS['without'] else 'NOT met'})")
+    if "control" in loaded:
+        ctl = [s for s in loaded["control"][0] if s["half"] == half]
+        f = control_figures(ctl, positive_cwes)
+        out["control"] = {k: v for k, v in f.items() if k != "per_cwe"}
+        print(f"  ordinary code flagged, no CWE:   {f['without']}/{f['n']} = {pct(f['without'], f['n']):.1f}%  (target ≤"
+              f" {TARGETS['ordinary']:.0f}%: {'met' if pct(f['without'], f['n']) <= TARGETS['ordinary'] else 'NOT met'})")
+        if f["with_mean_pct"] is not None:
+            print(f"  ordinary code flagged with a CWE: mean {f['with_mean_pct']:.1f}%, max {f['with_max_pct']:.1f}%"
+                  f" (CWE-{f['with_max_cwe']})" + (f", --cwe 94 {pct(f['with_94'], f['n']):.1f}%" if f["with_94"] is not None else ""))
+    return out
 
-pooled = [s for n in HELD_OUT if n in loaded for s in loaded[n][0] if s["label"] == "pos"]
-print(f"\n== overall held-out (positives of {', '.join(n for n in HELD_OUT if n in loaded) or 'no set'} pooled)")
-overall = {}
-if pooled:
-    n = len(pooled)
-    w, wo = sum(s["with"]["flagged"] for s in pooled), sum(s["without"]["flagged"] for s in pooled)
-    overall.update(n=n, with_cwe=w, without=wo)
-    print(f"  positives flagged with task CWE: {w}/{n} = {pct(w, n):.1f}%  (target ≥ {TARGETS['with']:.0f}%:"
-          f" {'met' if pct(w, n) >= TARGETS['with'] else 'NOT met'})")
-    print(f"  positives flagged without CWE:   {wo}/{n} = {pct(wo, n):.1f}%  (target ≥ {TARGETS['without']:.0f}%:"
-          f" {'met' if pct(wo, n) >= TARGETS['without'] else 'NOT met'})")
-if "control" in loaded:
-    ctl = loaded["control"][0]
-    f = control_figures(ctl, positive_cwes)
-    overall["control"] = {k: v for k, v in f.items() if k != "per_cwe"}
-    print(f"  ordinary code flagged, no CWE:   {f['without']}/{f['n']} = {pct(f['without'], f['n']):.1f}%  (target ≤"
-          f" {TARGETS['ordinary']:.0f}%: {'met' if pct(f['without'], f['n']) <= TARGETS['ordinary'] else 'NOT met'})")
-    if f["with_mean_pct"] is not None:
-        print(f"  ordinary code flagged with a CWE: mean {f['with_mean_pct']:.1f}%, max {f['with_max_pct']:.1f}%"
-              f" (CWE-{f['with_max_cwe']})" + (f", --cwe 94 {pct(f['with_94'], f['n']):.1f}%" if f["with_94"] is not None else ""))
-report["overall_held_out"] = overall
+
+for half in HALVES[:1] if only_dev else HALVES:
+    print(f"\n######## {half.upper()} half — " + ("tuning allowed" if half == "dev" else "never tuned on, never listed")
+          + " ########")
+    section(half, HELD_OUT + ["control"])
+    report[f"pooled_{half}"] = pooled(half, HELD_OUT)
 
 if dev:
     print("\n######## DEVELOPMENT set — tuning allowed (not a held-out figure) ########")

@@ -105,6 +105,9 @@ pub(crate) struct Call {
     pub line: u32,
     pub end_line: u32,
     pub args: Vec<Arg>,
+    /// The object a method is called on (`p` of `p.open()`, `os.path` of `os.path.join(…)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<Arg>,
     /// Names around the call that say what its value is for: the names it is assigned to,
     /// the keyword or dictionary key it is given as, the functions it is inside
     /// (`reset_token = random.randint(…)`, `def make_password(): return random.choice(…)`).
@@ -117,6 +120,9 @@ pub(crate) struct Call {
 pub(crate) struct Ref {
     pub name: String,
     pub line: u32,
+    /// Its first name is bound nowhere in the file: a global whose import is elsewhere.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub free: bool,
 }
 
 /// Everything L1 and L3 need from a file.

@@ -15,7 +15,10 @@ use super::facts::{
 };
 
 /// Parses a file; the first syntax error ends it (L0).
-pub(crate) fn parse(src: &str, is_source: &dyn Fn(&str) -> bool) -> Result<Facts, ParseError> {
+pub(crate) fn parse(
+    src: &str,
+    is_source: &dyn Fn(&str, bool) -> bool,
+) -> Result<Facts, ParseError> {
     parse_with(src, is_source, &|_| false)
 }
 
@@ -23,7 +26,7 @@ pub(crate) fn parse(src: &str, is_source: &dyn Fn(&str) -> bool) -> Result<Facts
 /// tainted.
 pub(crate) fn parse_with(
     src: &str,
-    is_source: &dyn Fn(&str) -> bool,
+    is_source: &dyn Fn(&str, bool) -> bool,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Result<Facts, ParseError> {
     let r = read(src, is_source, is_sanitizer);
@@ -46,7 +49,7 @@ pub(crate) struct Reading {
 /// its calls, imports and literals (L3 scores them; L0 has already failed it).
 pub(crate) fn read(
     src: &str,
-    is_source: &dyn Fn(&str) -> bool,
+    is_source: &dyn Fn(&str, bool) -> bool,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Reading {
     let mut parser = Parser::new();
@@ -70,10 +73,13 @@ pub(crate) fn read(
         facts: Facts::default(),
         is_source,
         is_sanitizer,
+        bound: HashSet::new(),
+        held: vec![HashMap::new()],
         scopes: vec![HashMap::new()],
         module_classes: HashSet::new(),
     };
     w.collect_imports(root);
+    w.collect_bound(root);
     w.collect_module_classes(root);
     w.defs(root);
     w.walk(root);
@@ -125,16 +131,29 @@ fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
 /// Taint bits: from an input source, from a function parameter.
 const SOURCE: u8 = 1;
 const PARAM: u8 = 2;
+/// Not taint: the name holds text built from pieces (`sql = "…" % x`, `q += " AND " + y`),
+/// so passing it on is passing a formatted string.
+const FORMATTED: u8 = 4;
+const TAINT: u8 = SOURCE | PARAM;
 
 struct Walker<'a> {
     src: &'a [u8],
     /// local name → qualified name, from the imports
     aliases: HashMap<String, String>,
     facts: Facts,
-    is_source: &'a dyn Fn(&str) -> bool,
+    is_source: &'a dyn Fn(&str, bool) -> bool,
     is_sanitizer: &'a dyn Fn(&str) -> bool,
-    /// Tainted names per function scope (innermost last), with where their taint comes from.
+    /// Names the file binds anywhere (assigned, a parameter, defined, imported, a loop or `as`
+    /// target): a chain whose first name is not among them is free, a global of a fragment
+    /// whose imports are elsewhere (`request.args` in a view cut out of its module).
+    bound: HashSet<String>,
+    /// Tainted names per function scope (innermost last), with where their taint comes from,
+    /// and whether they hold formatted text.
     scopes: Vec<HashMap<String, u8>>,
+    /// Per function scope: names holding a call's value (indices into `facts.calls`), so
+    /// that where the value goes later is part of what the call is for (`v =
+    /// random.random()` … `session["token"] = v`).
+    held: Vec<HashMap<String, Vec<usize>>>,
     /// Classes of this file that are module types (`class _LazyModule(types.ModuleType)` and
     /// its subclasses): building one under a submodule's name makes that submodule.
     module_classes: HashSet<String>,
@@ -261,6 +280,78 @@ impl<'a> Walker<'a> {
             }
         }
         self.facts.imports.sort_by_key(|i| i.line);
+    }
+
+    fn collect_bound(&mut self, root: Node) {
+        fn targets(w: &Walker, n: Node, out: &mut HashSet<String>) {
+            match n.kind() {
+                "identifier" => {
+                    out.insert(w.text(n).to_string());
+                }
+                "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "list_splat_pattern"
+                | "parenthesized_expression"
+                | "tuple"
+                | "list"
+                | "as_pattern_target" => {
+                    for c in children(n) {
+                        targets(w, c, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out: HashSet<String> = self.aliases.keys().cloned().collect();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            let field = |f: &str| n.child_by_field_name(f);
+            match n.kind() {
+                "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                    if let Some(l) = field("left") {
+                        targets(self, l, &mut out);
+                    }
+                }
+                "named_expression" | "function_definition" | "class_definition" => {
+                    if let Some(l) = field("name") {
+                        targets(self, l, &mut out);
+                    }
+                    if let Some(ps) = field("parameters") {
+                        out.extend(self.params_of(n));
+                        if ps.kind() == "identifier" {
+                            targets(self, ps, &mut out);
+                        }
+                    }
+                }
+                "lambda" => out.extend(self.params_of(n)),
+                "as_pattern" => {
+                    if let Some(t) = children(n).last() {
+                        targets(self, *t, &mut out);
+                    }
+                }
+                "global_statement" | "nonlocal_statement" => {
+                    for c in children(n) {
+                        targets(self, c, &mut out);
+                    }
+                }
+                _ => {}
+            }
+            stack.extend(children(n));
+        }
+        self.bound = out;
+    }
+
+    /// Whether a chain's first name is free in the file (see `bound`).
+    fn free_root(&self, n: Node) -> bool {
+        let mut r = n;
+        while r.kind() == "attribute" {
+            match r.child_by_field_name("object") {
+                Some(o) => r = o,
+                None => return false,
+            }
+        }
+        r.kind() == "identifier" && !self.bound.contains(self.text(r))
     }
 
     fn defs(&mut self, root: Node) {
@@ -542,16 +633,24 @@ impl<'a> Walker<'a> {
                     .last()
                     .and_then(|s| s.get(t))
                     .copied()
-                    .unwrap_or(0);
+                    .unwrap_or(0)
+                    & TAINT;
                 local
-                    | if self.aliases.get(t).is_some_and(|q| (self.is_source)(q)) {
+                    | if self
+                        .aliases
+                        .get(t)
+                        .is_some_and(|q| (self.is_source)(q, false))
+                    {
                         SOURCE
                     } else {
                         0
                     }
             }
             "attribute" => {
-                (if self.qualify(n).is_some_and(|q| (self.is_source)(&q)) {
+                (if self
+                    .qualify(n)
+                    .is_some_and(|q| (self.is_source)(&q, self.free_root(n)))
+                {
                     SOURCE
                 } else {
                     0
@@ -564,7 +663,10 @@ impl<'a> Walker<'a> {
                 if callee.as_deref().is_some_and(|q| (self.is_sanitizer)(q)) {
                     return 0;
                 }
-                let own = if callee.as_deref().is_some_and(|q| (self.is_source)(q)) {
+                let free = n
+                    .child_by_field_name("function")
+                    .is_some_and(|f| self.free_root(f));
+                let own = if callee.as_deref().is_some_and(|q| (self.is_source)(q, free)) {
                     SOURCE
                 } else {
                     0
@@ -593,6 +695,14 @@ impl<'a> Walker<'a> {
 
     fn arg_kind(&self, n: Node) -> ArgKind {
         match n.kind() {
+            "identifier" => {
+                let bits = self.scopes.last().and_then(|s| s.get(self.text(n)));
+                if bits.is_some_and(|b| b & FORMATTED != 0) {
+                    ArgKind::Formatted
+                } else {
+                    ArgKind::Other
+                }
+            }
             "string" => {
                 if children(n).iter().any(|c| c.kind() == "interpolation") {
                     ArgKind::Formatted
@@ -659,6 +769,7 @@ impl<'a> Walker<'a> {
         };
         let name = self
             .qualify(f)
+            .or_else(|| self.looked_up(f))
             .unwrap_or_else(|| format!("({})", self.text(f).chars().take(40).collect::<String>()));
         let mut args = Vec::new();
         if let Some(list) = n.child_by_field_name("arguments") {
@@ -677,14 +788,38 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        if let Some(list) = n.child_by_field_name("arguments") {
+            let last = name.rsplit('.').next().unwrap_or(&name).to_string();
+            for a in children(list) {
+                self.passed(a, std::slice::from_ref(&last));
+            }
+        }
+        let receiver = (f.kind() == "attribute")
+            .then(|| f.child_by_field_name("object"))
+            .flatten()
+            .map(|o| self.arg(None, o));
         let context = self.context_of(n);
         self.facts.calls.push(Call {
             name,
             line: line(n),
             end_line: n.end_position().row as u32 + 1,
             args,
+            receiver,
             context,
         });
+    }
+
+    /// A callee looked up by a constant key, `table[key]` (Salt's `__salt__["cmd.run"](…)`):
+    /// named `table[key]`, the key unquoted.
+    fn looked_up(&self, f: Node) -> Option<String> {
+        if f.kind() != "subscript" {
+            return None;
+        }
+        let table = self.qualify(f.child_by_field_name("value")?)?;
+        let key = f.child_by_field_name("subscript")?;
+        let text = self.text(key);
+        (key.kind() == "string" && self.arg_kind(key) == ArgKind::Literal)
+            .then(|| format!("{table}[{}]", text.trim_matches(['"', '\''])))
     }
 
     /// What a call's value is for, in names: up through the expression it is part of to the
@@ -729,12 +864,15 @@ impl<'a> Walker<'a> {
         out
     }
 
-    /// Marks the names an assignment binds as tainted when its value is.
-    fn assign(&mut self, left: Node, right: Node) {
+    /// Marks the names an assignment binds as tainted when its value is, and as formatted
+    /// text when it is built from pieces. `augmented` (`+=`): the old value stays part of it.
+    fn assign(&mut self, left: Node, right: Node, augmented: bool) {
         let t = self.taint(right);
-        if t == 0 {
-            return;
-        }
+        let built = match self.arg_kind(right) {
+            ArgKind::Formatted => true,
+            // `q += x` on a name holding a query: still one built from pieces
+            _ => augmented && self.arg_kind(left) == ArgKind::Formatted,
+        };
         let mut ids = Vec::new();
         match left.kind() {
             "identifier" => ids.push(self.text(left).to_string()),
@@ -743,6 +881,132 @@ impl<'a> Walker<'a> {
         }
         let scope = self.scopes.last_mut().expect("a scope");
         for id in ids {
+            let bits = scope.entry(id).or_default();
+            *bits |= t;
+            if built && left.kind() == "identifier" {
+                *bits |= FORMATTED;
+            } else if !augmented {
+                *bits &= !FORMATTED;
+            }
+        }
+        scope.retain(|_, b| *b != 0);
+    }
+
+    /// After `left = right`: `left` holds the values of the calls made in `right` (those
+    /// recorded from `before` on) or of the name `right` is; anything else clears it.
+    fn hold(&mut self, left: Node, right: Node, before: usize) {
+        if left.kind() != "identifier" {
+            return;
+        }
+        let mut made: Vec<usize> = (before..self.facts.calls.len()).collect();
+        if right.kind() == "identifier"
+            && let Some(v) = self.held.last().and_then(|h| h.get(self.text(right)))
+        {
+            made.extend(v);
+        }
+        let id = self.text(left).to_string();
+        let held = self.held.last_mut().expect("a scope");
+        if made.is_empty() {
+            held.remove(&id);
+        } else {
+            held.insert(id, made);
+        }
+    }
+
+    /// A value given to a call or a store: the calls whose values its names hold are for
+    /// that too (`set_cookie`, `session`, the key `token`).
+    fn passed(&mut self, value: Node, words: &[String]) {
+        let mut ids = Vec::new();
+        self.idents(value, &mut ids);
+        let Some(held) = self.held.last() else {
+            return;
+        };
+        let calls: Vec<usize> = ids
+            .iter()
+            .filter_map(|i| held.get(i))
+            .flatten()
+            .copied()
+            .collect();
+        for i in calls {
+            let ctx = &mut self.facts.calls[i].context;
+            for w in words {
+                if !w.is_empty() && !ctx.contains(w) {
+                    ctx.push(w.clone());
+                }
+            }
+        }
+    }
+
+    /// `obj[key] = value`: a pseudo-call `obj.__setitem__(key, value)`, as Python runs it
+    /// (`session["user"] = name` stores into the session), and `obj` now holds the value.
+    fn store(&mut self, assignment: Node, target: Node, value: Node) {
+        let (Some(object), Some(key)) = (
+            target.child_by_field_name("value"),
+            target.child_by_field_name("subscript"),
+        ) else {
+            return;
+        };
+        if let Some(q) = self.qualify(object) {
+            let key_text = self.text(key).trim_matches(['"', '\'']).to_string();
+            let last = q.rsplit('.').next().unwrap_or(&q).to_string();
+            self.passed(value, &[last, key_text]);
+            let args = vec![self.arg(None, key), self.arg(None, value)];
+            self.facts.calls.push(Call {
+                name: format!("{q}.__setitem__"),
+                line: line(assignment),
+                end_line: assignment.end_position().row as u32 + 1,
+                args,
+                receiver: None,
+                context: self.context_of(assignment),
+            });
+        }
+        self.taint_root(object, self.taint(value));
+    }
+
+    /// A container a value is put into carries its taint: `lst.append(x)`, `d.update(x)`.
+    fn mutated(&mut self, call: Node) {
+        let Some(f) = call
+            .child_by_field_name("function")
+            .filter(|f| f.kind() == "attribute")
+        else {
+            return;
+        };
+        let (Some(object), Some(method)) = (
+            f.child_by_field_name("object"),
+            f.child_by_field_name("attribute"),
+        ) else {
+            return;
+        };
+        if !matches!(
+            self.text(method),
+            "append" | "extend" | "insert" | "add" | "update" | "setdefault" | "appendleft"
+        ) {
+            return;
+        }
+        let t = call
+            .child_by_field_name("arguments")
+            .map_or(0, |a| self.taint(a));
+        self.taint_root(object, t);
+    }
+
+    /// Adds taint to the name an object expression starts from (`d` of `d["k"].x`).
+    fn taint_root(&mut self, object: Node, t: u8) {
+        if t == 0 {
+            return;
+        }
+        let mut r = object;
+        while matches!(r.kind(), "attribute" | "subscript") {
+            match r
+                .child_by_field_name("object")
+                .or_else(|| r.child_by_field_name("value"))
+            {
+                Some(o) => r = o,
+                None => return,
+            }
+        }
+        if r.kind() == "identifier" {
+            let id = self.text(r).to_string();
+            let scope = self.scopes.last_mut().expect("a scope");
             *scope.entry(id).or_default() |= t;
         }
     }
@@ -780,10 +1044,13 @@ impl<'a> Walker<'a> {
                     *scope.entry(p).or_default() |= PARAM;
                 }
                 self.scopes.push(scope);
+                self.held
+                    .push(self.held.last().cloned().unwrap_or_default());
                 for c in children(n) {
                     self.walk(c);
                 }
                 self.scopes.pop();
+                self.held.pop();
                 return;
             }
             "assignment" | "augmented_assignment" => {
@@ -791,8 +1058,13 @@ impl<'a> Walker<'a> {
                     n.child_by_field_name("left"),
                     n.child_by_field_name("right"),
                 ) {
+                    let before = self.facts.calls.len();
                     self.walk(r);
-                    self.assign(l, r);
+                    self.hold(l, r, before);
+                    if l.kind() == "subscript" {
+                        self.store(n, l, r);
+                    }
+                    self.assign(l, r, n.kind() == "augmented_assignment");
                     self.assigned_module(l);
                     return;
                 }
@@ -802,7 +1074,7 @@ impl<'a> Walker<'a> {
                     n.child_by_field_name("left"),
                     n.child_by_field_name("right"),
                 ) {
-                    self.assign(l, r);
+                    self.assign(l, r, false);
                 }
             }
             "with_item" | "as_pattern" => {
@@ -811,13 +1083,29 @@ impl<'a> Walker<'a> {
                 if kids.len() >= 2 {
                     let (value, target) = (kids[0], kids[kids.len() - 1]);
                     if n.kind() == "as_pattern" {
-                        self.assign(target, value);
+                        self.assign(target, value, false);
                     }
                 }
             }
             "call" => {
                 self.record_call(n);
                 self.called_module(n);
+                self.mutated(n);
+            }
+            "return_statement" => {
+                // a pseudo-call `return(value)`: what a function hands back (a view's
+                // response) can be a sink like any call's argument
+                if let Some(v) = children(n).into_iter().find(|c| c.kind() != "comment") {
+                    let arg = self.arg(None, v);
+                    self.facts.calls.push(Call {
+                        name: "return".into(),
+                        line: line(n),
+                        end_line: n.end_position().row as u32 + 1,
+                        args: vec![arg],
+                        receiver: None,
+                        context: self.context_of(n),
+                    });
+                }
             }
             "attribute" => {
                 let is_inner = n.parent().is_some_and(|p| {
@@ -827,6 +1115,7 @@ impl<'a> Walker<'a> {
                     self.facts.refs.push(Ref {
                         name: q,
                         line: line(n),
+                        free: self.free_root(n),
                     });
                 }
             }
@@ -842,6 +1131,7 @@ impl<'a> Walker<'a> {
                         self.facts.refs.push(Ref {
                             name: q.clone(),
                             line: line(n),
+                            free: false,
                         });
                     }
                 }
@@ -1197,7 +1487,7 @@ impl<'a> ImportEnv<'a> {
     fn made_by(&mut self, file: &str) -> &[DynamicModule] {
         if !self.made.contains_key(file) {
             let made = (self.read)(file)
-                .and_then(|t| parse(&t, &|_| false).ok())
+                .and_then(|t| parse(&t, &|_, _| false).ok())
                 .map(|f| f.dynamic_modules)
                 .unwrap_or_default();
             self.made.insert(file.to_string(), made);
@@ -1312,14 +1602,14 @@ mod tests {
     use super::*;
 
     fn facts(src: &str) -> Facts {
-        parse(src, &|q: &str| q.starts_with("flask.request.")).unwrap()
+        parse(src, &|q: &str, _| q.starts_with("flask.request.")).unwrap()
     }
 
     #[test]
     fn syntax_errors_give_their_line() {
-        let e = parse("def f(:\n    pass\n", &|_| false).unwrap_err();
+        let e = parse("def f(:\n    pass\n", &|_, _| false).unwrap_err();
         assert_eq!(e.line, 1);
-        let e = parse("x = 1\n\nif x\n    y = 2\n", &|_| false).unwrap_err();
+        let e = parse("x = 1\n\nif x\n    y = 2\n", &|_, _| false).unwrap_err();
         assert_eq!(e.line, 3, "{e:?}");
     }
 
@@ -1353,13 +1643,76 @@ mod tests {
         );
         let ex: Vec<&Call> = f.calls.iter().filter(|c| c.name == "db.execute").collect();
         assert_eq!(ex.len(), 3);
+        // `sql` holds text built with `%`: passing it is passing a formatted string
         assert_eq!(
             (ex[0].args[0].kind, ex[0].args[0].tainted),
-            (ArgKind::Other, true)
+            (ArgKind::Formatted, true)
         );
         assert_eq!(ex[1].args[0].kind, ArgKind::Formatted);
         assert_eq!(ex[2].args[0].kind, ArgKind::Literal);
         assert!(f.refs.iter().any(|r| r.name == "flask.request.args.get"));
+    }
+
+    #[test]
+    fn names_holding_built_text_stay_formatted_until_reassigned() {
+        let f = facts(
+            "def q(db, k):\n    a = 'SELECT 1'\n    db.execute(a)\n    a += ' WHERE k = ' + k\n    db.execute(a)\n    b = 'x = {}'.format(k)\n    db.execute(b)\n    b = 'SELECT 2'\n    db.execute(b)\n    c = f'{k}'\n    c += ' LIMIT 1'\n    db.execute(c)\n",
+        );
+        let kinds: Vec<ArgKind> = f
+            .calls
+            .iter()
+            .filter(|c| c.name == "db.execute")
+            .map(|c| c.args[0].kind)
+            .collect();
+        use ArgKind::*;
+        assert_eq!(kinds, [Other, Formatted, Formatted, Other, Formatted]);
+    }
+
+    #[test]
+    fn chains_on_names_the_file_never_binds_are_free() {
+        let is_source = |q: &str, free: bool| free && q.starts_with("request.args");
+        let free = parse(
+            "def view(self):\n    start = request.args.get('s')\n    self.db.execute(start)\n",
+            &is_source,
+        )
+        .unwrap();
+        let ex = free
+            .calls
+            .iter()
+            .find(|c| c.name == "self.db.execute")
+            .unwrap();
+        assert!(
+            ex.args[0].from_input,
+            "a free `request` is the fragment's global"
+        );
+        assert!(
+            free.refs
+                .iter()
+                .any(|r| r.name == "request.args.get" && r.free)
+        );
+        // a parameter (or an assignment, an import) anywhere in the file binds the name
+        for binds in [
+            "def other(request):\n    pass\n",
+            "request = object()\n",
+            "import request\n",
+        ] {
+            let src = format!(
+                "{binds}\ndef view(self):\n    start = request.args.get('s')\n    self.db.execute(start)\n"
+            );
+            let f = parse(&src, &is_source).unwrap();
+            let ex = f
+                .calls
+                .iter()
+                .find(|c| c.name.ends_with("db.execute"))
+                .unwrap();
+            assert!(!ex.args[0].from_input, "{binds}");
+            assert!(
+                !f.refs
+                    .iter()
+                    .any(|r| r.free && r.name.starts_with("request")),
+                "{binds}"
+            );
+        }
     }
 
     #[test]
@@ -1396,7 +1749,7 @@ mod tests {
             serde_yaml::from_str("pyyaml: [yaml]\nbeautifulsoup4: [bs4]\n").unwrap();
         let mut env = ImportEnv::new(&paths, &read, "os\nsys\njson\n", &dist);
         let src = "import os\nimport yaml\nimport bs4\nimport requests\nimport flask\nfrom shop import media\nfrom shop.util import strings\nfrom shop.nothere import x\nfrom . import media\nfrom .util import strings\nfrom .missing import y\nimport totally_made_up_pkg_xyz\n";
-        let f = parse(src, &|_| false).unwrap();
+        let f = parse(src, &|_, _| false).unwrap();
         let bad: Vec<String> = env
             .check("src/shop/media.py", &f.imports)
             .unresolved
@@ -1420,7 +1773,7 @@ mod tests {
         let files: HashMap<&str, &str> = files.iter().copied().collect();
         let read = |p: &str| files.get(p).map(|s| s.to_string());
         let mut env = env_of(&files, &read);
-        let f = parse(src, &|_| false).unwrap();
+        let f = parse(src, &|_, _| false).unwrap();
         let modules = f.imports.iter().map(|i| i.module.clone()).collect();
         (modules, env.check(path, &f.imports))
     }
@@ -1474,9 +1827,13 @@ mod tests {
         );
         assert_eq!(c, Checked::default());
         // names are qualified through the normalised module
-        let f = parse(src, &|_| false).unwrap();
+        let f = parse(src, &|_, _| false).unwrap();
         let calls = modules(&f.calls, |c| &c.name);
-        assert_eq!(calls, [".data.X", "..pkg.sub.y"]);
+        assert_eq!(
+            calls,
+            ["return", ".data.X", "..pkg.sub.y"],
+            "`return` a pseudo-call"
+        );
     }
 
     /// six's `moves`, cut down to the lines that make it: module types, a lazy module built
@@ -1485,7 +1842,7 @@ mod tests {
 
     #[test]
     fn six_moves_is_dynamic_not_missing() {
-        let f = parse(SIX, &|_| false).unwrap();
+        let f = parse(SIX, &|_, _| false).unwrap();
         assert_eq!(
             f.dynamic_modules,
             [
@@ -1582,7 +1939,7 @@ mod tests {
     #[test]
     fn modules_put_into_sys_modules_are_dynamic() {
         let init = "import sys\nfrom sys import modules as loaded\nfrom pkg import _impl\n\nsys.modules[__name__ + '.compat'] = _impl\nsys.modules['pkg.legacy'] = _impl\nloaded.setdefault(f'{__name__}.old', _impl)\nsys.modules['%s.older' % __name__] = _impl\nsys.modules[__name__ + '_sibling'] = _impl\nlog = make_logger(__name__ + '.quiet')\n";
-        let f = parse(init, &|_| false).unwrap();
+        let f = parse(init, &|_, _| false).unwrap();
         let names: Vec<&DynamicName> = f.dynamic_modules.iter().map(|d| &d.name).collect();
         assert_eq!(
             names,
@@ -1608,7 +1965,7 @@ mod tests {
         );
         // a key the source does not spell out, or an importer, serves any name below
         let hook = "import sys\n\nclass Finder:\n    def load_module(self, fullname):\n        sys.modules[fullname] = object()\n\nsys.meta_path.append(Finder())\n";
-        let f = parse(hook, &|_| false).unwrap();
+        let f = parse(hook, &|_, _| false).unwrap();
         let hows: Vec<(DynamicHow, &DynamicName)> =
             f.dynamic_modules.iter().map(|d| (d.how, &d.name)).collect();
         assert_eq!(
@@ -1655,14 +2012,14 @@ mod tests {
         let paths = vec!["app/util.py".to_string()];
         let mut env =
             ImportEnv::new(&paths, &|_| None, "os\n", &HashMap::new()).with_installed(list);
-        let local = parse("import os\nfrom app import util\n", &|_| false).unwrap();
+        let local = parse("import os\nfrom app import util\n", &|_, _| false).unwrap();
         assert_eq!(env.check("app/main.py", &local.imports), Checked::default());
         assert_eq!(
             CALLS.load(Ordering::SeqCst),
             0,
             "no process for what resolves statically"
         );
-        let outside = parse("import requests\nimport nope_xyz\n", &|_| false).unwrap();
+        let outside = parse("import requests\nimport nope_xyz\n", &|_, _| false).unwrap();
         let bad = env.check("app/main.py", &outside.imports).unresolved;
         assert_eq!(
             bad,
@@ -1679,7 +2036,7 @@ mod tests {
     #[test]
     fn without_python3_installed_packages_are_a_note() {
         let mut env = ImportEnv::new(&[], &|_| None, "", &HashMap::new()).with_installed(|| None);
-        let f = parse("import requests\n", &|_| false).unwrap();
+        let f = parse("import requests\n", &|_, _| false).unwrap();
         assert_eq!(env.check("main.py", &f.imports).unresolved.len(), 1);
         assert_eq!(env.notes.len(), 1);
         assert!(

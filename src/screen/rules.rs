@@ -33,8 +33,13 @@ pub(crate) struct When {
     /// What at least one argument must be.
     #[serde(default)]
     pub any_arg: Option<ArgIs>,
+    /// What the object a method is called on must be (`p` of `p.open()`).
+    #[serde(default)]
+    pub receiver: Option<ArgIs>,
     /// The call's value is for one of these (a word of a name it is assigned to, given as, or
-    /// computed in: `reset_token = random.randint(…)`); words compare whole, case-insensitive.
+    /// computed in: `reset_token = random.randint(…)`; or of where the name holding it goes:
+    /// the call it is passed to, the object and key it is stored under); words compare whole,
+    /// case-insensitive.
     #[serde(default)]
     pub context: Vec<String>,
     /// An argument's text has one of these words (`hashlib.md5(password)`).
@@ -82,7 +87,8 @@ pub(crate) struct Entry {
     #[serde(default)]
     pub pattern: Vec<String>,
     /// Names called bare, with no import or definition in the file to qualify them: a
-    /// fragment whose imports are elsewhere (`randint(…)`, `check_output(…)`).
+    /// fragment whose imports are elsewhere (`randint(…)`, `check_output(…)`). Sources:
+    /// attribute chains whose first name the file never binds (`request.args`).
     #[serde(default)]
     pub bare: Vec<String>,
     /// Names that look alike but are not this entry (`re.search` is not an LDAP search).
@@ -201,13 +207,18 @@ impl Tables {
             .any(|e| e.sanitizes && e.names.iter().any(|p| call_matches(p, name)))
     }
 
-    /// Whether a qualified name is an input source (for the taint of the facts).
-    pub(crate) fn is_source(&self, name: &str) -> bool {
-        self.sources.iter().any(|e| {
-            e.names.iter().any(|p| ref_matches(p, name))
-                && !e.except.iter().any(|x| ref_matches(x, name))
-        })
+    /// Whether a qualified name is an input source (for the taint of the facts); `free`: its
+    /// first name is bound nowhere in the file, so the entries' `bare` chains apply too.
+    pub(crate) fn is_source(&self, name: &str, free: bool) -> bool {
+        self.sources.iter().any(|e| source_matches(e, name, free))
     }
+}
+
+/// A source entry's names, or its `bare` chains for a free name (`request.args` in a fragment).
+fn source_matches(e: &Entry, name: &str, free: bool) -> bool {
+    (e.names.iter().any(|p| ref_matches(p, name))
+        || (free && e.bare.iter().any(|p| ref_matches(p, name))))
+        && !e.except.iter().any(|x| ref_matches(x, name))
 }
 
 fn guards_name() -> &'static str {
@@ -311,6 +322,8 @@ fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
             .is_none_or(|what| positional.get(1).is_some_and(|a| arg_is(a, what)))
         && w.any_arg
             .is_none_or(|what| call.args.iter().any(|a| arg_is(a, what)))
+        && w.receiver
+            .is_none_or(|what| call.receiver.as_ref().is_some_and(|a| arg_is(a, what)))
         && (w.context.is_empty() || mentions(&call.context, &w.context))
         && (w.args_mention.is_empty()
             || call
@@ -365,14 +378,14 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
             || e.when.first_arg.is_some()
             || e.when.second_arg.is_some()
             || e.when.any_arg.is_some()
+            || e.when.receiver.is_some()
             || !e.when.context.is_empty()
             || !e.when.args_mention.is_empty()
             || e.when.min_args.is_some()
             || e.when.max_args.is_some();
         if !has_call_conditions {
             for r in &facts.refs {
-                if e.names.iter().any(|p| ref_matches(p, &r.name))
-                    && !e.except.iter().any(|x| ref_matches(x, &r.name))
+                if source_matches(e, &r.name, r.free)
                     && (e.when.requires_import.is_empty()
                         || holds(
                             &e.when,
@@ -381,6 +394,7 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
                                 line: 0,
                                 end_line: 0,
                                 args: Vec::new(),
+                                receiver: None,
                                 context: Vec::new(),
                             },
                             facts,
@@ -625,7 +639,10 @@ mod tests {
     }
 
     fn facts(src: &str, t: &Tables) -> Facts {
-        super::super::python::parse(src, &|q| t.is_source(q)).unwrap()
+        super::super::python::parse_with(src, &|q, free| t.is_source(q, free), &|q| {
+            t.is_sanitizer(q)
+        })
+        .unwrap()
     }
 
     #[test]
@@ -687,6 +704,11 @@ mod tests {
             false,
         ),
         ("def run(c):\n    system('ls ' + c)\n", "os-command", true),
+        (
+            "def usage(args):\n    cmd = 'df -' + args\n    return __salt__['cmd.run'](cmd)\n",
+            "os-command",
+            true,
+        ),
         // weak randomness for a secret: by the name it goes to, or the function it is in
         (
             "import random\ndef reset():\n    reset_token = random.randint(100000, 999999)\n    return reset_token\n",
@@ -700,6 +722,22 @@ mod tests {
         ),
         (
             "import random\ndef deal(cards):\n    random.shuffle(cards)\n",
+            "insecure-random",
+            false,
+        ),
+        // … or by where the value goes next: a cookie, a store keyed by a cookie's name
+        (
+            "import random\ndef remember(resp, store, cookie):\n    value = str(random.normalvariate(0, 1))[2:]\n    store[cookie] = value\n",
+            "insecure-random",
+            true,
+        ),
+        (
+            "import random\ndef remember(resp):\n    v = random.getrandbits(32)\n    w = v\n    resp.set_cookie('id', w)\n",
+            "insecure-random",
+            true,
+        ),
+        (
+            "import random\ndef sample(xs):\n    v = random.random()\n    print(v)\n    v = 0\n    token_count(v)\n",
             "insecure-random",
             false,
         ),
@@ -752,6 +790,54 @@ mod tests {
             "attribute-from-input",
             true,
         ),
+        // a query built in a variable, then run; `request` a free global of a cut-out view
+        (
+            "def stats(self):\n    start = request.args.get('start')\n    q = \"SELECT * FROM s WHERE d > '\" + start + \"'\"\n    self.db.cursor().execute(q)\n",
+            "sql-built-from-strings",
+            true,
+        ),
+        // a view returning text built from request data; stored into the session
+        (
+            "from flask import request\ndef view():\n    out = ''\n    name = request.form.get('n')\n    out += f'Hello {name}'\n    return out\n",
+            "html-from-input",
+            true,
+        ),
+        (
+            "import flask\nfrom flask import request\ndef view():\n    items = []\n    items.append(request.form['n'])\n    flask.session['user'] = items[0]\n",
+            "session-from-input",
+            true,
+        ),
+        (
+            "import markdown\ndef page(self):\n    return markdown.markdown(self.object.content)\n",
+            "markdown-unsanitised",
+            false,
+        ),
+        // input in an LDAP filter or an XPath query: injection, as with SQL
+        (
+            "import ldap3\nfrom flask import request\ndef find(conn):\n    f = '(uid=' + request.form['u'] + ')'\n    conn.search('ou=users', f)\n",
+            "ldap-filter",
+            true,
+        ),
+        (
+            "import ldap3\ndef find(conn, u):\n    conn.search('ou=users', '(uid=' + u + ')')\n",
+            "ldap-filter",
+            false,
+        ),
+        (
+            "from lxml import etree\nfrom flask import request\ndef find(doc):\n    return doc.xpath(\"//user[@name='\" + request.args['n'] + \"']\")\n",
+            "xpath-query",
+            true,
+        ),
+        (
+            "def view(resp):\n    resp.set_cookie('sid', 'x', secure=False)\n",
+            "cookie-not-secure",
+            false,
+        ),
+        (
+            "import pathlib\nfrom flask import request\ndef read():\n    p = pathlib.Path('/srv') / request.args['f']\n    return p.read_text()\n",
+            "path-object-from-input",
+            true,
+        ),
     ];
 
     /// Ordinary code the same entries must leave alone: (source, the sink it must not show).
@@ -788,6 +874,43 @@ mod tests {
         (
             "def randint(a, b):\n    return a\ntoken = randint(1, 2)\n",
             "insecure-random",
+        ),
+        // escaped, a parameter not input, JSON, no web framework
+        (
+            "from flask import request\nimport html\ndef view():\n    return f'Hello {html.escape(request.args[\"n\"])}'\n",
+            "html-from-input",
+        ),
+        (
+            "import flask\ndef greet(name):\n    return f'Hello {name}'\n",
+            "html-from-input",
+        ),
+        (
+            "from flask import request, jsonify\ndef view():\n    return jsonify(request.args)\n",
+            "html-from-input",
+        ),
+        (
+            "def ask():\n    name = input()\n    return f'Hello {name}'\n",
+            "html-from-input",
+        ),
+        (
+            "import flask\ndef login(user):\n    flask.session['uid'] = 7\n",
+            "session-from-input",
+        ),
+        (
+            "import markdown, bleach\ndef page(t):\n    return bleach.clean(markdown.markdown(t))\n",
+            "markdown-unsanitised",
+        ),
+        (
+            "def view(resp):\n    resp.set_cookie('sid', 'x', secure=True, httponly=True)\n",
+            "cookie-not-secure",
+        ),
+        (
+            "import pathlib\nfrom flask import request\ndef read():\n    p = (pathlib.Path('/srv') / request.args['f']).resolve()\n    if not p.is_relative_to('/srv'):\n        return ''\n    return p.read_text()\n",
+            "path-object-from-input",
+        ),
+        (
+            "import pathlib\ndef tidy(name):\n    return name.replace('/', '_').strip()\n",
+            "path-object-from-input",
         ),
     ];
 
