@@ -1,7 +1,7 @@
 //! L3: the rule score R (docs/method.md#screening) over a file's facts, from editable tables
 //! (sources, sinks, guards, weakness patterns). Pure: tables in, facts in, score and breakdown out.
 //!
-//! R = Σ source weights + Σ sink weights × 1.5 (the file also has a source) × 1.3 (the sink's
+//! R = Σ source weights + Σ sink weights × 1.5 (the file also has a source of weight ≥ 3) × 1.3 (the sink's
 //! CWE is the task's) + 10 (the task's weakness pattern remains: a pattern of weaknesses.yaml
 //! for its CWE matches, or a sink of that CWE is still there) − 2 per guard category (at most
 //! −10), clamped to 0–100; each source, sink and guard counts once per file.
@@ -238,6 +238,10 @@ pub(crate) fn ref_matches(pattern: &str, name: &str) -> bool {
     name == pattern || name.starts_with(&format!("{pattern}."))
 }
 
+/// Sources at least this heavy (request data, the console, the command line, the network)
+/// multiply the file's sinks by 1.5; lighter ones only add their weight.
+pub(crate) const AMPLIFYING_SOURCE: f64 = 3.0;
+
 /// A sink this heavy reaches the default threshold by itself: the calibration that lets one
 /// sink flag a file without the task's CWE. Only entries whose conditions show the danger
 /// itself get it (input reaching a shell, a credential's own format, randomness for a secret).
@@ -410,7 +414,16 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
             .iter()
             .any(|x| patterns.get(x).is_some_and(|re| re.is_match(m)))
     };
-    for p in &e.pattern {
+    // `requires_import` holds for an entry's patterns too: `verify=False` is a JWT's only in a
+    // file that uses a JWT library
+    let imported = e.when.requires_import.is_empty()
+        || e.when.requires_import.iter().any(|m| {
+            facts
+                .imports
+                .iter()
+                .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
+        });
+    for p in e.pattern.iter().filter(|_| imported) {
         if let Some(re) = patterns.get(p) {
             for m in re.find_iter(text) {
                 if !excepted(m.as_str()) {
@@ -563,7 +576,10 @@ pub(crate) fn score(
             });
         }
     }
-    let has_source = !sources.is_empty();
+    // Only input an outsider controls amplifies the sinks: a weak source (a parameter, the
+    // environment: weight below 3) adds its weight, but ordinary library code passes its
+    // callers' values to files and processes all the time.
+    let has_source = sources.iter().any(|s| s.weight >= AMPLIFYING_SOURCE);
     let mut total: f64 = sources.iter().map(|s| s.weight).sum();
     for s in &mut sinks {
         let mut c = s.weight;
@@ -663,14 +679,16 @@ mod tests {
             "{}",
             with_cwe.score
         );
-        // a parameter reaching the sink is a (weak) source
+        // a parameter reaching the sink is a weak source: its weight, no ×1.5
         let src = "def f(code):\n    return eval(code)\n";
         let s = score(&t, &facts(src, &t), src, None, 15.0);
         assert_eq!(
             s.sources.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
             ["parameter"]
         );
-        assert_eq!(s.score, 2.0 + 18.0);
+        assert_eq!((s.score, s.flagged), (2.0 + 12.0, false));
+        let with_cwe = score(&t, &facts(src, &t), src, Some(95), 15.0);
+        assert!((with_cwe.score - (2.0 + 12.0 * 1.3 + 10.0)).abs() < 0.05);
         // shell=False is not the sink; guards take 2 each
         let src = "import subprocess, ast, html\n\ndef g(x):\n    subprocess.run(['ls', x], shell=False)\n    html.escape(x)\n    return ast.literal_eval(x)\n";
         let s = score(&t, &facts(src, &t), src, None, 15.0);
@@ -834,6 +852,16 @@ mod tests {
             false,
         ),
         (
+            "import jwt\ndef read(t):\n    return jwt.decode(t, 'k', verify=False)\n",
+            "jwt-unverified",
+            true,
+        ),
+        (
+            "import socket\ndef serve(s):\n    while True:\n        s.recv(1024)\n",
+            "unbounded-network-loop",
+            false,
+        ),
+        (
             "import pathlib\nfrom flask import request\ndef read():\n    p = pathlib.Path('/srv') / request.args['f']\n    return p.read_text()\n",
             "path-object-from-input",
             true,
@@ -903,6 +931,15 @@ mod tests {
         (
             "def view(resp):\n    resp.set_cookie('sid', 'x', secure=True, httponly=True)\n",
             "cookie-not-secure",
+        ),
+        // patterns of entries that require an import: not in files without it
+        (
+            "import requests\ndef get(u):\n    return requests.get(u, verify=False)\n",
+            "jwt-unverified",
+        ),
+        (
+            "def poll(q):\n    while True:\n        q.get()\n",
+            "unbounded-network-loop",
         ),
         (
             "import pathlib\nfrom flask import request\ndef read():\n    p = (pathlib.Path('/srv') / request.args['f']).resolve()\n    if not p.is_relative_to('/srv'):\n        return ''\n    return p.read_text()\n",
