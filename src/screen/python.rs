@@ -1669,6 +1669,28 @@ mod tests {
     }
 
     #[test]
+    fn stores_returns_and_lookups_read_as_calls() {
+        let f = facts(
+            "from flask import request, session\ndef v(p):\n    box = []\n    box.append(request.args['a'])\n    session['u'] = box[0]\n    p.open()\n    __salt__['cmd.run']('ls')\n    return box\n",
+        );
+        let by = |n: &str| f.calls.iter().find(|c| c.name == n).unwrap();
+        let store = by("flask.session.__setitem__");
+        assert_eq!(store.args[0].text, "'u'");
+        assert!(
+            store.args[1].from_input,
+            "the list holds the input it was given"
+        );
+        assert!(
+            by("p.open")
+                .receiver
+                .as_ref()
+                .is_some_and(|r| r.from_parameter)
+        );
+        assert_eq!(by("__salt__[cmd.run]").args[0].kind, ArgKind::Literal);
+        assert!(by("return").args[0].from_input);
+    }
+
+    #[test]
     fn chains_on_names_the_file_never_binds_are_free() {
         let is_source = |q: &str, free: bool| free && q.starts_with("request.args");
         let free = parse(

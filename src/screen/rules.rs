@@ -814,6 +814,17 @@ mod tests {
             "sql-built-from-strings",
             true,
         ),
+        // SQL text formatted in one place and run through a helper
+        (
+            "def tag(self, n):\n    q = \"SELECT tag FROM tags WHERE rowid = '\" + str(n) + \"'\"\n    self.query(q)\n",
+            "sql-text-formatted",
+            false,
+        ),
+        (
+            "from flask import request\ndef tag(db):\n    rows = db.sql(f\"SELECT * FROM t WHERE n = '{request.args['n']}'\")\n",
+            "sql-text-formatted",
+            true,
+        ),
         // a view returning text built from request data; stored into the session
         (
             "from flask import request\ndef view():\n    out = ''\n    name = request.form.get('n')\n    out += f'Hello {name}'\n    return out\n",
@@ -931,6 +942,10 @@ mod tests {
         (
             "def view(resp):\n    resp.set_cookie('sid', 'x', secure=True, httponly=True)\n",
             "cookie-not-secure",
+        ),
+        (
+            "def ask(opts):\n    print(\"select a file from the list: \" + opts)\n    db.execute('SELECT * FROM t WHERE n = %s', (opts,))\n",
+            "sql-text-formatted",
         ),
         // patterns of entries that require an import: not in files without it
         (
