@@ -11,9 +11,9 @@ Each set is split by a hash of a key that keeps related samples together:
      Key: the fix's commit (functions of one commit stay in one half).
   3. Semgrep rule tests: python/**/X.py next to a rule X.yaml listing CWE-918, -327 or -798;
      a positive when it has a `# ruleid:` line. Key: the file's path.
-  4. Negative control, ordinary reviewed code: pip's src/pip/ (without _vendor/) and requests are
-     the dev half (their flagged files were read while tuning); pytest's src/ and Twisted's
-     src/twisted/ (without its tests) are the report half.
+  4. Negative control, ordinary reviewed code: pip's src/pip/ (without _vendor/), requests,
+     Flask's and Click's src/ are the dev half (their flagged files were read while tuning);
+     pytest's src/ and Twisted's src/twisted/ (without its tests) are the report half.
 With --dev also CyberSecEval (PurpleLlama) Python origin_code snippets, all development.
 
 Every source is read from a bare mirror ($SAGE_MIRROR/OWNER+NAME/repo, default /work/.mirror) at
@@ -54,12 +54,14 @@ PINS = {
     "requests": ("psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e"),
     "pytest": ("pytest-dev/pytest", "df87db7b0462fb764ef73fa00561adf8ad047572"),
     "twisted": ("twisted/twisted", "64661601a1e492a9448ac1011deb9cd9467a9e30"),
+    "flask": ("pallets/flask", "2ac89889f4cc330eabd50f295dcef02828522c69"),
+    "click": ("pallets/click", "2c8cd3ac958a7eb316d67f2d316c27086c4c0369"),
     "cyberseceval": ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38"),
 }
 HELD_OUT = ["benchmarkpython", "sven", "semgrep"]  # the positive sets pooled in "overall"
 TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes, before/after)",
           "semgrep": "Semgrep rule tests (CWE-918/327/798)",
-          "control": "Negative control (dev: pip, requests; report: pytest, twisted)",
+          "control": "Negative control (dev: pip, requests, flask, click; report: pytest, twisted)",
           "cyberseceval": "CyberSecEval (PurpleLlama)"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
@@ -131,7 +133,8 @@ class Source:
 
 
 HALVES = ("dev", "report")
-CONTROL_HALF = {"pip": "dev", "requests": "dev", "pytest": "report", "twisted": "report"}
+CONTROL_HALF = {"pip": "dev", "requests": "dev", "flask": "dev", "click": "dev", "pytest": "report",
+                "twisted": "report"}
 
 
 def half_of(key):
@@ -223,6 +226,7 @@ def load_semgrep():
 def load_control():
     samples, sources = [], []
     for key, roots, skip in (("pip", ["src/pip/"], "src/pip/_vendor/"), ("requests", ["src/requests/", "requests/"], None),
+                             ("flask", ["src/flask/"], None), ("click", ["src/click/"], None),
                              ("pytest", ["src/"], None), ("twisted", ["src/twisted/"], "/test/")):
         src = Source(key)
         sources.append(src)

@@ -29,6 +29,18 @@ impl Finding {
         severity_rank(&self.severity)
     }
 
+    /// Whether it can flag a file: Bandit's import blacklist (B401–B415: `import xmlrpc`,
+    /// `import pickle`) names a module it distrusts, not a use of it, so an import finding
+    /// flags only when it is of the task's CWE.
+    pub(crate) fn flags(&self, task_cwe: Option<u32>) -> bool {
+        let import_blacklist = self
+            .test_id
+            .strip_prefix('B')
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| (401..=415).contains(&n));
+        !import_blacklist || (task_cwe.is_some() && task_cwe == self.cwe)
+    }
+
     fn new(i: Issue) -> Finding {
         Finding {
             file: i.file.unwrap_or_default(),
@@ -121,6 +133,32 @@ pub(crate) fn finish(started: Started, tree: &Scratch) -> std::result::Result<Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_import_blacklist_finding_flags_only_for_its_cwe() {
+        let f = |id: &str, cwe| Finding {
+            file: "a.py".into(),
+            test_id: id.into(),
+            test_name: String::new(),
+            severity: "HIGH".into(),
+            confidence: "HIGH".into(),
+            cwe,
+            start: 1,
+            end: 1,
+            text: String::new(),
+        };
+        assert!(f("B602", Some(78)).flags(None), "a call: always");
+        assert!(!f("B411", Some(20)).flags(None), "an import, no task");
+        assert!(
+            !f("B411", Some(20)).flags(Some(78)),
+            "an import of another CWE"
+        );
+        assert!(
+            f("B411", Some(20)).flags(Some(20)),
+            "an import of the task's CWE"
+        );
+        assert!(f("B400x", None).flags(None) && f("B416", None).flags(None));
+    }
 
     #[test]
     fn run_errors_say_what_the_report_said() {

@@ -135,4 +135,32 @@ pub(crate) struct Facts {
     pub dynamic_modules: Vec<DynamicModule>,
     pub calls: Vec<Call>,
     pub refs: Vec<Ref>,
+    /// Byte ranges of strings that stand as statements of their own (docstrings): prose and
+    /// examples, not code, so the tables' text patterns do not read them.
+    pub docstrings: Vec<(usize, usize)>,
+}
+
+impl Facts {
+    /// The file's text with its docstrings blanked out (newlines kept, so lines still count).
+    pub(crate) fn code_text<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.docstrings.is_empty() {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for &(start, end) in &self.docstrings {
+            if start < at || end > text.len() {
+                continue;
+            }
+            out.push_str(&text[at..start]);
+            out.extend(
+                text[start..end]
+                    .chars()
+                    .map(|c| if c == '\n' { '\n' } else { ' ' }),
+            );
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        std::borrow::Cow::Owned(out)
+    }
 }

@@ -737,7 +737,13 @@ fn scan(
     };
     apply_tests(&tests, files);
     let report = bandit_run.map(|run| bandit::finish(run, scratch));
-    let bandit = apply_l2(opts.bandit, report, files, opts.l2_severity, notes);
+    let bandit = apply_l2(
+        opts.bandit,
+        report,
+        files,
+        (opts.l2_severity, opts.task_cwe),
+        notes,
+    );
     Ok((bandit, tests))
 }
 
@@ -831,7 +837,7 @@ fn apply_l2(
     enabled: bool,
     report: Option<std::result::Result<bandit::Report, bandit::RunError>>,
     files: &mut [FileResult],
-    l2_severity: u8,
+    (l2_severity, task_cwe): (u8, Option<u32>),
     notes: &mut Vec<String>,
 ) -> ToolStatus {
     let report = match report {
@@ -871,7 +877,9 @@ fn apply_l2(
         .filter(|r| matches!(r.status, FileStatus::Ok | FileStatus::Binary))
     {
         let findings = by_file.remove(&r.path).unwrap_or_default();
-        let flagged = findings.iter().any(|f| f.severity_rank() >= l2_severity);
+        let flagged = findings
+            .iter()
+            .any(|f| f.severity_rank() >= l2_severity && f.flags(task_cwe));
         r.l2 = Some(Layer2 {
             flagged,
             findings,
@@ -1066,16 +1074,16 @@ mod tests {
     fn l2_status_without_a_report() {
         let mut files = vec![parsed("a.py", true, None)];
         let mut notes = Vec::new();
-        let off = apply_l2(false, None, &mut files, 3, &mut notes);
+        let off = apply_l2(false, None, &mut files, (3, None), &mut notes);
         assert_eq!((off.status, off.detail), (ToolState::Off, None));
-        let nothing = apply_l2(true, None, &mut files, 3, &mut notes);
+        let nothing = apply_l2(true, None, &mut files, (3, None), &mut notes);
         assert_eq!(nothing.status, ToolState::NotRun);
         assert!(notes.is_empty());
         let missing = apply_l2(
             true,
             Some(Err(bandit::RunError::NotInstalled)),
             &mut files,
-            3,
+            (3, None),
             &mut notes,
         );
         assert_eq!(missing.status, ToolState::Missing);
@@ -1090,7 +1098,7 @@ mod tests {
                 "Bandit failed (exit 1): plugin not installed".into(),
             ))),
             &mut files,
-            3,
+            (3, None),
             &mut notes,
         );
         assert_eq!(failed.status, ToolState::Failed);
@@ -1119,7 +1127,7 @@ mod tests {
             errors: vec![("blob.py".into(), "syntax error".into())],
         };
         let mut notes = Vec::new();
-        let s = apply_l2(true, Some(Ok(report)), &mut files, 3, &mut notes);
+        let s = apply_l2(true, Some(Ok(report)), &mut files, (3, None), &mut notes);
         assert_eq!(s.status, ToolState::Ran);
         assert_eq!(s.detail.as_deref(), Some("bandit 1.9"));
         let flagged: Vec<Option<bool>> = files

@@ -1092,6 +1092,16 @@ impl<'a> Walker<'a> {
                 self.called_module(n);
                 self.mutated(n);
             }
+            "expression_statement" => {
+                let kids = children(n);
+                if let [only] = kids.as_slice()
+                    && matches!(only.kind(), "string" | "concatenated_string")
+                {
+                    self.facts
+                        .docstrings
+                        .push((only.start_byte(), only.end_byte()));
+                }
+            }
             "return_statement" => {
                 // a pseudo-call `return(value)`: what a function hands back (a view's
                 // response) can be a sink like any call's argument

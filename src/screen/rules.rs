@@ -1,10 +1,11 @@
 //! L3: the rule score R (docs/method.md#screening) over a file's facts, from editable tables
 //! (sources, sinks, guards, weakness patterns). Pure: tables in, facts in, score and breakdown out.
 //!
-//! R = Σ source weights + Σ sink weights × 1.5 (the file also has a source of weight ≥ 3) × 1.3 (the sink's
-//! CWE is the task's) + 10 (the task's weakness pattern remains: a pattern of weaknesses.yaml
-//! for its CWE matches, or a sink of that CWE is still there) − 2 per guard category (at most
-//! −10), clamped to 0–100; each source, sink and guard counts once per file.
+//! R = Σ source weights + Σ sink weights × 1.5 (the file also has a source of weight ≥ 3 and, for
+//! a call, input reaches it) × 1.3 (the sink's CWE is the task's) + 10 (the task's weakness
+//! pattern remains: a pattern of weaknesses.yaml for its CWE matches, or a sink of that CWE is
+//! still there) − 2 per guard category (at most −10), clamped to 0–100; each source, sink and
+//! guard counts once per file.
 
 use std::collections::BTreeMap;
 
@@ -354,6 +355,9 @@ struct Found {
     tainted: bool,
     /// A matching call also met `high_risk_when`.
     high_risk: bool,
+    /// It matched calls (not only names or patterns), and whether input reached one of them.
+    by_call: bool,
+    input_reached: bool,
 }
 
 /// Whether a call is the entry's: by qualified name, or bare where nothing in the file says
@@ -371,6 +375,8 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
             if call_is(e, c, facts) && holds(&e.when, c, facts) {
                 f.lines.push(c.line);
                 f.tainted |= c.args.iter().any(|a| a.from_parameter);
+                f.by_call = true;
+                f.input_reached |= c.args.iter().chain(&c.receiver).any(|a| a.from_input);
                 f.high_risk |= e
                     .high_risk_when
                     .as_ref()
@@ -491,6 +497,9 @@ pub(crate) fn score(
     task_cwe: Option<u32>,
     threshold: f64,
 ) -> Score {
+    // the patterns read code: a docstring's example (`SECRET_KEY = 'dev'`) is not
+    let code = facts.code_text(text);
+    let text = code.as_ref();
     let mut by_cat: BTreeMap<String, GuardHit> = BTreeMap::new();
     for g in &t.guards {
         let lines = find(g, facts, text, &t.patterns).lines;
@@ -515,6 +524,8 @@ pub(crate) fn score(
         .collect();
     let mut sinks = Vec::new();
     let mut any_tainted_sink = false;
+    // per sink: whether a source in the file can multiply it (see below)
+    let mut amplifiable = Vec::new();
     for e in &t.sinks {
         if e.when
             .unless_guard
@@ -526,6 +537,7 @@ pub(crate) fn score(
         let found = find(e, facts, text, &t.patterns);
         if !found.lines.is_empty() {
             any_tainted_sink |= found.tainted;
+            amplifiable.push(!found.by_call || found.input_reached);
             let (weight, factors) = if found.high_risk && e.weight < HIGH_RISK_WEIGHT {
                 (
                     HIGH_RISK_WEIGHT,
@@ -581,11 +593,17 @@ pub(crate) fn score(
     // callers' values to files and processes all the time.
     let has_source = sources.iter().any(|s| s.weight >= AMPLIFYING_SOURCE);
     let mut total: f64 = sources.iter().map(|s| s.weight).sum();
-    for s in &mut sinks {
+    // A call the taint can follow counts ×1.5 only when input reaches it: a CLI reading
+    // stdin somewhere does not make each `open(path)` in it a path from input. Patterns, which
+    // say nothing of where values come from, keep the file-wide rule.
+    for (s, amplify) in sinks.iter_mut().zip(amplifiable) {
         let mut c = s.weight;
-        if has_source {
+        if has_source && amplify {
             c *= 1.5;
             s.factors.push("×1.5 a source in the file".into());
+        } else if has_source {
+            s.factors
+                .push("no ×1.5: the file's input does not reach it".into());
         }
         if task_cwe.is_some_and(|w| s.cwe.contains(&w)) {
             c *= 1.3;
@@ -695,6 +713,14 @@ mod tests {
         assert!(
             s.sinks.is_empty() && s.guards.len() == 2 && s.guard_deduction == 4.0 && s.score == 0.0,
             "{s:?}"
+        );
+        // input in the file that does not reach the call: no ×1.5
+        let src = "from flask import request\n\ndef f(code):\n    x = request.args\n    return eval(code)\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        assert_eq!((s.score, s.flagged), (4.0 + 2.0 + 12.0, true));
+        assert_eq!(
+            s.sinks[0].factors,
+            ["no ×1.5: the file's input does not reach it"]
         );
         // a lone sink without a source stays under the threshold
         let src = "def h():\n    return eval('1+1')\n";
@@ -946,6 +972,15 @@ mod tests {
         (
             "def ask(opts):\n    print(\"select a file from the list: \" + opts)\n    db.execute('SELECT * FROM t WHERE n = %s', (opts,))\n",
             "sql-text-formatted",
+        ),
+        // a docstring's example is prose, not code; a helper storing its caller's value
+        (
+            "def from_object(obj):\n    \"\"\"Load it::\n\n        SECRET_KEY = 'development key'\n    \"\"\"\n",
+            "hardcoded-secret",
+        ),
+        (
+            "from flask import session\ndef flash(message):\n    session['_flashes'] = [message]\n",
+            "session-from-input",
         ),
         // patterns of entries that require an import: not in files without it
         (
