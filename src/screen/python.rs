@@ -123,6 +123,17 @@ fn first_error(root: Node, src: &[u8]) -> ParseError {
     }
 }
 
+/// The name an attribute or subscript chain starts from (`d` of `d["k"].x`), if a name.
+fn chain_root(n: Node) -> Option<Node> {
+    let mut r = n;
+    while matches!(r.kind(), "attribute" | "subscript") {
+        r = r
+            .child_by_field_name("object")
+            .or_else(|| r.child_by_field_name("value"))?;
+    }
+    (r.kind() == "identifier").then_some(r)
+}
+
 fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
     n.named_children(&mut c).collect()
@@ -317,12 +328,7 @@ impl<'a> Walker<'a> {
                     if let Some(l) = field("name") {
                         targets(self, l, &mut out);
                     }
-                    if let Some(ps) = field("parameters") {
-                        out.extend(self.params_of(n));
-                        if ps.kind() == "identifier" {
-                            targets(self, ps, &mut out);
-                        }
-                    }
+                    out.extend(self.params_of(n));
                 }
                 "lambda" => out.extend(self.params_of(n)),
                 "as_pattern" => {
@@ -344,14 +350,7 @@ impl<'a> Walker<'a> {
 
     /// Whether a chain's first name is free in the file (see `bound`).
     fn free_root(&self, n: Node) -> bool {
-        let mut r = n;
-        while r.kind() == "attribute" {
-            match r.child_by_field_name("object") {
-                Some(o) => r = o,
-                None => return false,
-            }
-        }
-        r.kind() == "identifier" && !self.bound.contains(self.text(r))
+        chain_root(n).is_some_and(|r| !self.bound.contains(self.text(r)))
     }
 
     fn defs(&mut self, root: Node) {
@@ -772,8 +771,10 @@ impl<'a> Walker<'a> {
             .or_else(|| self.looked_up(f))
             .unwrap_or_else(|| format!("({})", self.text(f).chars().take(40).collect::<String>()));
         let mut args = Vec::new();
+        let last = name.rsplit('.').next().unwrap_or(&name).to_string();
         if let Some(list) = n.child_by_field_name("arguments") {
             for a in children(list) {
+                self.passed(a, std::slice::from_ref(&last));
                 match a.kind() {
                     "keyword_argument" => {
                         let key = a
@@ -786,12 +787,6 @@ impl<'a> Walker<'a> {
                     "comment" => {}
                     _ => args.push(self.arg(None, a)),
                 }
-            }
-        }
-        if let Some(list) = n.child_by_field_name("arguments") {
-            let last = name.rsplit('.').next().unwrap_or(&name).to_string();
-            for a in children(list) {
-                self.passed(a, std::slice::from_ref(&last));
             }
         }
         let receiver = (f.kind() == "attribute")
@@ -881,15 +876,17 @@ impl<'a> Walker<'a> {
         }
         let scope = self.scopes.last_mut().expect("a scope");
         for id in ids {
-            let bits = scope.entry(id).or_default();
+            let bits = scope.entry(id.clone()).or_default();
             *bits |= t;
             if built && left.kind() == "identifier" {
                 *bits |= FORMATTED;
             } else if !augmented {
                 *bits &= !FORMATTED;
             }
+            if *bits == 0 {
+                scope.remove(&id);
+            }
         }
-        scope.retain(|_, b| *b != 0);
     }
 
     /// After `left = right`: `left` holds the values of the calls made in `right` (those
@@ -916,11 +913,11 @@ impl<'a> Walker<'a> {
     /// A value given to a call or a store: the calls whose values its names hold are for
     /// that too (`set_cookie`, `session`, the key `token`).
     fn passed(&mut self, value: Node, words: &[String]) {
-        let mut ids = Vec::new();
-        self.idents(value, &mut ids);
-        let Some(held) = self.held.last() else {
+        let Some(held) = self.held.last().filter(|h| !h.is_empty()) else {
             return;
         };
+        let mut ids = Vec::new();
+        self.idents(value, &mut ids);
         let calls: Vec<usize> = ids
             .iter()
             .filter_map(|i| held.get(i))
@@ -994,17 +991,7 @@ impl<'a> Walker<'a> {
         if t == 0 {
             return;
         }
-        let mut r = object;
-        while matches!(r.kind(), "attribute" | "subscript") {
-            match r
-                .child_by_field_name("object")
-                .or_else(|| r.child_by_field_name("value"))
-            {
-                Some(o) => r = o,
-                None => return,
-            }
-        }
-        if r.kind() == "identifier" {
+        if let Some(r) = chain_root(object) {
             let id = self.text(r).to_string();
             let scope = self.scopes.last_mut().expect("a scope");
             *scope.entry(id).or_default() |= t;

@@ -337,13 +337,18 @@ fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
                 .any(|a| mentions(std::slice::from_ref(&a.text), &w.args_mention)))
         && w.min_args.is_none_or(|n| call.args.len() >= n)
         && w.max_args.is_none_or(|n| positional.len() <= n)
-        && (w.requires_import.is_empty()
-            || w.requires_import.iter().any(|m| {
-                facts
-                    .imports
-                    .iter()
-                    .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
-            }))
+        && imports_one_of(facts, &w.requires_import)
+}
+
+/// `requires_import`: the file imports one of the modules (or a submodule); none asked, true.
+fn imports_one_of(facts: &Facts, modules: &[String]) -> bool {
+    modules.is_empty()
+        || modules.iter().any(|m| {
+            facts
+                .imports
+                .iter()
+                .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
+        })
 }
 
 /// Where an entry matched in a file.
@@ -422,13 +427,7 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
     };
     // `requires_import` holds for an entry's patterns too: `verify=False` is a JWT's only in a
     // file that uses a JWT library
-    let imported = e.when.requires_import.is_empty()
-        || e.when.requires_import.iter().any(|m| {
-            facts
-                .imports
-                .iter()
-                .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
-        });
+    let imported = imports_one_of(facts, &e.when.requires_import);
     for p in e.pattern.iter().filter(|_| imported) {
         if let Some(re) = patterns.get(p) {
             for m in re.find_iter(text) {
