@@ -138,6 +138,19 @@ pub(crate) struct Facts {
     /// Byte ranges of strings that stand as statements of their own (docstrings): prose and
     /// examples, not code, so the tables' text patterns do not read them.
     pub docstrings: Vec<(usize, usize)>,
+    /// Line spans (first, last, 1-based) of the functions not inside another function
+    /// (methods count as their own): where a value can travel without a call.
+    pub functions: Vec<(u32, u32)>,
+}
+
+impl Facts {
+    /// The outermost function holding a line (its span), or None at module level.
+    pub(crate) fn function_at(&self, line: u32) -> Option<(u32, u32)> {
+        self.functions
+            .iter()
+            .copied()
+            .find(|&(a, b)| a <= line && line <= b)
+    }
 }
 
 impl Facts {

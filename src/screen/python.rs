@@ -139,12 +139,26 @@ fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     n.named_children(&mut c).collect()
 }
 
+/// `x` of `((x))`: a string split over lines is often wrapped in parentheses.
+fn unparenthesised(mut n: Node) -> Node {
+    while n.kind() == "parenthesized_expression" {
+        match children(n).first() {
+            Some(c) => n = *c,
+            None => break,
+        }
+    }
+    n
+}
+
 /// Taint bits: from an input source, from a function parameter.
 const SOURCE: u8 = 1;
 const PARAM: u8 = 2;
 /// Not taint: the name holds text built from pieces (`sql = "…" % x`, `q += " AND " + y`),
 /// so passing it on is passing a formatted string.
 const FORMATTED: u8 = 4;
+/// Not taint: the name holds a constant string (`query = "SELECT … %d"`), so `query % n`
+/// formats text rather than taking a remainder.
+const TEXT: u8 = 8;
 const TAINT: u8 = SOURCE | PARAM;
 
 struct Walker<'a> {
@@ -728,9 +742,18 @@ impl<'a> Walker<'a> {
                     .child_by_field_name("operator")
                     .map(|o| self.text(o))
                     .unwrap_or("");
+                let holds_text = |s: Node| {
+                    s.kind() == "identifier"
+                        && self
+                            .scopes
+                            .last()
+                            .and_then(|sc| sc.get(self.text(s)))
+                            .is_some_and(|b| b & TEXT != 0)
+                };
                 let stringy = |side: Option<Node>| {
                     side.is_some_and(|s| {
-                        matches!(s.kind(), "string" | "concatenated_string")
+                        matches!(unparenthesised(s).kind(), "string" | "concatenated_string")
+                            || holds_text(s)
                             || self.arg_kind(s) == ArgKind::Formatted
                     })
                 };
@@ -747,8 +770,9 @@ impl<'a> Walker<'a> {
                 let f = n.child_by_field_name("function");
                 let is_str_method = f.is_some_and(|f| {
                     f.kind() == "attribute"
-                        && f.child_by_field_name("object")
-                            .is_some_and(|o| matches!(o.kind(), "string" | "concatenated_string"))
+                        && f.child_by_field_name("object").is_some_and(|o| {
+                            matches!(unparenthesised(o).kind(), "string" | "concatenated_string")
+                        })
                         && f.child_by_field_name("attribute")
                             .is_some_and(|a| matches!(self.text(a), "format" | "join"))
                 });
@@ -868,6 +892,12 @@ impl<'a> Walker<'a> {
             // `q += x` on a name holding a query: still one built from pieces
             _ => augmented && self.arg_kind(left) == ArgKind::Formatted,
         };
+        let constant_text = !augmented
+            && matches!(
+                unparenthesised(right).kind(),
+                "string" | "concatenated_string"
+            )
+            && !built;
         let mut ids = Vec::new();
         match left.kind() {
             "identifier" => ids.push(self.text(left).to_string()),
@@ -882,6 +912,11 @@ impl<'a> Walker<'a> {
                 *bits |= FORMATTED;
             } else if !augmented {
                 *bits &= !FORMATTED;
+            }
+            if constant_text && left.kind() == "identifier" {
+                *bits |= TEXT;
+            } else if !augmented {
+                *bits &= !TEXT;
             }
             if *bits == 0 {
                 scope.remove(&id);
@@ -974,10 +1009,17 @@ impl<'a> Walker<'a> {
         ) else {
             return;
         };
-        if !matches!(
-            self.text(method),
-            "append" | "extend" | "insert" | "add" | "update" | "setdefault" | "appendleft"
-        ) {
+        let buffer_write = matches!(self.text(method), "write" | "writelines")
+            // a local buffer (`buf = io.StringIO(); buf.write(x)`), not `self.wfile` or
+            // `sys.stdout`, whose root names much more than the text written
+            && object.kind() == "identifier"
+            && self.text(object) != "self";
+        if !buffer_write
+            && !matches!(
+                self.text(method),
+                "append" | "extend" | "insert" | "add" | "update" | "setdefault" | "appendleft"
+            )
+        {
             return;
         }
         let t = call
@@ -1026,6 +1068,13 @@ impl<'a> Walker<'a> {
     fn walk(&mut self, n: Node) {
         match n.kind() {
             "function_definition" | "lambda" => {
+                if n.kind() == "function_definition" && self.scopes.len() == 1 {
+                    // decorators are part of it: a route's decorator is where its input starts
+                    let outer = n.parent().filter(|p| p.kind() == "decorated_definition");
+                    self.facts
+                        .functions
+                        .push((line(outer.unwrap_or(n)), n.end_position().row as u32 + 1));
+                }
                 let mut scope = self.scopes.last().cloned().unwrap_or_default();
                 for p in self.params_of(n) {
                     *scope.entry(p).or_default() |= PARAM;
@@ -1663,6 +1712,33 @@ mod tests {
             .collect();
         use ArgKind::*;
         assert_eq!(kinds, [Other, Formatted, Formatted, Other, Formatted]);
+    }
+
+    #[test]
+    fn a_name_holding_constant_text_formats_with_percent_and_splits_with_parentheses() {
+        let f = facts(
+            "def q(db, n, cmd):
+    query = 'SELECT a FROM t LIMIT %d'
+    db.execute(query % n)
+    size = 10
+    db.execute(size % n)
+    query = n
+    db.execute(query % n)
+    c = (
+        'git show '
+        ':{}'
+    ).format(cmd)
+    db.execute(c)
+",
+        );
+        let kinds: Vec<ArgKind> = f
+            .calls
+            .iter()
+            .filter(|c| c.name == "db.execute")
+            .map(|c| c.args[0].kind)
+            .collect();
+        use ArgKind::*;
+        assert_eq!(kinds, [Formatted, Other, Other, Formatted]);
     }
 
     #[test]

@@ -248,6 +248,9 @@ pub(crate) const AMPLIFYING_SOURCE: f64 = 3.0;
 /// itself get it (input reaching a shell, a credential's own format, randomness for a secret).
 pub(crate) const HIGH_RISK_WEIGHT: f64 = 15.0;
 
+/// The lightest sinks, risky APIs (`tempfile.mktemp`, a weak hash): see `score`.
+pub(crate) const RISKY_API_WEIGHT: f64 = 6.0;
+
 /// The lower-case words of a name: `resetToken`, `RESET_TOKEN` and `reset-token` are
 /// `reset`, `token`.
 fn words(name: &str) -> Vec<String> {
@@ -525,6 +528,8 @@ pub(crate) fn score(
     let mut any_tainted_sink = false;
     // per sink: whether a source in the file can multiply it (see below)
     let mut amplifiable = Vec::new();
+    // per sink: a parameter's or an input's value reached one of its calls
+    let mut reached = Vec::new();
     for e in &t.sinks {
         if e.when
             .unless_guard
@@ -536,7 +541,8 @@ pub(crate) fn score(
         let found = find(e, facts, text, &t.patterns);
         if !found.lines.is_empty() {
             any_tainted_sink |= found.tainted;
-            amplifiable.push(!found.by_call || found.input_reached);
+            amplifiable.push(found.by_call.then_some(found.input_reached));
+            reached.push(found.tainted || found.input_reached);
             let (weight, factors) = if found.high_risk && e.weight < HIGH_RISK_WEIGHT {
                 (
                     HIGH_RISK_WEIGHT,
@@ -590,11 +596,42 @@ pub(crate) fn score(
     // Only input an outsider controls amplifies the sinks: a weak source (a parameter, the
     // environment: weight below 3) adds its weight, but ordinary library code passes its
     // callers' values to files and processes all the time.
-    let has_source = sources.iter().any(|s| s.weight >= AMPLIFYING_SOURCE);
+    let outside: Vec<&Hit> = sources
+        .iter()
+        .filter(|s| s.weight >= AMPLIFYING_SOURCE)
+        .collect();
+    let has_source = !outside.is_empty();
+    // A pattern says nothing of where values come from: it counts ×1.5 when such a source is
+    // in the same function (or both are at module level), not anywhere in a long module.
+    let near_source = |lines: &[u32]| {
+        lines.iter().any(|&l| {
+            let f = facts.function_at(l);
+            outside
+                .iter()
+                .any(|s| s.lines.iter().any(|&m| facts.function_at(m) == f))
+        })
+    };
+    let reached: Vec<bool> = sinks
+        .iter()
+        .zip(&amplifiable)
+        .zip(reached)
+        .map(|((s, by_call), r)| {
+            if by_call.is_some() {
+                r
+            } else {
+                near_source(&s.lines)
+            }
+        })
+        .collect();
+    let amplifiable: Vec<bool> = sinks
+        .iter()
+        .zip(amplifiable)
+        .map(|(s, by_call)| by_call.unwrap_or_else(|| near_source(&s.lines)))
+        .collect();
     let mut total: f64 = sources.iter().map(|s| s.weight).sum();
     // A call the taint can follow counts ×1.5 only when input reaches it: a CLI reading
-    // stdin somewhere does not make each `open(path)` in it a path from input. Patterns, which
-    // say nothing of where values come from, keep the file-wide rule.
+    // stdin somewhere does not make each `open(path)` in it a path from input.
+    let mut contributions: Vec<f64> = Vec::with_capacity(sinks.len());
     for (s, amplify) in sinks.iter_mut().zip(amplifiable) {
         let mut c = s.weight;
         if has_source && amplify {
@@ -608,6 +645,29 @@ pub(crate) fn score(
             c *= 1.3;
             s.factors.push("×1.3 the task's CWE".into());
         }
+        contributions.push(c);
+    }
+    // Each weakness counts once: a sink sharing a CWE with a heavier one already counted is a
+    // second view of the same risk (`os.path.join(base, name)` then `open(path)`) and adds
+    // half. Heaviest first; ties keep the table's order.
+    let mut order: Vec<usize> = (0..sinks.len()).collect();
+    order.sort_by(|&a, &b| contributions[b].total_cmp(&contributions[a]));
+    // A risky API (weight 6) that no parameter's or input's value reaches is a hint; one such
+    // hint beside a heavier sink is not another: large modules use many of them safely.
+    let mut counted: Vec<u32> = Vec::new();
+    for (rank, i) in order.into_iter().enumerate() {
+        let s = &mut sinks[i];
+        let mut c = contributions[i];
+        if let Some(cwe) = s.cwe.iter().find(|w| counted.contains(w)) {
+            c *= 0.5;
+            s.factors
+                .push(format!("×0.5 CWE-{cwe} counted already by a heavier sink"));
+        } else if rank > 0 && s.weight <= RISKY_API_WEIGHT && !reached[i] {
+            c *= 0.5;
+            s.factors
+                .push("×0.5 a risky API no input reaches, beside a heavier sink".into());
+        }
+        counted.extend(s.cwe.iter().copied());
         s.contribution = Some((c * 10.0).round() / 10.0);
         total += c;
     }
@@ -902,6 +962,43 @@ mod tests {
             "path-object-from-input",
             true,
         ),
+        // a command line formatted and handed to a helper that runs it
+        (
+            "def hook(name):\n    cmd = 'git show :%s' % name\n    return get_output(cmd)\n",
+            "command-line-formatted",
+            false,
+        ),
+        (
+            "def ls(self, path):\n    command = (\n        'rclone lsjson '\n        'remote:{p}'\n    ).format(p=path)\n    return self._execute(command)\n",
+            "command-line-formatted",
+            false,
+        ),
+        // joined under a base and never confined; from input it is high-risk
+        (
+            "import os\ndef cut(self, key):\n    self.etcd.delete(os.path.join(self.ns, key))\n",
+            "path-join-unconfined",
+            false,
+        ),
+        (
+            "import os\nfrom flask import request\ndef view():\n    return open(os.path.join('/srv', request.args['f']))\n",
+            "path-join-unconfined",
+            true,
+        ),
+        (
+            "import os\nfrom flask import request\ndef view():\n    return str(os.path.exists(request.args['f']))\n",
+            "path-probe-from-input",
+            false,
+        ),
+        (
+            "from django.utils.safestring import mark_safe\ndef view(request):\n    return mark_safe('<b>%s</b>' % request.GET['n'])\n",
+            "html-marked-safe",
+            true,
+        ),
+        (
+            "def get(self, name):\n    self.response.write('build %s not found' % name)\n",
+            "response-write",
+            false,
+        ),
     ];
 
     /// Ordinary code the same entries must leave alone: (source, the sink it must not show).
@@ -998,7 +1095,69 @@ mod tests {
             "import pathlib\ndef tidy(name):\n    return name.replace('/', '_').strip()\n",
             "path-object-from-input",
         ),
+        // a list of arguments is no command line; logging one is not running it
+        (
+            "def run(self, ref):\n    self.run_command(['git', 'show', ref])\n",
+            "command-line-formatted",
+        ),
+        (
+            "def run(cmd):\n    log.info('running %s' % cmd)\n",
+            "command-line-formatted",
+        ),
+        // confined after the join; a caller's value only as the base
+        (
+            "import os\ndef read(base, name):\n    p = os.path.realpath(os.path.join(base, name))\n    if not p.startswith(os.path.realpath(base) + os.sep):\n        raise ValueError(name)\n    return open(p)\n",
+            "path-join-unconfined",
+        ),
+        (
+            "import os\ndef setup_py(project):\n    return os.path.join(project, 'setup.py')\n",
+            "path-join-unconfined",
+        ),
+        (
+            "import os\ndef has(path):\n    return os.path.exists(path)\n",
+            "path-probe-from-input",
+        ),
+        (
+            "from django.utils.safestring import mark_safe\nBR = mark_safe('<br>')\n",
+            "html-marked-safe",
+        ),
+        (
+            "def get(self):\n    self.response.write('ok')\n",
+            "response-write",
+        ),
     ];
+
+    #[test]
+    fn a_weakness_counts_once_and_unreached_risky_apis_count_half() {
+        let t = super::super::python_tables(None).unwrap();
+        // the join and the open are one traversal: the lighter counts half
+        let src =
+            "import os\ndef cut(base, key):\n    p = os.path.join(base, key)\n    return open(p)\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        let join = s
+            .sinks
+            .iter()
+            .find(|h| h.id == "path-join-unconfined")
+            .unwrap();
+        assert_eq!(join.contribution, Some(3.0), "{s:?}");
+        assert!(
+            join.factors
+                .iter()
+                .any(|f| f.contains("CWE-22 counted already"))
+        );
+        // risky APIs no value reaches, beside a heavier one, are hints, not more evidence
+        let src = "import os, tempfile, hashlib\nos.chmod('/srv/x', 0o777)\nt = tempfile.mktemp()\ndef dump(code):\n    return eval(code)\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        let light: Vec<_> = s
+            .sinks
+            .iter()
+            .filter(|h| h.weight <= RISKY_API_WEIGHT)
+            .collect();
+        assert!(!light.is_empty(), "{s:?}");
+        for h in light {
+            assert_eq!(h.contribution, Some(h.weight / 2.0), "{h:?}");
+        }
+    }
 
     #[test]
     fn one_high_risk_sink_flags_without_a_cwe() {
