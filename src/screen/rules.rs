@@ -248,9 +248,6 @@ pub(crate) const AMPLIFYING_SOURCE: f64 = 3.0;
 /// itself get it (input reaching a shell, a credential's own format, randomness for a secret).
 pub(crate) const HIGH_RISK_WEIGHT: f64 = 15.0;
 
-/// The lightest sinks, risky APIs (`tempfile.mktemp`, a weak hash): see `score`.
-pub(crate) const RISKY_API_WEIGHT: f64 = 6.0;
-
 /// The lower-case words of a name: `resetToken`, `RESET_TOKEN` and `reset-token` are
 /// `reset`, `token`.
 fn words(name: &str) -> Vec<String> {
@@ -528,8 +525,6 @@ pub(crate) fn score(
     let mut any_tainted_sink = false;
     // per sink: whether a source in the file can multiply it (see below)
     let mut amplifiable = Vec::new();
-    // per sink: a parameter's or an input's value reached one of its calls
-    let mut reached = Vec::new();
     for e in &t.sinks {
         if e.when
             .unless_guard
@@ -542,7 +537,6 @@ pub(crate) fn score(
         if !found.lines.is_empty() {
             any_tainted_sink |= found.tainted;
             amplifiable.push(found.by_call.then_some(found.input_reached));
-            reached.push(found.tainted || found.input_reached);
             let (weight, factors) = if found.high_risk && e.weight < HIGH_RISK_WEIGHT {
                 (
                     HIGH_RISK_WEIGHT,
@@ -611,30 +605,19 @@ pub(crate) fn score(
                 .any(|s| s.lines.iter().any(|&m| facts.function_at(m) == f))
         })
     };
-    let reached: Vec<bool> = sinks
-        .iter()
-        .zip(&amplifiable)
-        .zip(reached)
-        .map(|((s, by_call), r)| {
-            if by_call.is_some() {
-                r
-            } else {
-                near_source(&s.lines)
-            }
-        })
-        .collect();
-    let amplifiable: Vec<bool> = sinks
+    // per sink: outside input reaches it (the ×1.5 below)
+    let amplified: Vec<bool> = sinks
         .iter()
         .zip(amplifiable)
-        .map(|(s, by_call)| by_call.unwrap_or_else(|| near_source(&s.lines)))
+        .map(|(s, by_call)| has_source && by_call.unwrap_or_else(|| near_source(&s.lines)))
         .collect();
     let mut total: f64 = sources.iter().map(|s| s.weight).sum();
     // A call the taint can follow counts ×1.5 only when input reaches it: a CLI reading
     // stdin somewhere does not make each `open(path)` in it a path from input.
     let mut contributions: Vec<f64> = Vec::with_capacity(sinks.len());
-    for (s, amplify) in sinks.iter_mut().zip(amplifiable) {
+    for (s, &amplify) in sinks.iter_mut().zip(&amplified) {
         let mut c = s.weight;
-        if has_source && amplify {
+        if amplify {
             c *= 1.5;
             s.factors.push("×1.5 a source in the file".into());
         } else if has_source {
@@ -652,8 +635,9 @@ pub(crate) fn score(
     // half. Heaviest first; ties keep the table's order.
     let mut order: Vec<usize> = (0..sinks.len()).collect();
     order.sort_by(|&a, &b| contributions[b].total_cmp(&contributions[a]));
-    // A risky API (weight 6) that no parameter's or input's value reaches is a hint; one such
-    // hint beside a heavier sink is not another: large modules use many of them safely.
+    // A sink no outside input reaches (no ×1.5) and not high-risk is a hint; beside a heavier
+    // sink it is not as much again: large modules use many risky APIs, on their callers'
+    // values, safely.
     let mut counted: Vec<u32> = Vec::new();
     for (rank, i) in order.into_iter().enumerate() {
         let s = &mut sinks[i];
@@ -662,10 +646,10 @@ pub(crate) fn score(
             c *= 0.5;
             s.factors
                 .push(format!("×0.5 CWE-{cwe} counted already by a heavier sink"));
-        } else if rank > 0 && s.weight <= RISKY_API_WEIGHT && !reached[i] {
+        } else if rank > 0 && s.weight < HIGH_RISK_WEIGHT && !amplified[i] {
             c *= 0.5;
             s.factors
-                .push("×0.5 a risky API no input reaches, beside a heavier sink".into());
+                .push("×0.5 no input reaches it, beside a heavier sink".into());
         }
         counted.extend(s.cwe.iter().copied());
         s.contribution = Some((c * 10.0).round() / 10.0);
@@ -1128,7 +1112,7 @@ mod tests {
     ];
 
     #[test]
-    fn a_weakness_counts_once_and_unreached_risky_apis_count_half() {
+    fn a_weakness_counts_once_and_sinks_input_does_not_reach_count_half() {
         let t = super::super::python_tables(None).unwrap();
         // the join and the open are one traversal: the lighter counts half
         let src =
@@ -1145,14 +1129,10 @@ mod tests {
                 .iter()
                 .any(|f| f.contains("CWE-22 counted already"))
         );
-        // risky APIs no value reaches, beside a heavier one, are hints, not more evidence
+        // sinks no input reaches, beside a heavier one, are hints, not more evidence
         let src = "import os, tempfile, hashlib\nos.chmod('/srv/x', 0o777)\nt = tempfile.mktemp()\ndef dump(code):\n    return eval(code)\n";
         let s = score(&t, &facts(src, &t), src, None, 15.0);
-        let light: Vec<_> = s
-            .sinks
-            .iter()
-            .filter(|h| h.weight <= RISKY_API_WEIGHT)
-            .collect();
+        let light: Vec<_> = s.sinks.iter().filter(|h| h.id != "dynamic-code").collect();
         assert!(!light.is_empty(), "{s:?}");
         for h in light {
             assert_eq!(h.contribution, Some(h.weight / 2.0), "{h:?}");
