@@ -552,7 +552,8 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
         });
         return Screened::done(r);
     };
-    let is_source = |q: &str, free: bool| tables.is_source(q, free);
+    let is_source =
+        |q: &str, free: bool, imports: &[facts::Import]| tables.is_source(q, free, imports);
     let is_sanitizer = |q: &str| tables.is_sanitizer(q);
     let reading = python::read(text, &is_source, &is_sanitizer);
     // tree-sitter's verdict until CPython's arrives (`apply_l0`)
@@ -565,7 +566,7 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
         .base
         .as_deref()
         .and_then(is_text)
-        .map(|b| python::parse(b, &|_, _| false))
+        .map(|b| python::parse(b, &|_, _, _| false))
     {
         Some(Ok(b)) => b
             .defs

@@ -17,7 +17,7 @@ use super::facts::{
 /// Parses a file; the first syntax error ends it (L0).
 pub(crate) fn parse(
     src: &str,
-    is_source: &dyn Fn(&str, bool) -> bool,
+    is_source: &dyn Fn(&str, bool, &[Import]) -> bool,
 ) -> Result<Facts, ParseError> {
     parse_with(src, is_source, &|_| false)
 }
@@ -26,7 +26,7 @@ pub(crate) fn parse(
 /// tainted.
 pub(crate) fn parse_with(
     src: &str,
-    is_source: &dyn Fn(&str, bool) -> bool,
+    is_source: &dyn Fn(&str, bool, &[Import]) -> bool,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Result<Facts, ParseError> {
     let r = read(src, is_source, is_sanitizer);
@@ -49,7 +49,7 @@ pub(crate) struct Reading {
 /// its calls, imports and literals (L3 scores them; L0 has already failed it).
 pub(crate) fn read(
     src: &str,
-    is_source: &dyn Fn(&str, bool) -> bool,
+    is_source: &dyn Fn(&str, bool, &[Import]) -> bool,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Reading {
     let mut parser = Parser::new();
@@ -166,7 +166,7 @@ struct Walker<'a> {
     /// local name → qualified name, from the imports
     aliases: HashMap<String, String>,
     facts: Facts,
-    is_source: &'a dyn Fn(&str, bool) -> bool,
+    is_source: &'a dyn Fn(&str, bool, &[Import]) -> bool,
     is_sanitizer: &'a dyn Fn(&str) -> bool,
     /// Names the file binds anywhere (assigned, a parameter, defined, imported, a loop or `as`
     /// target): a chain whose first name is not among them is free, a global of a fragment
@@ -652,7 +652,7 @@ impl<'a> Walker<'a> {
                     | if self
                         .aliases
                         .get(t)
-                        .is_some_and(|q| (self.is_source)(q, false))
+                        .is_some_and(|q| (self.is_source)(q, false, &self.facts.imports))
                     {
                         SOURCE
                     } else {
@@ -662,7 +662,7 @@ impl<'a> Walker<'a> {
             "attribute" => {
                 (if self
                     .qualify(n)
-                    .is_some_and(|q| (self.is_source)(&q, self.free_root(n)))
+                    .is_some_and(|q| (self.is_source)(&q, self.free_root(n), &self.facts.imports))
                 {
                     SOURCE
                 } else {
@@ -679,7 +679,10 @@ impl<'a> Walker<'a> {
                 let free = n
                     .child_by_field_name("function")
                     .is_some_and(|f| self.free_root(f));
-                let own = if callee.as_deref().is_some_and(|q| (self.is_source)(q, free)) {
+                let own = if callee
+                    .as_deref()
+                    .is_some_and(|q| (self.is_source)(q, free, &self.facts.imports))
+                {
                     SOURCE
                 } else {
                     0
@@ -1533,7 +1536,7 @@ impl<'a> ImportEnv<'a> {
     fn made_by(&mut self, file: &str) -> &[DynamicModule] {
         if !self.made.contains_key(file) {
             let made = (self.read)(file)
-                .and_then(|t| parse(&t, &|_, _| false).ok())
+                .and_then(|t| parse(&t, &|_, _, _| false).ok())
                 .map(|f| f.dynamic_modules)
                 .unwrap_or_default();
             self.made.insert(file.to_string(), made);
@@ -1648,14 +1651,14 @@ mod tests {
     use super::*;
 
     fn facts(src: &str) -> Facts {
-        parse(src, &|q: &str, _| q.starts_with("flask.request.")).unwrap()
+        parse(src, &|q: &str, _, _| q.starts_with("flask.request.")).unwrap()
     }
 
     #[test]
     fn syntax_errors_give_their_line() {
-        let e = parse("def f(:\n    pass\n", &|_, _| false).unwrap_err();
+        let e = parse("def f(:\n    pass\n", &|_, _, _| false).unwrap_err();
         assert_eq!(e.line, 1);
-        let e = parse("x = 1\n\nif x\n    y = 2\n", &|_, _| false).unwrap_err();
+        let e = parse("x = 1\n\nif x\n    y = 2\n", &|_, _, _| false).unwrap_err();
         assert_eq!(e.line, 3, "{e:?}");
     }
 
@@ -1765,7 +1768,7 @@ mod tests {
 
     #[test]
     fn chains_on_names_the_file_never_binds_are_free() {
-        let is_source = |q: &str, free: bool| free && q.starts_with("request.args");
+        let is_source = |q: &str, free: bool, _: &[Import]| free && q.starts_with("request.args");
         let free = parse(
             "def view(self):\n    start = request.args.get('s')\n    self.db.execute(start)\n",
             &is_source,
@@ -1844,7 +1847,7 @@ mod tests {
             serde_yaml::from_str("pyyaml: [yaml]\nbeautifulsoup4: [bs4]\n").unwrap();
         let mut env = ImportEnv::new(&paths, &read, "os\nsys\njson\n", &dist);
         let src = "import os\nimport yaml\nimport bs4\nimport requests\nimport flask\nfrom shop import media\nfrom shop.util import strings\nfrom shop.nothere import x\nfrom . import media\nfrom .util import strings\nfrom .missing import y\nimport totally_made_up_pkg_xyz\n";
-        let f = parse(src, &|_, _| false).unwrap();
+        let f = parse(src, &|_, _, _| false).unwrap();
         let bad: Vec<String> = env
             .check("src/shop/media.py", &f.imports)
             .unresolved
@@ -1868,7 +1871,7 @@ mod tests {
         let files: HashMap<&str, &str> = files.iter().copied().collect();
         let read = |p: &str| files.get(p).map(|s| s.to_string());
         let mut env = env_of(&files, &read);
-        let f = parse(src, &|_, _| false).unwrap();
+        let f = parse(src, &|_, _, _| false).unwrap();
         let modules = f.imports.iter().map(|i| i.module.clone()).collect();
         (modules, env.check(path, &f.imports))
     }
@@ -1922,7 +1925,7 @@ mod tests {
         );
         assert_eq!(c, Checked::default());
         // names are qualified through the normalised module
-        let f = parse(src, &|_, _| false).unwrap();
+        let f = parse(src, &|_, _, _| false).unwrap();
         let calls = modules(&f.calls, |c| &c.name);
         assert_eq!(
             calls,
@@ -1937,7 +1940,7 @@ mod tests {
 
     #[test]
     fn six_moves_is_dynamic_not_missing() {
-        let f = parse(SIX, &|_, _| false).unwrap();
+        let f = parse(SIX, &|_, _, _| false).unwrap();
         assert_eq!(
             f.dynamic_modules,
             [
@@ -2034,7 +2037,7 @@ mod tests {
     #[test]
     fn modules_put_into_sys_modules_are_dynamic() {
         let init = "import sys\nfrom sys import modules as loaded\nfrom pkg import _impl\n\nsys.modules[__name__ + '.compat'] = _impl\nsys.modules['pkg.legacy'] = _impl\nloaded.setdefault(f'{__name__}.old', _impl)\nsys.modules['%s.older' % __name__] = _impl\nsys.modules[__name__ + '_sibling'] = _impl\nlog = make_logger(__name__ + '.quiet')\n";
-        let f = parse(init, &|_, _| false).unwrap();
+        let f = parse(init, &|_, _, _| false).unwrap();
         let names: Vec<&DynamicName> = f.dynamic_modules.iter().map(|d| &d.name).collect();
         assert_eq!(
             names,
@@ -2060,7 +2063,7 @@ mod tests {
         );
         // a key the source does not spell out, or an importer, serves any name below
         let hook = "import sys\n\nclass Finder:\n    def load_module(self, fullname):\n        sys.modules[fullname] = object()\n\nsys.meta_path.append(Finder())\n";
-        let f = parse(hook, &|_, _| false).unwrap();
+        let f = parse(hook, &|_, _, _| false).unwrap();
         let hows: Vec<(DynamicHow, &DynamicName)> =
             f.dynamic_modules.iter().map(|d| (d.how, &d.name)).collect();
         assert_eq!(
@@ -2107,14 +2110,14 @@ mod tests {
         let paths = vec!["app/util.py".to_string()];
         let mut env =
             ImportEnv::new(&paths, &|_| None, "os\n", &HashMap::new()).with_installed(list);
-        let local = parse("import os\nfrom app import util\n", &|_, _| false).unwrap();
+        let local = parse("import os\nfrom app import util\n", &|_, _, _| false).unwrap();
         assert_eq!(env.check("app/main.py", &local.imports), Checked::default());
         assert_eq!(
             CALLS.load(Ordering::SeqCst),
             0,
             "no process for what resolves statically"
         );
-        let outside = parse("import requests\nimport nope_xyz\n", &|_, _| false).unwrap();
+        let outside = parse("import requests\nimport nope_xyz\n", &|_, _, _| false).unwrap();
         let bad = env.check("app/main.py", &outside.imports).unresolved;
         assert_eq!(
             bad,
@@ -2131,7 +2134,7 @@ mod tests {
     #[test]
     fn without_python3_installed_packages_are_a_note() {
         let mut env = ImportEnv::new(&[], &|_| None, "", &HashMap::new()).with_installed(|| None);
-        let f = parse("import requests\n", &|_, _| false).unwrap();
+        let f = parse("import requests\n", &|_, _, _| false).unwrap();
         assert_eq!(env.check("main.py", &f.imports).unresolved.len(), 1);
         assert_eq!(env.notes.len(), 1);
         assert!(

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::facts::{Arg, ArgKind, Call, Facts};
+use super::facts::{Arg, ArgKind, Call, Facts, Import};
 use crate::error::{Error, Result};
 
 /// A condition on a call's arguments; every given part must hold.
@@ -210,8 +210,10 @@ impl Tables {
 
     /// Whether a qualified name is an input source (for the taint of the facts); `free`: its
     /// first name is bound nowhere in the file, so the entries' `bare` chains apply too.
-    pub(crate) fn is_source(&self, name: &str, free: bool) -> bool {
-        self.sources.iter().any(|e| source_matches(e, name, free))
+    pub(crate) fn is_source(&self, name: &str, free: bool, imports: &[Import]) -> bool {
+        self.sources
+            .iter()
+            .any(|e| source_matches(e, name, free) && source_applies(e, imports))
     }
 }
 
@@ -342,13 +344,23 @@ fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
 
 /// `requires_import`: the file imports one of the modules (or a submodule); none asked, true.
 fn imports_one_of(facts: &Facts, modules: &[String]) -> bool {
+    imported(&facts.imports, modules)
+}
+
+fn imported(imports: &[Import], modules: &[String]) -> bool {
     modules.is_empty()
         || modules.iter().any(|m| {
-            facts
-                .imports
+            imports
                 .iter()
                 .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
         })
+}
+
+/// A source's `requires_import` holds where the file imports one of them, or imports nothing
+/// at all: a view cut out of its module (`def get(self): … self.request.body`) has its
+/// imports elsewhere, while a module importing an HTTP client and no framework is a client.
+fn source_applies(e: &Entry, imports: &[Import]) -> bool {
+    imports.is_empty() || imported(imports, &e.when.requires_import)
 }
 
 /// Where an entry matched in a file.
@@ -572,6 +584,13 @@ pub(crate) fn score(
             } else {
                 Vec::new()
             }
+        } else if !source_applies(e, &facts.imports) {
+            Vec::new()
+        } else if facts.imports.is_empty() && !e.when.requires_import.is_empty() {
+            // a fragment: its imports are elsewhere (see `source_applies`)
+            let mut open = e.clone();
+            open.when.requires_import.clear();
+            find(&open, facts, text, &t.patterns).lines
         } else {
             find(e, facts, text, &t.patterns).lines
         };
@@ -716,9 +735,11 @@ mod tests {
     }
 
     fn facts(src: &str, t: &Tables) -> Facts {
-        super::super::python::parse_with(src, &|q, free| t.is_source(q, free), &|q| {
-            t.is_sanitizer(q)
-        })
+        super::super::python::parse_with(
+            src,
+            &|q, free, imports| t.is_source(q, free, imports),
+            &|q| t.is_sanitizer(q),
+        )
         .unwrap()
     }
 
@@ -1110,6 +1131,31 @@ mod tests {
             "response-write",
         ),
     ];
+
+    #[test]
+    fn a_source_that_needs_a_framework_holds_in_its_files_and_in_fragments_only() {
+        let t = super::super::python_tables(None).unwrap();
+        let has_body = |src: &str| {
+            score(&t, &facts(src, &t), src, None, 15.0)
+                .sources
+                .iter()
+                .any(|h| h.id == "request-body")
+        };
+        assert!(has_body(
+            "from django.http import HttpResponse\ndef post(request):\n    return eval(request.body)\n"
+        ));
+        assert!(has_body(
+            "def post(self, request):\n    return eval(request.body)\n"
+        ));
+        // an HTTP client's own message: no source, and no input reaches the sink
+        let src = "import requests\ndef resend(r):\n    return eval(r.request.body)\n";
+        assert!(!has_body(src));
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        assert!(
+            !s.sinks[0].factors.iter().any(|f| f.contains("×1.5")),
+            "{s:?}"
+        );
+    }
 
     #[test]
     fn a_weakness_counts_once_and_sinks_input_does_not_reach_count_half() {
