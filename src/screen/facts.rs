@@ -151,9 +151,7 @@ impl Facts {
             .copied()
             .find(|&(a, b)| a <= line && line <= b)
     }
-}
 
-impl Facts {
     /// The file's text with its docstrings blanked out (newlines kept, so lines still count).
     pub(crate) fn code_text<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
         if self.docstrings.is_empty() {

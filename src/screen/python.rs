@@ -641,13 +641,7 @@ impl<'a> Walker<'a> {
                     return 0;
                 }
                 let t = self.text(n);
-                let local = self
-                    .scopes
-                    .last()
-                    .and_then(|s| s.get(t))
-                    .copied()
-                    .unwrap_or(0)
-                    & TAINT;
+                let local = self.bits_of(t) & TAINT;
                 local
                     | if self
                         .aliases
@@ -709,11 +703,19 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// What the innermost scope knows of a name (taint, FORMATTED, TEXT bits; 0 if nothing).
+    fn bits_of(&self, name: &str) -> u8 {
+        self.scopes
+            .last()
+            .and_then(|s| s.get(name))
+            .copied()
+            .unwrap_or(0)
+    }
+
     fn arg_kind(&self, n: Node) -> ArgKind {
         match n.kind() {
             "identifier" => {
-                let bits = self.scopes.last().and_then(|s| s.get(self.text(n)));
-                if bits.is_some_and(|b| b & FORMATTED != 0) {
+                if self.bits_of(self.text(n)) & FORMATTED != 0 {
                     ArgKind::Formatted
                 } else {
                     ArgKind::Other
@@ -745,14 +747,8 @@ impl<'a> Walker<'a> {
                     .child_by_field_name("operator")
                     .map(|o| self.text(o))
                     .unwrap_or("");
-                let holds_text = |s: Node| {
-                    s.kind() == "identifier"
-                        && self
-                            .scopes
-                            .last()
-                            .and_then(|sc| sc.get(self.text(s)))
-                            .is_some_and(|b| b & TEXT != 0)
-                };
+                let holds_text =
+                    |s: Node| s.kind() == "identifier" && self.bits_of(self.text(s)) & TEXT != 0;
                 let stringy = |side: Option<Node>| {
                     side.is_some_and(|s| {
                         matches!(unparenthesised(s).kind(), "string" | "concatenated_string")
@@ -1702,24 +1698,28 @@ mod tests {
         assert!(f.refs.iter().any(|r| r.name == "flask.request.args.get"));
     }
 
-    #[test]
-    fn names_holding_built_text_stay_formatted_until_reassigned() {
-        let f = facts(
-            "def q(db, k):\n    a = 'SELECT 1'\n    db.execute(a)\n    a += ' WHERE k = ' + k\n    db.execute(a)\n    b = 'x = {}'.format(k)\n    db.execute(b)\n    b = 'SELECT 2'\n    db.execute(b)\n    c = f'{k}'\n    c += ' LIMIT 1'\n    db.execute(c)\n",
-        );
-        let kinds: Vec<ArgKind> = f
+    /// The kind of the first argument of each `db.execute` call in the source.
+    fn execute_kinds(src: &str) -> Vec<ArgKind> {
+        facts(src)
             .calls
             .iter()
             .filter(|c| c.name == "db.execute")
             .map(|c| c.args[0].kind)
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn names_holding_built_text_stay_formatted_until_reassigned() {
+        let kinds = execute_kinds(
+            "def q(db, k):\n    a = 'SELECT 1'\n    db.execute(a)\n    a += ' WHERE k = ' + k\n    db.execute(a)\n    b = 'x = {}'.format(k)\n    db.execute(b)\n    b = 'SELECT 2'\n    db.execute(b)\n    c = f'{k}'\n    c += ' LIMIT 1'\n    db.execute(c)\n",
+        );
         use ArgKind::*;
         assert_eq!(kinds, [Other, Formatted, Formatted, Other, Formatted]);
     }
 
     #[test]
     fn a_name_holding_constant_text_formats_with_percent_and_splits_with_parentheses() {
-        let f = facts(
+        let kinds = execute_kinds(
             "def q(db, n, cmd):
     query = 'SELECT a FROM t LIMIT %d'
     db.execute(query % n)
@@ -1734,12 +1734,6 @@ mod tests {
     db.execute(c)
 ",
         );
-        let kinds: Vec<ArgKind> = f
-            .calls
-            .iter()
-            .filter(|c| c.name == "db.execute")
-            .map(|c| c.args[0].kind)
-            .collect();
         use ArgKind::*;
         assert_eq!(kinds, [Formatted, Other, Other, Formatted]);
     }
