@@ -12,7 +12,8 @@ Each set is split by a hash of a key that keeps related samples together:
   3. Semgrep rule tests: python/**/X.py next to a rule X.yaml listing CWE-918, -327 or -798;
      a positive when it has a `# ruleid:` line. Key: the file's path.
   4. Negative control, ordinary reviewed code: pip's src/pip/ (without _vendor/), requests,
-     Flask's and Click's src/ are the dev half (their flagged files were read while tuning);
+     Flask's and Click's src/ are the dev half (their flagged files were read while tuning), joined
+     on 2026-12-04 by Werkzeug's and Jinja's src/, Tornado's tornado/ (without test/) and httpx;
      pytest's src/ and Twisted's src/twisted/ (without its tests) are the report half.
 With --dev also CyberSecEval (PurpleLlama) Python origin_code snippets, all development.
 
@@ -56,12 +57,17 @@ PINS = {
     "twisted": ("twisted/twisted", "64661601a1e492a9448ac1011deb9cd9467a9e30"),
     "flask": ("pallets/flask", "2ac89889f4cc330eabd50f295dcef02828522c69"),
     "click": ("pallets/click", "2c8cd3ac958a7eb316d67f2d316c27086c4c0369"),
+    "werkzeug": ("pallets/werkzeug", "1b00618e787f40dfb21eba29caf8f8be7c8e1d93"),
+    "tornado": ("tornadoweb/tornado", "e530031405e2154654dedc4c84d5656b557ea310"),
+    "jinja": ("pallets/jinja", "5ef70112a1ff19c05324ff889dd30405b1002044"),
+    "httpx": ("encode/httpx", "ae1b9f66238f75ced3ced5e4485408435de10768"),
     "cyberseceval": ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38"),
 }
 HELD_OUT = ["benchmarkpython", "sven", "semgrep"]  # the positive sets pooled in "overall"
 TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes, before/after)",
           "semgrep": "Semgrep rule tests (CWE-918/327/798)",
-          "control": "Negative control (dev: pip, requests, flask, click; report: pytest, twisted)",
+          "control": "Negative control (dev: pip, requests, flask, click, werkzeug, tornado, jinja, httpx;"
+                     " report: pytest, twisted)",
           "cyberseceval": "CyberSecEval (PurpleLlama)"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
@@ -133,8 +139,8 @@ class Source:
 
 
 HALVES = ("dev", "report")
-CONTROL_HALF = {"pip": "dev", "requests": "dev", "flask": "dev", "click": "dev", "pytest": "report",
-                "twisted": "report"}
+CONTROL_HALF = {"pip": "dev", "requests": "dev", "flask": "dev", "click": "dev", "werkzeug": "dev",
+                "tornado": "dev", "jinja": "dev", "httpx": "dev", "pytest": "report", "twisted": "report"}
 
 
 def half_of(key):
@@ -227,6 +233,8 @@ def load_control():
     samples, sources = [], []
     for key, roots, skip in (("pip", ["src/pip/"], "src/pip/_vendor/"), ("requests", ["src/requests/", "requests/"], None),
                              ("flask", ["src/flask/"], None), ("click", ["src/click/"], None),
+                             ("werkzeug", ["src/werkzeug/"], None), ("tornado", ["tornado/"], "/test/"),
+                             ("jinja", ["src/jinja2/"], None), ("httpx", ["httpx/"], None),
                              ("pytest", ["src/"], None), ("twisted", ["src/twisted/"], "/test/")):
         src = Source(key)
         sources.append(src)

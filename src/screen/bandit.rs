@@ -7,6 +7,10 @@ use serde::Serialize;
 use crate::finding::bandit::{Issue, severity_rank};
 use crate::scanners::{self, Running, Scratch};
 
+/// The weaknesses a weak hash is: a broken algorithm, a reversible hash, a password hash too
+/// cheap (916), without a salt (759) or with a predictable one (760).
+const WEAK_HASH_CWES: [u32; 5] = [327, 328, 759, 760, 916];
+
 /// One Bandit result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Finding {
@@ -29,16 +33,22 @@ impl Finding {
         severity_rank(&self.severity)
     }
 
-    /// Whether it can flag a file: Bandit's import blacklist (B401–B415: `import xmlrpc`,
-    /// `import pickle`) names a module it distrusts, not a use of it, so an import finding
-    /// flags only when it is of the task's CWE.
+    /// Whether it can flag a file. Two kinds of finding name a thing rather than a misuse of it,
+    /// so they flag only under a task of their own weakness: Bandit's import blacklist
+    /// (B401–B415: `import xmlrpc`, `import pickle`) names a module it distrusts, and B324
+    /// names a weak hash (`hashlib.sha1`), which protocols mandate (WebSocket's accept key,
+    /// HTTP digest auth) and caches use as a checksum. L3's `weak-hash` rule judges the
+    /// hash by what it hashes, so it still counts there.
     pub(crate) fn flags(&self, task_cwe: Option<u32>) -> bool {
-        let import_blacklist = self
+        let number = self
             .test_id
             .strip_prefix('B')
-            .and_then(|n| n.parse::<u32>().ok())
-            .is_some_and(|n| (401..=415).contains(&n));
-        !import_blacklist || (task_cwe.is_some() && task_cwe == self.cwe)
+            .and_then(|n| n.parse::<u32>().ok());
+        match number {
+            Some(401..=415) => task_cwe.is_some() && task_cwe == self.cwe,
+            Some(324) => task_cwe.is_some_and(|c| WEAK_HASH_CWES.contains(&c)),
+            _ => true,
+        }
     }
 
     fn new(i: Issue) -> Finding {
@@ -134,9 +144,8 @@ pub(crate) fn finish(started: Started, tree: &Scratch) -> std::result::Result<Re
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_import_blacklist_finding_flags_only_for_its_cwe() {
-        let f = |id: &str, cwe| Finding {
+    fn finding(id: &str, cwe: Option<u32>) -> Finding {
+        Finding {
             file: "a.py".into(),
             test_id: id.into(),
             test_name: String::new(),
@@ -146,7 +155,12 @@ mod tests {
             start: 1,
             end: 1,
             text: String::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn an_import_blacklist_finding_flags_only_for_its_cwe() {
+        let f = finding;
         assert!(f("B602", Some(78)).flags(None), "a call: always");
         assert!(!f("B411", Some(20)).flags(None), "an import, no task");
         assert!(
@@ -158,6 +172,14 @@ mod tests {
             "an import of the task's CWE"
         );
         assert!(f("B400x", None).flags(None) && f("B416", None).flags(None));
+    }
+
+    #[test]
+    fn a_weak_hash_finding_flags_only_for_a_weak_hash_task() {
+        let f = finding("B324", Some(327));
+        assert!(!f.flags(None), "no task: L3 judges the hash");
+        assert!(!f.flags(Some(78)), "another weakness");
+        assert!(f.flags(Some(328)) && f.flags(Some(327)) && f.flags(Some(759)));
     }
 
     #[test]

@@ -79,6 +79,9 @@ pub(crate) enum ArgKind {
     Literal,
     /// A string built at run time: f-string, `%`, `+` or `.format`.
     Formatted,
+    /// A compiled code object (`code = compile(…)`, a parameter typed `CodeType`): running it
+    /// is not building code from text, the `compile` before it was.
+    Code,
     /// Anything else (a name, a call, an attribute…).
     Other,
 }

@@ -159,6 +159,9 @@ const FORMATTED: u8 = 4;
 /// Not taint: the name holds a constant string (`query = "SELECT … %d"`), so `query % n`
 /// formats text rather than taking a remainder.
 const TEXT: u8 = 8;
+/// Not taint: the name holds a compiled code object (`code = compile(…)`, a parameter typed
+/// `CodeType`), so running it is not building code from text: `compile` was that step.
+const CODE: u8 = 16;
 const TAINT: u8 = SOURCE | PARAM;
 
 struct Walker<'a> {
@@ -685,10 +688,26 @@ impl<'a> Walker<'a> {
                     .into_iter()
                     .fold(own, |acc, c| acc | self.taint(c))
             }
+            // a count decides how often constant text repeats, not what it says
+            "binary_operator" if self.repeats_text(n) => 0,
             _ => children(n)
                 .into_iter()
                 .fold(0, |acc, c| acc | self.taint(c)),
         }
+    }
+
+    /// `"…" * n` or `n * "…"`: a string literal repeated.
+    fn repeats_text(&self, n: Node) -> bool {
+        let op = n.child_by_field_name("operator").map(|o| self.text(o));
+        let plain = |side: Option<Node>| {
+            side.map(unparenthesised).is_some_and(|s| {
+                matches!(s.kind(), "string" | "concatenated_string")
+                    && self.arg_kind(s) == ArgKind::Literal
+            })
+        };
+        n.kind() == "binary_operator"
+            && op == Some("*")
+            && (plain(n.child_by_field_name("left")) || plain(n.child_by_field_name("right")))
     }
 
     fn arg(&self, name: Option<String>, v: Node) -> Arg {
@@ -715,8 +734,11 @@ impl<'a> Walker<'a> {
     fn arg_kind(&self, n: Node) -> ArgKind {
         match n.kind() {
             "identifier" => {
-                if self.bits_of(self.text(n)) & FORMATTED != 0 {
+                let bits = self.bits_of(self.text(n));
+                if bits & FORMATTED != 0 {
                     ArgKind::Formatted
+                } else if bits & CODE != 0 {
+                    ArgKind::Code
                 } else {
                     ArgKind::Other
                 }
@@ -747,6 +769,16 @@ impl<'a> Walker<'a> {
                     .child_by_field_name("operator")
                     .map(|o| self.text(o))
                     .unwrap_or("");
+                let (left, right) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                );
+                let literal =
+                    |side: Option<Node>| side.is_some_and(|s| self.arg_kind(s) == ArgKind::Literal);
+                // `"\n" * n` repeats constant text, `"a" + "b"` joins it: nothing in it is data
+                if self.repeats_text(n) || (op == "+" && literal(left) && literal(right)) {
+                    return ArgKind::Literal;
+                }
                 let holds_text =
                     |s: Node| s.kind() == "identifier" && self.bits_of(self.text(s)) & TEXT != 0;
                 let stringy = |side: Option<Node>| {
@@ -756,10 +788,7 @@ impl<'a> Walker<'a> {
                             || self.arg_kind(s) == ArgKind::Formatted
                     })
                 };
-                if (op == "%" || op == "+")
-                    && (stringy(n.child_by_field_name("left"))
-                        || stringy(n.child_by_field_name("right")))
-                {
+                if (op == "%" || op == "+") && (stringy(left) || stringy(right)) {
                     ArgKind::Formatted
                 } else {
                     ArgKind::Other
@@ -897,6 +926,7 @@ impl<'a> Walker<'a> {
                 "string" | "concatenated_string"
             )
             && !built;
+        let compiled = !augmented && self.is_compile_call(unparenthesised(right));
         let mut ids = Vec::new();
         match left.kind() {
             "identifier" => ids.push(self.text(left).to_string()),
@@ -917,10 +947,35 @@ impl<'a> Walker<'a> {
             } else if !augmented {
                 *bits &= !TEXT;
             }
+            if compiled && left.kind() == "identifier" {
+                *bits |= CODE;
+            } else if !augmented {
+                *bits &= !CODE;
+            }
             if *bits == 0 {
                 scope.remove(&id);
             }
         }
+    }
+
+    /// `compile(…)`, the builtin, or `code.replace(…)` of a code object: a code object.
+    fn is_compile_call(&self, n: Node) -> bool {
+        let Some(f) = n
+            .child_by_field_name("function")
+            .filter(|_| n.kind() == "call")
+        else {
+            return false;
+        };
+        let of_code = f.kind() == "attribute"
+            && f.child_by_field_name("attribute")
+                .is_some_and(|a| self.text(a) == "replace")
+            && f.child_by_field_name("object").is_some_and(|o| {
+                o.kind() == "identifier" && self.bits_of(self.text(o)) & CODE != 0
+            });
+        of_code
+            || self
+                .qualify(f)
+                .is_some_and(|q| q == "compile" || q == "builtins.compile")
     }
 
     /// After `left = right`: `left` holds the values of the calls made in `right` (those
@@ -1039,6 +1094,29 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The parameters typed `CodeType` (`def runcode(self, code: CodeType)`).
+    fn code_params_of(&self, f: Node) -> Vec<String> {
+        let Some(ps) = f.child_by_field_name("parameters") else {
+            return Vec::new();
+        };
+        children(ps)
+            .into_iter()
+            .filter(|p| matches!(p.kind(), "typed_parameter" | "typed_default_parameter"))
+            .filter(|p| {
+                p.child_by_field_name("type").is_some_and(|t| {
+                    self.text(t)
+                        .trim_end_matches(['"', '\''])
+                        .ends_with("CodeType")
+                })
+            })
+            .filter_map(|p| {
+                p.child_by_field_name("name")
+                    .or_else(|| children(p).into_iter().find(|c| c.kind() == "identifier"))
+            })
+            .map(|n| self.text(n).to_string())
+            .collect()
+    }
+
     fn params_of(&self, f: Node) -> HashSet<String> {
         let mut out = HashSet::new();
         if let Some(ps) = f.child_by_field_name("parameters") {
@@ -1077,6 +1155,9 @@ impl<'a> Walker<'a> {
                 let mut scope = self.scopes.last().cloned().unwrap_or_default();
                 for p in self.params_of(n) {
                     *scope.entry(p).or_default() |= PARAM;
+                }
+                for p in self.code_params_of(n) {
+                    *scope.entry(p).or_default() |= CODE;
                 }
                 self.scopes.push(scope);
                 self.held

@@ -297,7 +297,7 @@ pub(crate) fn call_matches(pattern: &str, name: &str) -> bool {
 fn arg_is(a: &Arg, what: ArgIs) -> bool {
     match what {
         ArgIs::Formatted => a.kind == ArgKind::Formatted,
-        ArgIs::Dynamic => a.kind != ArgKind::Literal,
+        ArgIs::Dynamic => !matches!(a.kind, ArgKind::Literal | ArgKind::Code),
         ArgIs::Tainted => a.tainted,
         ArgIs::Input => a.from_input,
         ArgIs::Literal => a.kind == ArgKind::Literal,
@@ -1004,6 +1004,23 @@ mod tests {
             "response-write",
             false,
         ),
+        // the counterparts of ORDINARY's code objects, namespaces and token kinds
+        (
+            "def run(src):\n    code = compile(src, '<s>', 'exec')\n    exec(code, {})\n",
+            "dynamic-code",
+            true,
+        ),
+        (
+            "import requests\nrequests.get('http://api.internal.corp/v1/users')\n",
+            "cleartext-protocol",
+            false,
+        ),
+        ("AUTH = {'token': 'f3a9c2e17b'}\n", "hardcoded-secret", true),
+        (
+            "def check(token):\n    return token == 'x9Fq2-live'\n",
+            "hardcoded-secret",
+            true,
+        ),
     ];
 
     /// Ordinary code the same entries must leave alone: (source, the sink it must not show).
@@ -1129,6 +1146,32 @@ mod tests {
         (
             "def get(self):\n    self.response.write('ok')\n",
             "response-write",
+        ),
+        // running a code object: compile() was where text became code
+        (
+            "from types import CodeType\ndef runcode(self, code: CodeType):\n    exec(code, self.locals)\n",
+            "dynamic-code",
+        ),
+        // constant text repeated (to pad line numbers) holds nothing a caller wrote
+        (
+            "def rethrow(lineno, name):\n    code = compile('\\n' * (lineno - 1) + 'raise E', name, 'exec')\n    code = code.replace(co_name='x')\n    exec(code, {})\n",
+            "dynamic-code",
+        ),
+        (
+            "from string import Template\ndef url(rule, ctx):\n    return Template(rule).substitute(ctx)\n",
+            "template-from-data",
+        ),
+        (
+            "NS = {'openid.ns': 'http://specs.openid.net/auth/2.0', 'x': 'http://www.w3.org/2000/svg'}\n",
+            "cleartext-protocol",
+        ),
+        (
+            "NAMES = {\n    TOKEN_EOF: 'end of template',\n}\n",
+            "hardcoded-secret",
+        ),
+        (
+            "def lex(token):\n    if token == 'keyword':\n        pass\n",
+            "hardcoded-secret",
         ),
     ];
 
