@@ -8,12 +8,18 @@ Each set is split by a hash of a key that keeps related samples together:
   1. BenchmarkPython (OWASP): testcode/BenchmarkTestNNNNN.py, labelled by expectedresults-0.1.csv;
      true = insecure positive with its CWE, false = the set's own negative. Key: the test's name.
   2. SVEN (eth-sri): Python functions before (positive) and after (paired negative) a CVE fix.
-     Key: the fix's commit (functions of one commit stay in one half).
+     Key: the fix's commit (functions of one commit stay in one half). Functions of test files
+     (test_*.py, *_test.py, tests/, testing/, conftest.py) are left out: a fix's regression
+     test is changed by the fix but is not the vulnerable code (seen in the dev half: isort's
+     test_isort.py functions labelled CWE-78). Besides the per-function figures, each fix counts
+     once: caught when one of its functions is flagged.
   3. Semgrep rule tests: python/**/X.py next to a rule X.yaml listing CWE-918, -327 or -798;
      a positive when it has a `# ruleid:` line. Key: the file's path.
   4. Negative control, ordinary reviewed code: pip's src/pip/ (without _vendor/), requests,
      Flask's and Click's src/ are the dev half (their flagged files were read while tuning), joined
-     on 2026-12-04 by Werkzeug's and Jinja's src/, Tornado's tornado/ (without test/) and httpx;
+     on 2026-12-04 by Werkzeug's and Jinja's src/, Tornado's tornado/ (without test/) and httpx,
+     and on 2026-12-06 by aiohttp, urllib3, gunicorn, coverage.py, paramiko and pluggy (network
+     servers and clients, a test tool's plumbing: the kinds of code the report half holds);
      pytest's src/ and Twisted's src/twisted/ (without its tests) are the report half.
 With --dev also CyberSecEval (PurpleLlama) Python origin_code snippets, all development.
 
@@ -61,13 +67,19 @@ PINS = {
     "tornado": ("tornadoweb/tornado", "e530031405e2154654dedc4c84d5656b557ea310"),
     "jinja": ("pallets/jinja", "5ef70112a1ff19c05324ff889dd30405b1002044"),
     "httpx": ("encode/httpx", "ae1b9f66238f75ced3ced5e4485408435de10768"),
+    "aiohttp": ("aio-libs/aiohttp", "495e778360d1924da63e16dba0f0d76baf56a56a"),
+    "urllib3": ("urllib3/urllib3", "6a8536b6e1b0cbe69ae801337c599951e527ae29"),
+    "gunicorn": ("benoitc/gunicorn", "65ac1a3a4c0aa00960968c720d6e6bd2ac32f1b9"),
+    "coverage": ("nedbat/coveragepy", "210ade2b3bed97c089ba29255c9a342c5b7aee14"),
+    "paramiko": ("paramiko/paramiko", "8697158113a3eab25ed1d1d541ebe2cad10169a7"),
+    "pluggy": ("pytest-dev/pluggy", "e382e72789f8d791991c489d4322aa04e660b952"),
     "cyberseceval": ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38"),
 }
 HELD_OUT = ["benchmarkpython", "sven", "semgrep"]  # the positive sets pooled in "overall"
 TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes, before/after)",
           "semgrep": "Semgrep rule tests (CWE-918/327/798)",
-          "control": "Negative control (dev: pip, requests, flask, click, werkzeug, tornado, jinja, httpx;"
-                     " report: pytest, twisted)",
+          "control": "Negative control (dev: pip, requests, flask, click, werkzeug, tornado, jinja, httpx,"
+                     " aiohttp, urllib3, gunicorn, coverage, paramiko, pluggy; report: pytest, twisted)",
           "cyberseceval": "CyberSecEval (PurpleLlama)"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
@@ -140,7 +152,9 @@ class Source:
 
 HALVES = ("dev", "report")
 CONTROL_HALF = {"pip": "dev", "requests": "dev", "flask": "dev", "click": "dev", "werkzeug": "dev",
-                "tornado": "dev", "jinja": "dev", "httpx": "dev", "pytest": "report", "twisted": "report"}
+                "tornado": "dev", "jinja": "dev", "httpx": "dev", "aiohttp": "dev", "urllib3": "dev",
+                "gunicorn": "dev", "coverage": "dev", "paramiko": "dev", "pluggy": "dev", "pytest": "report",
+                "twisted": "report"}
 
 
 def half_of(key):
@@ -175,6 +189,10 @@ def load_benchmarkpython():
     return samples, context, src
 
 
+TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_tests?\.py$|(^|/)conftest\.py$")
+sven_tests_left_out = {"dev": 0, "report": 0}
+
+
 def load_sven():
     src = Source("sven")
     samples = []
@@ -187,13 +205,16 @@ def load_sven():
         # SVEN has no language field: the record's file_name says which are Python.
         py = [r for r in recs if r["file_name"].endswith(".py")]
         for i, r in enumerate(py):
+            if TEST_FILE.search(r["file_name"]):
+                sven_tests_left_out[half_of(r["commit_link"])] += 1
+                continue
             pid = f"{split}{i:03d}"
             origin = f"{p}#{i} {r['commit_link']} {r['file_name']}:{r['func_name']}"
             # Methods come indented as in their class; dedented, each function is a module of its own.
             for label, key, tag in (("pos", "func_src_before", "before"), ("neg", "func_src_after", "after")):
                 samples.append(sample(f"samples/CWE-{cwe}_{pid}_{tag}.py", cwe, label,
                                       textwrap.dedent(r[key]).rstrip("\n") + "\n", origin,
-                                      half_of(r["commit_link"]), pair=f"{cwe}-{pid}"))
+                                      half_of(r["commit_link"]), pair=f"{cwe}-{pid}", fix=r["commit_link"]))
     return samples, {}, src
 
 
@@ -235,6 +256,9 @@ def load_control():
                              ("flask", ["src/flask/"], None), ("click", ["src/click/"], None),
                              ("werkzeug", ["src/werkzeug/"], None), ("tornado", ["tornado/"], "/test/"),
                              ("jinja", ["src/jinja2/"], None), ("httpx", ["httpx/"], None),
+                             ("aiohttp", ["aiohttp/"], None), ("urllib3", ["src/urllib3/"], None),
+                             ("gunicorn", ["gunicorn/"], None), ("coverage", ["coverage/"], None),
+                             ("paramiko", ["paramiko/"], None), ("pluggy", ["src/pluggy/"], None),
                              ("pytest", ["src/"], None), ("twisted", ["src/twisted/"], "/test/")):
         src = Source(key)
         sources.append(src)
@@ -517,6 +541,17 @@ def section(heading, members):
             apart = sum(1 for p in pairs.values() if p.get("pos") and not p.get("neg"))
             both = sum(1 for p in pairs.values() if p.get("pos") and p.get("neg"))
             entry["pairs"] = dict(n=len(pairs), before_only=apart, both=both)
+            fixes = {}
+            for s in samples:
+                if s["label"] == "pos":
+                    fixes.setdefault(s["fix"], []).append(s)
+            caught = {k: sum(any(s[k]["flagged"] for s in group) for group in fixes.values())
+                      for k in ("with", "without")}
+            entry["fixes"] = dict(n=len(fixes), with_cwe=caught["with"], without=caught["without"],
+                                  test_functions_left_out=sven_tests_left_out[heading])
+            print(f"  fixes (each commit once, caught when one of its functions is flagged): {len(fixes)};"
+                  f" with CWE {cell(caught['with'], len(fixes))}; without {cell(caught['without'], len(fixes))}")
+            print(f"  functions of test files left out: {sven_tests_left_out[heading]}")
             print(f"  pairs (with CWE): {len(pairs)}; before flagged and after not {cell(apart, len(pairs))};"
                   f" both flagged {cell(both, len(pairs))}")
 

@@ -12,6 +12,17 @@ pub(crate) struct ParseError {
     pub message: String,
 }
 
+/// How far an input source is from the program, as the source tables weigh it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// What an outsider chooses: request data, the console, the command line, the network.
+    Outside,
+    /// What whoever starts the process chooses: the environment. It taints a value (a
+    /// caller's own setting reaching `open` is still a value from elsewhere) but is not
+    /// *input* to the conditions that make a sink high-risk.
+    Local,
+}
+
 /// An import statement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Import {

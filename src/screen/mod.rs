@@ -566,7 +566,7 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
         .base
         .as_deref()
         .and_then(is_text)
-        .map(|b| python::parse(b, &|_, _, _| false))
+        .map(|b| python::parse(b, &|_, _, _| None))
     {
         Some(Ok(b)) => b
             .defs
@@ -972,6 +972,7 @@ mod tests {
             guards: Vec::new(),
             guard_deduction: 0.0,
             partial: false,
+            hints_only: false,
         });
         r
     }

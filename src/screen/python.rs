@@ -11,14 +11,16 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use tree_sitter::{Node, Parser};
 
 use super::facts::{
-    Arg, ArgKind, Call, DynamicHow, DynamicModule, DynamicName, Facts, Import, ParseError, Ref,
+    Arg, ArgKind, Call, DynamicHow, DynamicModule, DynamicName, Facts, Import, Input, ParseError,
+    Ref,
 };
 
+/// Whether a qualified name is an input source, and how far from the program: (name, whether
+/// its first name is bound nowhere in the file, the file's imports).
+pub(crate) type SourceOf<'a> = dyn Fn(&str, bool, &[Import]) -> Option<Input> + 'a;
+
 /// Parses a file; the first syntax error ends it (L0).
-pub(crate) fn parse(
-    src: &str,
-    is_source: &dyn Fn(&str, bool, &[Import]) -> bool,
-) -> Result<Facts, ParseError> {
+pub(crate) fn parse(src: &str, is_source: &SourceOf<'_>) -> Result<Facts, ParseError> {
     parse_with(src, is_source, &|_| false)
 }
 
@@ -26,7 +28,7 @@ pub(crate) fn parse(
 /// tainted.
 pub(crate) fn parse_with(
     src: &str,
-    is_source: &dyn Fn(&str, bool, &[Import]) -> bool,
+    is_source: &SourceOf<'_>,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Result<Facts, ParseError> {
     let r = read(src, is_source, is_sanitizer);
@@ -49,7 +51,7 @@ pub(crate) struct Reading {
 /// its calls, imports and literals (L3 scores them; L0 has already failed it).
 pub(crate) fn read(
     src: &str,
-    is_source: &dyn Fn(&str, bool, &[Import]) -> bool,
+    is_source: &SourceOf<'_>,
     is_sanitizer: &dyn Fn(&str) -> bool,
 ) -> Reading {
     let mut parser = Parser::new();
@@ -150,9 +152,11 @@ fn unparenthesised(mut n: Node) -> Node {
     n
 }
 
-/// Taint bits: from an input source, from a function parameter.
+/// Taint bits: from an outside input source, from a function parameter, from a local source
+/// (the environment: tainted, not input).
 const SOURCE: u8 = 1;
 const PARAM: u8 = 2;
+const LOCAL: u8 = 32;
 /// Not taint: the name holds text built from pieces (`sql = "…" % x`, `q += " AND " + y`),
 /// so passing it on is passing a formatted string.
 const FORMATTED: u8 = 4;
@@ -162,14 +166,36 @@ const TEXT: u8 = 8;
 /// Not taint: the name holds a compiled code object (`code = compile(…)`, a parameter typed
 /// `CodeType`), so running it is not building code from text: `compile` was that step.
 const CODE: u8 = 16;
-const TAINT: u8 = SOURCE | PARAM;
+const TAINT: u8 = SOURCE | PARAM | LOCAL;
+
+/// Builtins whose value is a number or a truth value whatever their argument holds: a count of
+/// request items (`"?" * len(ids)`) cannot carry the items' text anywhere.
+const COUNTS: [&str; 8] = [
+    "len",
+    "isinstance",
+    "issubclass",
+    "hasattr",
+    "callable",
+    "id",
+    "hash",
+    "bool",
+];
+
+/// The taint bit of a source, by how far from the program it is.
+fn source_bits(input: Option<Input>) -> u8 {
+    match input {
+        Some(Input::Outside) => SOURCE,
+        Some(Input::Local) => LOCAL,
+        None => 0,
+    }
+}
 
 struct Walker<'a> {
     src: &'a [u8],
     /// local name → qualified name, from the imports
     aliases: HashMap<String, String>,
     facts: Facts,
-    is_source: &'a dyn Fn(&str, bool, &[Import]) -> bool,
+    is_source: &'a SourceOf<'a>,
     is_sanitizer: &'a dyn Fn(&str) -> bool,
     /// Names the file binds anywhere (assigned, a parameter, defined, imported, a loop or `as`
     /// target): a chain whose first name is not among them is free, a global of a fragment
@@ -646,44 +672,31 @@ impl<'a> Walker<'a> {
                 let t = self.text(n);
                 let local = self.bits_of(t) & TAINT;
                 local
-                    | if self
-                        .aliases
-                        .get(t)
-                        .is_some_and(|q| (self.is_source)(q, false, &self.facts.imports))
-                    {
-                        SOURCE
-                    } else {
-                        0
-                    }
+                    | self.aliases.get(t).map_or(0, |q| {
+                        source_bits((self.is_source)(q, false, &self.facts.imports))
+                    })
             }
             "attribute" => {
-                (if self
-                    .qualify(n)
-                    .is_some_and(|q| (self.is_source)(&q, self.free_root(n), &self.facts.imports))
-                {
-                    SOURCE
-                } else {
-                    0
+                self.qualify(n).map_or(0, |q| {
+                    source_bits((self.is_source)(&q, self.free_root(n), &self.facts.imports))
                 }) | n.child_by_field_name("object").map_or(0, |o| self.taint(o))
             }
             "call" => {
                 let callee = n
                     .child_by_field_name("function")
                     .and_then(|f| self.qualify(f));
-                if callee.as_deref().is_some_and(|q| (self.is_sanitizer)(q)) {
+                if callee
+                    .as_deref()
+                    .is_some_and(|q| (self.is_sanitizer)(q) || COUNTS.contains(&q))
+                {
                     return 0;
                 }
                 let free = n
                     .child_by_field_name("function")
                     .is_some_and(|f| self.free_root(f));
-                let own = if callee
-                    .as_deref()
-                    .is_some_and(|q| (self.is_source)(q, free, &self.facts.imports))
-                {
-                    SOURCE
-                } else {
-                    0
-                };
+                let own = callee.as_deref().map_or(0, |q| {
+                    source_bits((self.is_source)(q, free, &self.facts.imports))
+                });
                 children(n)
                     .into_iter()
                     .fold(own, |acc, c| acc | self.taint(c))
@@ -696,13 +709,20 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// `"…" * n` or `n * "…"`: a string literal repeated.
+    /// `"…" * n` or `n * "…"`: a string literal repeated, or a list or tuple of them
+    /// (`["col = ?"] * len(ids)`).
     fn repeats_text(&self, n: Node) -> bool {
         let op = n.child_by_field_name("operator").map(|o| self.text(o));
+        let literal = |s: Node| {
+            matches!(s.kind(), "string" | "concatenated_string")
+                && self.arg_kind(s) == ArgKind::Literal
+        };
         let plain = |side: Option<Node>| {
             side.map(unparenthesised).is_some_and(|s| {
-                matches!(s.kind(), "string" | "concatenated_string")
-                    && self.arg_kind(s) == ArgKind::Literal
+                literal(s)
+                    || (matches!(s.kind(), "list" | "tuple")
+                        && s.named_child_count() > 0
+                        && children(s).into_iter().all(literal))
             })
         };
         n.kind() == "binary_operator"
@@ -804,7 +824,20 @@ impl<'a> Walker<'a> {
                         && f.child_by_field_name("attribute")
                             .is_some_and(|a| matches!(self.text(a), "format" | "join"))
                 });
-                if is_str_method {
+                // `", ".join("?" * len(ids))`: constant text joined to itself, placeholders
+                let joins_constant_text = is_str_method
+                    && f.and_then(|f| f.child_by_field_name("attribute"))
+                        .is_some_and(|a| self.text(a) == "join")
+                    && n.child_by_field_name("arguments")
+                        .map(children)
+                        .is_some_and(|a| {
+                            a.len() == 1
+                                && a[0].kind() == "binary_operator"
+                                && self.repeats_text(a[0])
+                        });
+                if joins_constant_text {
+                    ArgKind::Literal
+                } else if is_str_method {
                     ArgKind::Formatted
                 } else {
                     ArgKind::Other
@@ -1613,7 +1646,7 @@ impl<'a> ImportEnv<'a> {
     fn made_by(&mut self, file: &str) -> &[DynamicModule] {
         if !self.made.contains_key(file) {
             let made = (self.read)(file)
-                .and_then(|t| parse(&t, &|_, _, _| false).ok())
+                .and_then(|t| parse(&t, &|_, _, _| None).ok())
                 .map(|f| f.dynamic_modules)
                 .unwrap_or_default();
             self.made.insert(file.to_string(), made);
@@ -1728,14 +1761,17 @@ mod tests {
     use super::*;
 
     fn facts(src: &str) -> Facts {
-        parse(src, &|q: &str, _, _| q.starts_with("flask.request.")).unwrap()
+        parse(src, &|q: &str, _, _| {
+            q.starts_with("flask.request.").then_some(Input::Outside)
+        })
+        .unwrap()
     }
 
     #[test]
     fn syntax_errors_give_their_line() {
-        let e = parse("def f(:\n    pass\n", &|_, _, _| false).unwrap_err();
+        let e = parse("def f(:\n    pass\n", &|_, _, _| None).unwrap_err();
         assert_eq!(e.line, 1);
-        let e = parse("x = 1\n\nif x\n    y = 2\n", &|_, _, _| false).unwrap_err();
+        let e = parse("x = 1\n\nif x\n    y = 2\n", &|_, _, _| None).unwrap_err();
         assert_eq!(e.line, 3, "{e:?}");
     }
 
@@ -1843,7 +1879,9 @@ mod tests {
 
     #[test]
     fn chains_on_names_the_file_never_binds_are_free() {
-        let is_source = |q: &str, free: bool, _: &[Import]| free && q.starts_with("request.args");
+        let is_source = |q: &str, free: bool, _: &[Import]| {
+            (free && q.starts_with("request.args")).then_some(Input::Outside)
+        };
         let free = parse(
             "def view(self):\n    start = request.args.get('s')\n    self.db.execute(start)\n",
             &is_source,
@@ -1922,7 +1960,7 @@ mod tests {
             serde_yaml::from_str("pyyaml: [yaml]\nbeautifulsoup4: [bs4]\n").unwrap();
         let mut env = ImportEnv::new(&paths, &read, "os\nsys\njson\n", &dist);
         let src = "import os\nimport yaml\nimport bs4\nimport requests\nimport flask\nfrom shop import media\nfrom shop.util import strings\nfrom shop.nothere import x\nfrom . import media\nfrom .util import strings\nfrom .missing import y\nimport totally_made_up_pkg_xyz\n";
-        let f = parse(src, &|_, _, _| false).unwrap();
+        let f = parse(src, &|_, _, _| None).unwrap();
         let bad: Vec<String> = env
             .check("src/shop/media.py", &f.imports)
             .unresolved
@@ -1946,7 +1984,7 @@ mod tests {
         let files: HashMap<&str, &str> = files.iter().copied().collect();
         let read = |p: &str| files.get(p).map(|s| s.to_string());
         let mut env = env_of(&files, &read);
-        let f = parse(src, &|_, _, _| false).unwrap();
+        let f = parse(src, &|_, _, _| None).unwrap();
         let modules = f.imports.iter().map(|i| i.module.clone()).collect();
         (modules, env.check(path, &f.imports))
     }
@@ -2000,7 +2038,7 @@ mod tests {
         );
         assert_eq!(c, Checked::default());
         // names are qualified through the normalised module
-        let f = parse(src, &|_, _, _| false).unwrap();
+        let f = parse(src, &|_, _, _| None).unwrap();
         let calls = modules(&f.calls, |c| &c.name);
         assert_eq!(
             calls,
@@ -2015,7 +2053,7 @@ mod tests {
 
     #[test]
     fn six_moves_is_dynamic_not_missing() {
-        let f = parse(SIX, &|_, _, _| false).unwrap();
+        let f = parse(SIX, &|_, _, _| None).unwrap();
         assert_eq!(
             f.dynamic_modules,
             [
@@ -2112,7 +2150,7 @@ mod tests {
     #[test]
     fn modules_put_into_sys_modules_are_dynamic() {
         let init = "import sys\nfrom sys import modules as loaded\nfrom pkg import _impl\n\nsys.modules[__name__ + '.compat'] = _impl\nsys.modules['pkg.legacy'] = _impl\nloaded.setdefault(f'{__name__}.old', _impl)\nsys.modules['%s.older' % __name__] = _impl\nsys.modules[__name__ + '_sibling'] = _impl\nlog = make_logger(__name__ + '.quiet')\n";
-        let f = parse(init, &|_, _, _| false).unwrap();
+        let f = parse(init, &|_, _, _| None).unwrap();
         let names: Vec<&DynamicName> = f.dynamic_modules.iter().map(|d| &d.name).collect();
         assert_eq!(
             names,
@@ -2138,7 +2176,7 @@ mod tests {
         );
         // a key the source does not spell out, or an importer, serves any name below
         let hook = "import sys\n\nclass Finder:\n    def load_module(self, fullname):\n        sys.modules[fullname] = object()\n\nsys.meta_path.append(Finder())\n";
-        let f = parse(hook, &|_, _, _| false).unwrap();
+        let f = parse(hook, &|_, _, _| None).unwrap();
         let hows: Vec<(DynamicHow, &DynamicName)> =
             f.dynamic_modules.iter().map(|d| (d.how, &d.name)).collect();
         assert_eq!(
@@ -2185,14 +2223,14 @@ mod tests {
         let paths = vec!["app/util.py".to_string()];
         let mut env =
             ImportEnv::new(&paths, &|_| None, "os\n", &HashMap::new()).with_installed(list);
-        let local = parse("import os\nfrom app import util\n", &|_, _, _| false).unwrap();
+        let local = parse("import os\nfrom app import util\n", &|_, _, _| None).unwrap();
         assert_eq!(env.check("app/main.py", &local.imports), Checked::default());
         assert_eq!(
             CALLS.load(Ordering::SeqCst),
             0,
             "no process for what resolves statically"
         );
-        let outside = parse("import requests\nimport nope_xyz\n", &|_, _, _| false).unwrap();
+        let outside = parse("import requests\nimport nope_xyz\n", &|_, _, _| None).unwrap();
         let bad = env.check("app/main.py", &outside.imports).unresolved;
         assert_eq!(
             bad,
@@ -2209,7 +2247,7 @@ mod tests {
     #[test]
     fn without_python3_installed_packages_are_a_note() {
         let mut env = ImportEnv::new(&[], &|_| None, "", &HashMap::new()).with_installed(|| None);
-        let f = parse("import requests\n", &|_, _, _| false).unwrap();
+        let f = parse("import requests\n", &|_, _, _| None).unwrap();
         assert_eq!(env.check("main.py", &f.imports).unresolved.len(), 1);
         assert_eq!(env.notes.len(), 1);
         assert!(

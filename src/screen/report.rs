@@ -176,6 +176,9 @@ pub(crate) fn text(d: &ScreenDoc) -> String {
         } else if f.l3.as_ref().is_some_and(|s| s.partial) {
             out.push_str("      L3: scored on what tree-sitter could read (it parses only part of the file)\n");
         }
+        if f.l3.as_ref().is_some_and(|s| s.hints_only) {
+            out.push_str("      L3: not flagged: R reaches the threshold on hints only (no sink is high-risk, reached by outside input or of the task's CWE)\n");
+        }
         if let Some(l1) = &f.l1 {
             if !l1.missing_defs.is_empty() {
                 out.push_str(&format!(

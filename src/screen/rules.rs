@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::facts::{Arg, ArgKind, Call, Facts, Import};
+use super::facts::{Arg, ArgKind, Call, Facts, Import, Input};
 use crate::error::{Error, Result};
 
 /// A condition on a call's arguments; every given part must hold.
@@ -92,6 +92,13 @@ pub(crate) struct Entry {
     /// attribute chains whose first name the file never binds (`request.args`).
     #[serde(default)]
     pub bare: Vec<String>,
+    /// Sinks: calls of functions whose own name (the last part) has one of these words, for
+    /// helpers a project names after what they do (`self._execute_interactive(command)` has
+    /// `execute`); words compare whole, case-insensitive. A class (a name in CapWords:
+    /// `ShellError(…)`) is made, not run, so it never matches this way. Only with conditions
+    /// in `when` that say the rest.
+    #[serde(default)]
+    pub match_words: Vec<String>,
     /// Names that look alike but are not this entry (`re.search` is not an LDAP search).
     #[serde(default)]
     pub except: Vec<String>,
@@ -210,10 +217,21 @@ impl Tables {
 
     /// Whether a qualified name is an input source (for the taint of the facts); `free`: its
     /// first name is bound nowhere in the file, so the entries' `bare` chains apply too.
-    pub(crate) fn is_source(&self, name: &str, free: bool, imports: &[Import]) -> bool {
+    /// A source an outsider controls (weight ≥ `AMPLIFYING_SOURCE`) is `Outside`; a lighter
+    /// one (the environment) is `Local`, so that a setting of whoever starts the process does
+    /// not make a sink high-risk as request data does.
+    pub(crate) fn is_source(&self, name: &str, free: bool, imports: &[Import]) -> Option<Input> {
         self.sources
             .iter()
-            .any(|e| source_matches(e, name, free) && source_applies(e, imports))
+            .filter(|e| source_matches(e, name, free) && source_applies(e, imports))
+            .map(|e| {
+                if e.weight >= AMPLIFYING_SOURCE {
+                    Input::Outside
+                } else {
+                    Input::Local
+                }
+            })
+            .min_by_key(|i| *i != Input::Outside)
     }
 }
 
@@ -347,12 +365,18 @@ fn imports_one_of(facts: &Facts, modules: &[String]) -> bool {
     imported(&facts.imports, modules)
 }
 
+/// `from a import b` may import the submodule `a.b`, so it counts as importing `a.b` too
+/// (`from aiohttp import web` is `aiohttp.web`).
 fn imported(imports: &[Import], modules: &[String]) -> bool {
+    let under = |module: &str, m: &str| module == m || module.starts_with(&format!("{m}."));
     modules.is_empty()
         || modules.iter().any(|m| {
-            imports
-                .iter()
-                .any(|i| i.module == *m || i.module.starts_with(&format!("{m}.")))
+            imports.iter().any(|i| {
+                under(&i.module, m)
+                    || i.names
+                        .iter()
+                        .any(|n| under(&format!("{}.{n}", i.module), m))
+            })
         })
 }
 
@@ -381,13 +405,18 @@ struct Found {
 /// what the name is.
 fn call_is(e: &Entry, c: &Call, facts: &Facts) -> bool {
     let named = e.names.iter().any(|p| call_matches(p, &c.name))
-        || (!c.name.contains('.') && e.bare.contains(&c.name) && !facts.defs.contains(&c.name));
+        || (!c.name.contains('.') && e.bare.contains(&c.name) && !facts.defs.contains(&c.name))
+        || (!e.match_words.is_empty()
+            && c.name.rsplit('.').next().is_some_and(|own| {
+                !own.starts_with(|c: char| c.is_ascii_uppercase())
+                    && mentions(&[own.to_string()], &e.match_words)
+            }));
     named && !e.except.iter().any(|x| call_matches(x, &c.name))
 }
 
 fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>) -> Found {
     let mut f = Found::default();
-    if !e.names.is_empty() || !e.bare.is_empty() {
+    if !e.names.is_empty() || !e.bare.is_empty() || !e.match_words.is_empty() {
         for c in &facts.calls {
             if call_is(e, c, facts) && holds(&e.when, c, facts) {
                 f.lines.push(c.line);
@@ -498,6 +527,10 @@ pub(crate) struct Score {
     /// Scored on what tree-sitter's error recovery could read of a file with a syntax error.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+    /// R reached the threshold, but on hints only: no sink is high-risk, reached by outside
+    /// input or of the task's CWE, so the file is not flagged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hints_only: bool,
 }
 
 /// Scores one file.
@@ -708,9 +741,18 @@ pub(crate) fn score(
     total -= guard_deduction;
     // + 0.0 turns a -0.0 into 0.0 for the reports
     let score = (total.clamp(0.0, 100.0) * 10.0).round() / 10.0 + 0.0;
+    // Hints alone never flag: R may pass the threshold on sources and sinks none of which is a
+    // finding by itself (a server module reading the command line, looping on a socket and
+    // logging errors), so a flag needs one sink that is high-risk, reached by outside input,
+    // or of the task's weakness.
+    let grounded = weakness.is_some()
+        || sinks.iter().zip(&amplified).any(|(s, &reached)| {
+            reached || s.weight >= HIGH_RISK_WEIGHT || task_cwe.is_some_and(|w| s.cwe.contains(&w))
+        });
     Score {
         score,
-        flagged: score >= threshold,
+        flagged: score >= threshold && grounded,
+        hints_only: score >= threshold && !grounded,
         sources,
         sinks,
         weakness,
@@ -778,10 +820,14 @@ mod tests {
             s.sinks.is_empty() && s.guards.len() == 2 && s.guard_deduction == 4.0 && s.score == 0.0,
             "{s:?}"
         );
-        // input in the file that does not reach the call: no ×1.5
+        // input in the file that does not reach the call: no ×1.5, and then no sink grounds
+        // the score (this table's eval is never high-risk), so it is hints only
         let src = "from flask import request\n\ndef f(code):\n    x = request.args\n    return eval(code)\n";
         let s = score(&t, &facts(src, &t), src, None, 15.0);
-        assert_eq!((s.score, s.flagged), (4.0 + 2.0 + 12.0, true));
+        assert_eq!(
+            (s.score, s.flagged, s.hints_only),
+            (4.0 + 2.0 + 12.0, false, true)
+        );
         assert_eq!(
             s.sinks[0].factors,
             ["no ×1.5: the file's input does not reach it"]
@@ -1016,6 +1062,18 @@ mod tests {
             false,
         ),
         ("AUTH = {'token': 'f3a9c2e17b'}\n", "hardcoded-secret", true),
+        // a project's own runner, named for what it does, given a formatted command line
+        (
+            "def copy(self, src, dst):\n    command = 'rclone copy {} {}'.format(src, dst)\n    self._execute_interactive(command)\n",
+            "command-line-formatted",
+            false,
+        ),
+        // a path from the command line is input; the same from the environment (below) is not
+        (
+            "import sys\nfrom pathlib import Path\np = Path(sys.argv[1])\n",
+            "path-from-input",
+            true,
+        ),
         (
             "def check(token):\n    return token == 'x9Fq2-live'\n",
             "hardcoded-secret",
@@ -1025,6 +1083,21 @@ mod tests {
 
     /// Ordinary code the same entries must leave alone: (source, the sink it must not show).
     const ORDINARY: &[(&str, &str)] = &[
+        // placeholders repeated by a count hold none of the values
+        (
+            "def ids(con, ids):\n    q = 'SELECT x FROM t WHERE ' + ' or '.join(['id = ?'] * len(ids))\n    con.execute(q, ids)\n",
+            "sql-built-from-strings",
+        ),
+        // a helper named for running, given a message rather than a command line
+        (
+            "def go(self, name):\n    self.run_later('retry %s' % name)\n",
+            "command-line-formatted",
+        ),
+        // an exception that names the command line it could not run
+        (
+            "def go(self, command_line):\n    raise ShellCommandFailure(' '.join(command_line))\n",
+            "command-line-formatted",
+        ),
         (
             "class Cmd:\n    def dispatch(self, name):\n        return getattr(self, 'do_' + name)()\n",
             "attribute-from-input",
@@ -1190,6 +1263,17 @@ mod tests {
         assert!(has_body(
             "def post(self, request):\n    return eval(request.body)\n"
         ));
+        assert!(has_body(
+            "from aiohttp import web\ndef post(self):\n    return eval(self.request.body)\n"
+        ));
+        // a response's body is the server's answer, not the sender's data
+        assert!(!has_body(
+            "from tornado.web import RequestHandler\ndef got(self, response):\n    return eval(response.body)\n"
+        ));
+        // a framework's client, not its server
+        assert!(!has_body(
+            "from tornado.httpclient import HTTPRequest\ndef send(self):\n    return eval(self.request.body)\n"
+        ));
         // an HTTP client's own message: no source, and no input reaches the sink
         let src = "import requests\ndef resend(r):\n    return eval(r.request.body)\n";
         assert!(!has_body(src));
@@ -1198,6 +1282,39 @@ mod tests {
             !s.sinks[0].factors.iter().any(|f| f.contains("×1.5")),
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn the_environment_taints_but_is_not_input() {
+        let t = super::super::python_tables(None).unwrap();
+        let src = "import os\nfrom pathlib import Path\np = Path(os.environ['NETRC'])\n";
+        let f = facts(src, &t);
+        let call = f.calls.iter().find(|c| c.name == "pathlib.Path").unwrap();
+        assert!(call.args[0].tainted && !call.args[0].from_input, "{call:?}");
+        let s = score(&t, &f, src, None, 15.0);
+        assert!(!s.flagged, "{s:?}");
+        assert!(
+            s.sinks
+                .iter()
+                .all(|h| !h.factors.iter().any(|x| x.contains("high-risk"))),
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn hints_alone_never_flag() {
+        let t = super::super::python_tables(None).unwrap();
+        // a query concatenated from a value read back from the database: R reaches 15 on
+        // hints, none reached by input or high-risk
+        let src = "import hashlib, sqlite3\ncur = sqlite3.connect('v.db').cursor()\ncur.execute('SELECT id FROM h')\nfor row in cur.fetchall():\n    pid = row[0]\n    cur.execute(\"SELECT a FROM h WHERE id='\" + pid + \"'\")\n    print(hashlib.md5(pid.encode()).hexdigest())\n";
+        let s = score(&t, &facts(src, &t), src, None, 15.0);
+        assert!(s.score >= 15.0 && !s.flagged && s.hints_only, "{s:?}");
+        // the task's CWE grounds the same sinks
+        let s = score(&t, &facts(src, &t), src, Some(89), 15.0);
+        assert!(s.flagged && !s.hints_only, "{s:?}");
+        // below the threshold nothing is said
+        let s = score(&t, &facts(src, &t), src, None, 99.0);
+        assert!(!s.flagged && !s.hints_only, "{s:?}");
     }
 
     #[test]
