@@ -18,8 +18,10 @@ Each set is split by a hash of a key that keeps related samples together:
   4. Negative control, ordinary reviewed code: pip's src/pip/ (without _vendor/), requests,
      Flask's and Click's src/ are the dev half (their flagged files were read while tuning), joined
      on 2026-12-04 by Werkzeug's and Jinja's src/, Tornado's tornado/ (without test/) and httpx,
-     and on 2026-12-06 by aiohttp, urllib3, gunicorn, coverage.py, paramiko and pluggy (network
-     servers and clients, a test tool's plumbing: the kinds of code the report half holds);
+     and on 2026-12-06 by aiohttp, urllib3, gunicorn, coverage.py, paramiko, pluggy, Scrapy
+     (built on Twisted), pyftpdlib, aiosmtpd, tox, pytest-xdist and Hypothesis (network servers
+     and clients, protocol code, a test tool's plumbing: the kinds of code the report half holds;
+     their tests left out);
      pytest's src/ and Twisted's src/twisted/ (without its tests) are the report half.
 With --dev also CyberSecEval (PurpleLlama) Python origin_code snippets, all development.
 
@@ -73,13 +75,20 @@ PINS = {
     "coverage": ("nedbat/coveragepy", "210ade2b3bed97c089ba29255c9a342c5b7aee14"),
     "paramiko": ("paramiko/paramiko", "8697158113a3eab25ed1d1d541ebe2cad10169a7"),
     "pluggy": ("pytest-dev/pluggy", "e382e72789f8d791991c489d4322aa04e660b952"),
+    "scrapy": ("scrapy/scrapy", "11079cb1c85b9e75a39a7269943c69d1a975d485"),
+    "pyftpdlib": ("giampaolo/pyftpdlib", "9167dea23607bfb599abc339641a4e4dea0ee712"),
+    "aiosmtpd": ("aio-libs/aiosmtpd", "44c0159d77719ffc38696f166b49c5edc013560a"),
+    "tox": ("tox-dev/tox", "ccb12fc2e1bb9df0da860be4af175e9b97949fbc"),
+    "xdist": ("pytest-dev/pytest-xdist", "f63b6a25b4eb932385c6ee4651eac5c08fbd3a20"),
+    "hypothesis": ("HypothesisWorks/hypothesis", "41004301f02bcb35b7953518ed16705c4cf0211c"),
     "cyberseceval": ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38"),
 }
 HELD_OUT = ["benchmarkpython", "sven", "semgrep"]  # the positive sets pooled in "overall"
 TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes, before/after)",
           "semgrep": "Semgrep rule tests (CWE-918/327/798)",
           "control": "Negative control (dev: pip, requests, flask, click, werkzeug, tornado, jinja, httpx,"
-                     " aiohttp, urllib3, gunicorn, coverage, paramiko, pluggy; report: pytest, twisted)",
+                     " aiohttp, urllib3, gunicorn, coverage, paramiko, pluggy, scrapy, pyftpdlib, aiosmtpd, tox, xdist,"
+                     " hypothesis; report: pytest, twisted)",
           "cyberseceval": "CyberSecEval (PurpleLlama)"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
@@ -153,7 +162,9 @@ class Source:
 HALVES = ("dev", "report")
 CONTROL_HALF = {"pip": "dev", "requests": "dev", "flask": "dev", "click": "dev", "werkzeug": "dev",
                 "tornado": "dev", "jinja": "dev", "httpx": "dev", "aiohttp": "dev", "urllib3": "dev",
-                "gunicorn": "dev", "coverage": "dev", "paramiko": "dev", "pluggy": "dev", "pytest": "report",
+                "gunicorn": "dev", "coverage": "dev", "paramiko": "dev", "pluggy": "dev", "scrapy": "dev",
+                "pyftpdlib": "dev", "aiosmtpd": "dev", "tox": "dev", "xdist": "dev", "hypothesis": "dev",
+                "pytest": "report",
                 "twisted": "report"}
 
 
@@ -259,6 +270,9 @@ def load_control():
                              ("aiohttp", ["aiohttp/"], None), ("urllib3", ["src/urllib3/"], None),
                              ("gunicorn", ["gunicorn/"], None), ("coverage", ["coverage/"], None),
                              ("paramiko", ["paramiko/"], None), ("pluggy", ["src/pluggy/"], None),
+                             ("scrapy", ["scrapy/"], None), ("pyftpdlib", ["pyftpdlib/"], "/test"),
+                             ("aiosmtpd", ["aiosmtpd/"], "/test"), ("tox", ["src/tox/"], None),
+                             ("xdist", ["src/xdist/"], None), ("hypothesis", ["hypothesis/src/hypothesis/"], None),
                              ("pytest", ["src/"], None), ("twisted", ["src/twisted/"], "/test/")):
         src = Source(key)
         sources.append(src)

@@ -84,6 +84,11 @@ pub(crate) struct ScreenArgs {
     #[arg(long, value_name = "DIR", help_heading = "Rules")]
     pub templates: Option<PathBuf>,
 
+    /// Check the tables instead of screening: run each entry's examples (every `hit` must
+    /// show the entry, every `miss` must not); exit 1 when one does not hold
+    #[arg(long, help_heading = "Rules")]
+    pub check_tables: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 
@@ -105,6 +110,13 @@ pub(crate) struct ScreenArgs {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
+    let templates_dir = args
+        .templates
+        .clone()
+        .or_else(|| ctx.settings().ok().and_then(|s| s.templates.clone()));
+    if args.check_tables {
+        return check_tables(ctx, templates_dir.as_deref());
+    }
     let targets = args.output.targets("screen", &FORMATS)?;
     let repo = ctx.repo()?;
     let range = range::resolve(
@@ -136,10 +148,7 @@ pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
         run_tests: args.run_tests.clone(),
         tests_timeout: std::time::Duration::from_secs(args.tests_timeout.max(1)),
         paths: args.paths.clone(),
-        templates_dir: args
-            .templates
-            .clone()
-            .or_else(|| ctx.settings().ok().and_then(|s| s.templates.clone())),
+        templates_dir,
     };
     let doc = screen::screen(&repo, &range, &opts)?;
     if let Some(dir) = &args.emit_anchors {
@@ -172,4 +181,29 @@ pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// `--check-tables`: the tables' examples, run; what did not hold on stdout, exit 1 if any.
+fn check_tables(ctx: &Context, dir: Option<&std::path::Path>) -> Result<i32> {
+    let c = screen::check_tables(dir)?;
+    let mut out = String::new();
+    for f in &c.failures {
+        out.push_str(&format!("FAILED  {f}\n"));
+    }
+    for e in &c.without_examples {
+        out.push_str(&format!("no examples  {e}\n"));
+    }
+    out.push_str(&format!(
+        "{} entries, {} examples: {} did not hold{}\n",
+        c.entries,
+        c.examples,
+        c.failures.len(),
+        if c.without_examples.is_empty() {
+            String::new()
+        } else {
+            format!("; {} entries have none", c.without_examples.len())
+        }
+    ));
+    ctx.print(&out)?;
+    Ok(i32::from(!c.failures.is_empty()))
 }

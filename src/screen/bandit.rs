@@ -11,6 +11,9 @@ use crate::scanners::{self, Running, Scratch};
 /// cheap (916), without a salt (759) or with a predictable one (760).
 const WEAK_HASH_CWES: [u32; 5] = [327, 328, 759, 760, 916];
 
+/// The weaknesses a cleartext protocol is: sensitive data sent (319) or stored (312) in clear.
+const CLEARTEXT_CWES: [u32; 2] = [319, 312];
+
 /// One Bandit result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Finding {
@@ -33,12 +36,14 @@ impl Finding {
         severity_rank(&self.severity)
     }
 
-    /// Whether it can flag a file. Two kinds of finding name a thing rather than a misuse of it,
-    /// so they flag only under a task of their own weakness: Bandit's import blacklist
-    /// (B401–B415: `import xmlrpc`, `import pickle`) names a module it distrusts, and B324
-    /// names a weak hash (`hashlib.sha1`), which protocols mandate (WebSocket's accept key,
-    /// HTTP digest auth) and caches use as a checksum. L3's `weak-hash` rule judges the
-    /// hash by what it hashes, so it still counts there.
+    /// Whether it can flag a file. Three kinds of finding name a thing rather than a misuse of
+    /// it, so they flag only under a task of their own weakness: Bandit's import blacklist
+    /// (B401–B415: `import xmlrpc`, `import pickle`) names a module it distrusts; B324 names a
+    /// weak hash (`hashlib.sha1`), which protocols mandate (WebSocket's accept key, HTTP
+    /// digest auth) and caches use as a checksum; B312 and B321 name the Telnet and FTP
+    /// clients, which a program speaking those protocols cannot do without. L3's rules judge
+    /// the hash by what it hashes and the protocol by what it carries, so they still count
+    /// there.
     pub(crate) fn flags(&self, task_cwe: Option<u32>) -> bool {
         let number = self
             .test_id
@@ -47,6 +52,9 @@ impl Finding {
         match number {
             Some(401..=415) => task_cwe.is_some() && task_cwe == self.cwe,
             Some(324) => task_cwe.is_some_and(|c| WEAK_HASH_CWES.contains(&c)),
+            // telnetlib, ftplib: a protocol's client, which a program speaking that protocol
+            // needs; whether what it sends should be in clear is the cleartext task's question
+            Some(312 | 321) => task_cwe.is_some_and(|c| CLEARTEXT_CWES.contains(&c)),
             _ => true,
         }
     }
@@ -172,6 +180,15 @@ mod tests {
             "an import of the task's CWE"
         );
         assert!(f("B400x", None).flags(None) && f("B416", None).flags(None));
+    }
+
+    #[test]
+    fn a_cleartext_protocol_finding_flags_only_for_a_cleartext_task() {
+        for id in ["B312", "B321"] {
+            let f = finding(id, Some(319));
+            assert!(!f.flags(None) && !f.flags(Some(78)), "{id}");
+            assert!(f.flags(Some(319)) && f.flags(Some(312)), "{id}");
+        }
     }
 
     #[test]

@@ -83,6 +83,68 @@ pub(crate) fn python_tables(dir: Option<&Path>) -> Result<Tables> {
     Tables::parse((&s.0, &s.1), (&k.0, &k.1), (&g.0, &g.1), (&w.0, &w.1))
 }
 
+/// What running the tables' own examples found (`git sage screen --check-tables`).
+#[derive(Debug, Default)]
+pub(crate) struct TableCheck {
+    /// Entries, and how many of them carry no example.
+    pub entries: usize,
+    pub without_examples: Vec<String>,
+    pub examples: usize,
+    /// "TABLE ENTRY: what went wrong", one per example that did not hold.
+    pub failures: Vec<String>,
+}
+
+/// Runs every entry's examples against the tables in effect (`dir`, else the embedded ones):
+/// each `hit` must show the entry, each `miss` must not. A user who edits a table checks the
+/// edit with the examples beside it.
+pub(crate) fn check_tables(dir: Option<&Path>) -> Result<TableCheck> {
+    let t = python_tables(dir)?;
+    let mut out = TableCheck::default();
+    for (name, entries) in [
+        ("sources.yaml", &t.sources),
+        ("sinks.yaml", &t.sinks),
+        ("guards.yaml", &t.guards),
+    ] {
+        let table = py_table(dir, name)?.0;
+        for e in entries {
+            out.entries += 1;
+            if e.examples.hit.is_empty() && e.examples.miss.is_empty() {
+                out.without_examples.push(format!("{table} {}", e.id));
+            }
+            // a fragment is an example too: score what tree-sitter reads of it
+            let found = |src: &str| {
+                let facts = python::read(
+                    src,
+                    &|q, free, imports| t.is_source(q, free, imports),
+                    &|q| t.is_sanitizer(q),
+                )
+                .facts;
+                let s = rules::score(&t, &facts, src, None, DEFAULT_THRESHOLD);
+                match name {
+                    "sources.yaml" => s.sources.iter().any(|h| h.id == e.id),
+                    "sinks.yaml" => s.sinks.iter().any(|h| h.id == e.id),
+                    _ => s.guards.iter().any(|g| g.ids.contains(&e.id)),
+                }
+            };
+            for (i, src) in e.examples.hit.iter().enumerate() {
+                out.examples += 1;
+                if !found(src) {
+                    out.failures
+                        .push(format!("{table} {}: hit {} is not found", e.id, i + 1));
+                }
+            }
+            for (i, src) in e.examples.miss.iter().enumerate() {
+                out.examples += 1;
+                if found(src) {
+                    out.failures
+                        .push(format!("{table} {}: miss {} is found", e.id, i + 1));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The candidate threshold (the rule score, 0–100) unless `--threshold` says.
 pub(crate) const DEFAULT_THRESHOLD: f64 = 15.0;
 
@@ -948,6 +1010,15 @@ fn tally(screened: Vec<FileResult>, l2_severity: u8) -> Tally {
 
 #[cfg(test)]
 mod tests {
+    /// Every entry of the embedded tables carries examples, and each example does what it says.
+    #[test]
+    fn every_table_entry_finds_its_examples_and_leaves_its_look_alikes() {
+        let c = super::check_tables(None).unwrap();
+        assert!(c.without_examples.is_empty(), "{:?}", c.without_examples);
+        assert!(c.failures.is_empty(), "{}", c.failures.join("\n"));
+        assert!(c.examples > c.entries, "{c:?}");
+    }
+
     use super::*;
 
     fn parsed(path: &str, l1_ok: bool, l3: Option<(f64, bool)>) -> FileResult {

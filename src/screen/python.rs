@@ -677,9 +677,21 @@ impl<'a> Walker<'a> {
                     })
             }
             "attribute" => {
-                self.qualify(n).map_or(0, |q| {
+                let own = self.qualify(n).map_or(0, |q| {
                     source_bits((self.is_source)(&q, self.free_root(n), &self.facts.imports))
-                }) | n.child_by_field_name("object").map_or(0, |o| self.taint(o))
+                });
+                // a member of an imported object, read by attributes only (`request.method` of
+                // flask's request): the source tables say whether that member is input, so the
+                // object's taint (the whole request is a source) does not decide it
+                let imported_chain = chain_root(n).is_some_and(|r| {
+                    let name = self.text(r);
+                    self.aliases.contains_key(name) && self.bits_of(name) & TAINT == 0
+                }) && self.attributes_only(n);
+                if imported_chain {
+                    own
+                } else {
+                    own | n.child_by_field_name("object").map_or(0, |o| self.taint(o))
+                }
             }
             "call" => {
                 let callee = n
@@ -707,6 +719,17 @@ impl<'a> Walker<'a> {
                 .into_iter()
                 .fold(0, |acc, c| acc | self.taint(c)),
         }
+    }
+
+    /// `a.b.c`: a chain of attributes down to a name, with no call or subscript in it.
+    fn attributes_only(&self, mut n: Node) -> bool {
+        while n.kind() == "attribute" {
+            match n.child_by_field_name("object") {
+                Some(o) => n = o,
+                None => return false,
+            }
+        }
+        n.kind() == "identifier"
     }
 
     /// `"…" * n` or `n * "…"`: a string literal repeated, or a list or tuple of them
@@ -1286,7 +1309,12 @@ impl<'a> Walker<'a> {
                             || p.kind() == "dotted_name"
                             || p.kind() == "aliased_import"
                     });
-                    if !in_import {
+                    // the object of an attribute: the chain's own reference names what is read
+                    // (`request.method`, which a source may except), not the whole object
+                    let object_of_attribute = n.parent().is_some_and(|p| {
+                        p.kind() == "attribute" && p.child_by_field_name("object") == Some(n)
+                    });
+                    if !in_import && !object_of_attribute {
                         self.facts.refs.push(Ref {
                             name: q.clone(),
                             line: line(n),

@@ -128,6 +128,22 @@ pub(crate) struct Entry {
     pub sanitizes: bool,
     /// What the entry means; shown in documentation and explanations.
     pub why: String,
+    /// Code the entry must find and code it must leave alone: the table's own tests, run
+    /// over the embedded tables by `cargo test`.
+    #[serde(default)]
+    pub examples: Examples,
+}
+
+/// An entry's examples, each a whole Python file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Examples {
+    /// Files in which the entry is found.
+    #[serde(default)]
+    pub hit: Vec<String>,
+    /// Files in which it is not, though they look alike.
+    #[serde(default)]
+    pub miss: Vec<String>,
 }
 
 /// The weakness patterns of a CWE: when the task names it and one matches, +10.
@@ -1246,6 +1262,12 @@ mod tests {
             "def lex(token):\n    if token == 'keyword':\n        pass\n",
             "hardcoded-secret",
         ),
+        // what a server sends to ask for a credential
+        (
+            "class SMTP:\n    AuthLoginPasswordChallenge = \"Password\\x00\"\n    prompt = 'x'\n",
+            "hardcoded-secret",
+        ),
+        ("PASSWORD_ASK = 'Password: '\n", "hardcoded-secret"),
     ];
 
     #[test]

@@ -490,3 +490,42 @@ fn securityeval_measurement() {
         "L2 ∪ L3 flag {k}/{n} of the secure rewrites, above 15%"
     );
 }
+
+/// `--check-tables` runs the tables' own examples: the embedded tables hold; a user's table
+/// whose example no longer holds fails with the file and entry named, and a table that does
+/// not parse is bad input.
+#[test]
+fn check_tables_runs_each_entrys_examples() {
+    let r = Repo::new();
+    let out = r.sage(&["screen", "--check-tables"]).ok();
+    assert!(out.stdout.contains(" 0 did not hold"), "{}", out.stdout);
+
+    let dir = r.home().join("tables/screen/python");
+    std::fs::create_dir_all(&dir).unwrap();
+    let embedded = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/screen/python/sinks.yaml"),
+    )
+    .unwrap();
+    // an edit that breaks the entry: `eval` of a constant is now "dynamic" too, so its miss fails
+    let edited = embedded.replacen(
+        "  when: {first_arg: dynamic}\n  high_risk_when: {first_arg: tainted}\n  weight: 12\n  cwe: [95, 94]",
+        "  high_risk_when: {first_arg: tainted}\n  weight: 12\n  cwe: [95, 94]",
+        1,
+    );
+    assert_ne!(edited, embedded, "the dynamic-code entry moved");
+    std::fs::write(dir.join("sinks.yaml"), edited).unwrap();
+    let tables = r.home().join("tables");
+    let t = tables.to_str().unwrap();
+    let run = r.sage(&["screen", "--check-tables", "--templates", t]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("FAILED")
+            && l.contains("screen/python/sinks.yaml dynamic-code: miss 1 is found")),
+        "{}",
+        run.stdout
+    );
+
+    std::fs::write(dir.join("sinks.yaml"), "- id: [\n").unwrap();
+    r.sage(&["screen", "--check-tables", "--templates", t])
+        .bad_input("sinks.yaml");
+}
