@@ -113,12 +113,7 @@ pub(crate) fn check_tables(dir: Option<&Path>) -> Result<TableCheck> {
             }
             // a fragment is an example too: score what tree-sitter reads of it
             let found = |src: &str| {
-                let facts = python::read(
-                    src,
-                    &|q, free, imports| t.is_source(q, free, imports),
-                    &|q| t.is_sanitizer(q),
-                )
-                .facts;
+                let facts = read_python(src, &t).facts;
                 let s = rules::score(&t, &facts, src, None, DEFAULT_THRESHOLD);
                 match name {
                     "sources.yaml" => s.sources.iter().any(|h| h.id == e.id),
@@ -143,6 +138,15 @@ pub(crate) fn check_tables(dir: Option<&Path>) -> Result<TableCheck> {
         }
     }
     Ok(out)
+}
+
+/// What tree-sitter reads of a Python file, its values followed as the tables say.
+fn read_python(text: &str, tables: &Tables) -> python::Reading {
+    python::read(
+        text,
+        &|q, free, imports| tables.is_source(q, free, imports),
+        &|q| tables.is_sanitizer(q),
+    )
 }
 
 /// The candidate threshold (the rule score, 0–100) unless `--threshold` says.
@@ -614,10 +618,7 @@ fn parse_file<'a>(c: &'a Changed, tables: &Tables) -> Screened<'a> {
         });
         return Screened::done(r);
     };
-    let is_source =
-        |q: &str, free: bool, imports: &[facts::Import]| tables.is_source(q, free, imports);
-    let is_sanitizer = |q: &str| tables.is_sanitizer(q);
-    let reading = python::read(text, &is_source, &is_sanitizer);
+    let reading = read_python(text, tables);
     // tree-sitter's verdict until CPython's arrives (`apply_l0`)
     r.l0 = Some(Layer0 {
         ok: reading.error.is_none(),

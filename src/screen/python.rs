@@ -136,6 +136,14 @@ fn chain_root(n: Node) -> Option<Node> {
     (r.kind() == "identifier").then_some(r)
 }
 
+/// The name of `a.b.c`, a chain of attributes only (no call or subscript in it).
+fn attribute_root(mut n: Node) -> Option<Node> {
+    while n.kind() == "attribute" {
+        n = n.child_by_field_name("object")?;
+    }
+    (n.kind() == "identifier").then_some(n)
+}
+
 fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
     n.named_children(&mut c).collect()
@@ -683,10 +691,10 @@ impl<'a> Walker<'a> {
                 // a member of an imported object, read by attributes only (`request.method` of
                 // flask's request): the source tables say whether that member is input, so the
                 // object's taint (the whole request is a source) does not decide it
-                let imported_chain = chain_root(n).is_some_and(|r| {
+                let imported_chain = attribute_root(n).is_some_and(|r| {
                     let name = self.text(r);
                     self.aliases.contains_key(name) && self.bits_of(name) & TAINT == 0
-                }) && self.attributes_only(n);
+                });
                 if imported_chain {
                     own
                 } else {
@@ -719,17 +727,6 @@ impl<'a> Walker<'a> {
                 .into_iter()
                 .fold(0, |acc, c| acc | self.taint(c)),
         }
-    }
-
-    /// `a.b.c`: a chain of attributes down to a name, with no call or subscript in it.
-    fn attributes_only(&self, mut n: Node) -> bool {
-        while n.kind() == "attribute" {
-            match n.child_by_field_name("object") {
-                Some(o) => n = o,
-                None => return false,
-            }
-        }
-        n.kind() == "identifier"
     }
 
     /// `"…" * n` or `n * "…"`: a string literal repeated, or a list or tuple of them

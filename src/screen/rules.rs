@@ -247,6 +247,7 @@ impl Tables {
                     Input::Local
                 }
             })
+            // an outsider's source wins over a local one of the same name
             .min_by_key(|i| *i != Input::Outside)
     }
 }
@@ -311,10 +312,14 @@ fn words(name: &str) -> Vec<String> {
 }
 
 fn mentions(names: &[String], wanted: &[String]) -> bool {
-    names
+    names.iter().any(|n| has_word(n, wanted))
+}
+
+/// Whether one of a name's words is one of `wanted` (whole words, case-insensitive).
+fn has_word(name: &str, wanted: &[String]) -> bool {
+    words(name)
         .iter()
-        .flat_map(|n| words(n))
-        .any(|w| wanted.iter().any(|x| x.eq_ignore_ascii_case(&w)))
+        .any(|w| wanted.iter().any(|x| x.eq_ignore_ascii_case(w)))
 }
 
 /// Calls match exactly (`a.b`), by member (`*.b`) or under a prefix (`a.*`).
@@ -384,15 +389,23 @@ fn imports_one_of(facts: &Facts, modules: &[String]) -> bool {
 /// `from a import b` may import the submodule `a.b`, so it counts as importing `a.b` too
 /// (`from aiohttp import web` is `aiohttp.web`).
 fn imported(imports: &[Import], modules: &[String]) -> bool {
-    let under = |module: &str, m: &str| module == m || module.starts_with(&format!("{m}."));
+    // `module` is `m` or below it; `module.name` (a name, no dots) is below `m` only when it
+    // is `m` itself or `module` already is
+    let under = |module: &str, m: &str| {
+        module
+            .strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    };
+    let is_member = |module: &str, name: &str, m: &str| {
+        m.strip_prefix(module)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|rest| rest == name)
+    };
     modules.is_empty()
         || modules.iter().any(|m| {
-            imports.iter().any(|i| {
-                under(&i.module, m)
-                    || i.names
-                        .iter()
-                        .any(|n| under(&format!("{}.{n}", i.module), m))
-            })
+            imports
+                .iter()
+                .any(|i| under(&i.module, m) || i.names.iter().any(|n| is_member(&i.module, n, m)))
         })
 }
 
@@ -424,8 +437,7 @@ fn call_is(e: &Entry, c: &Call, facts: &Facts) -> bool {
         || (!c.name.contains('.') && e.bare.contains(&c.name) && !facts.defs.contains(&c.name))
         || (!e.match_words.is_empty()
             && c.name.rsplit('.').next().is_some_and(|own| {
-                !own.starts_with(|c: char| c.is_ascii_uppercase())
-                    && mentions(&[own.to_string()], &e.match_words)
+                !own.starts_with(|c: char| c.is_ascii_uppercase()) && has_word(own, &e.match_words)
             }));
     named && !e.except.iter().any(|x| call_matches(x, &c.name))
 }
