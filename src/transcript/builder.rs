@@ -118,15 +118,6 @@ impl Builder {
         ci
     }
 
-    /// Whether the open turn already holds text or tool calls.
-    pub(crate) fn open_turn_has_content(&self) -> bool {
-        self.open
-            && self
-                .turns
-                .last()
-                .is_some_and(|t| !t.text.is_empty() || !t.tool_calls.is_empty())
-    }
-
     /// A context message placed before the turn at `before` (0-based), found after the fact.
     pub(crate) fn insert_message(
         &mut self,

@@ -45,6 +45,9 @@ struct State {
     /// call_ids whose file changes came from patch_apply_end.
     applied: std::collections::HashSet<String>,
     has_user_events: bool,
+    /// The open turn's model response ended (Codex reports its token usage once a response is
+    /// complete): the next model item begins the next response, so the next turn.
+    response_ended: bool,
     /// The log reports applications (patch_apply_end): a patch without one was not applied.
     saw_apply_end: bool,
     fallback_prompts: Vec<(String, Option<String>, u64, usize)>,
@@ -58,6 +61,7 @@ pub(super) fn parse(mut lines: Lines, name: &str) -> Result<Transcript> {
         patches: HashMap::new(),
         applied: Default::default(),
         has_user_events: false,
+        response_ended: false,
         saw_apply_end: false,
         fallback_prompts: Vec::new(),
     };
@@ -199,6 +203,14 @@ fn event(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
             st.applied.insert(id);
         }
         "context_compacted" => st.b.compaction(),
+        // Emitted once a model response is complete (and at other moments, when no turn is
+        // open, which then means nothing here).
+        "token_count" => {
+            if st.b.is_open() {
+                st.response_ended = true;
+            }
+            st.b.count("event_msg/token_count");
+        }
         "turn_aborted" | "task_complete" | "task_started" => {
             st.b.close();
             st.b.count(&format!("event_msg/{ptype}"));
@@ -207,13 +219,15 @@ fn event(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
     }
 }
 
-fn start_model_item(st: &mut State, ptype: &str, ts: Option<String>, n: u64) {
-    let fresh =
-        !st.b.is_open() || st.saw_output || (ptype == "reasoning" && st.b.open_turn_has_content());
-    if fresh {
+/// A turn is one model response: its reasoning items, messages and tool calls together. A
+/// response ends where its token usage is reported, or where tool output or the user's next
+/// message comes back to the model (older rollouts report no usage).
+fn start_model_item(st: &mut State, ts: Option<String>, n: u64) {
+    if !st.b.is_open() || st.saw_output || st.response_ended {
         st.b.new_turn(ts, SourceRef::line(n));
     }
     st.saw_output = false;
+    st.response_ended = false;
 }
 
 fn item(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
@@ -222,7 +236,7 @@ fn item(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
             let role = p.get("role").and_then(Value::as_str).unwrap_or("");
             let text = content_text(p.get("content"));
             if role == "assistant" {
-                start_model_item(st, ptype, ts.clone(), n);
+                start_model_item(st, ts.clone(), n);
                 let t = st.b.turn(ts, SourceRef::line(n));
                 Builder::push_text(t, &text);
             } else if role == "user"
@@ -237,7 +251,7 @@ fn item(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
             }
         }
         "reasoning" => {
-            start_model_item(st, ptype, ts.clone(), n);
+            start_model_item(st, ts.clone(), n);
             let summary = content_text(p.get("summary"));
             let content = content_text(p.get("content"));
             let text = [summary, content].join("\n\n");
@@ -245,7 +259,7 @@ fn item(st: &mut State, ptype: &str, p: &Value, ts: Option<String>, n: u64) {
             Builder::push_reasoning(t, Some(text.trim()).filter(|s| !s.is_empty()));
         }
         "function_call" | "custom_tool_call" | "local_shell_call" => {
-            start_model_item(st, ptype, ts.clone(), n);
+            start_model_item(st, ts.clone(), n);
             let id = p
                 .get("call_id")
                 .or_else(|| p.get("id"))
@@ -475,6 +489,83 @@ mod tests {
             .find(|c| c.id.as_deref() == Some("c1"))
             .unwrap();
         assert!(refused.result.as_ref().unwrap().is_error);
+    }
+
+    fn turns_of(log: &str) -> Vec<crate::transcript::Turn> {
+        crate::transcript::parse(
+            crate::transcript::Input::from_bytes("r.jsonl", log.as_bytes().to_vec()),
+            Some(Format::Codex),
+        )
+        .unwrap()
+        .turns
+    }
+
+    /// One turn per model response: a second reasoning item inside a response does not start
+    /// a turn, and a response that is only a tool call is a turn of its own.
+    #[test]
+    fn a_turn_is_one_model_response() {
+        let r = |p: &str| format!("{{\"type\":\"response_item\",\"payload\":{p}}}\n");
+        let e = |p: &str| format!("{{\"type\":\"event_msg\",\"payload\":{p}}}\n");
+        let reasoning =
+            r(r#"{"type":"reasoning","summary":[{"type":"summary_text","text":"think"}]}"#);
+        let call = |id: &str| {
+            r(&format!(
+                r#"{{"type":"function_call","name":"exec_command","call_id":"{id}","arguments":"{{\"cmd\":\"ls\"}}"}}"#
+            ))
+        };
+        let output = |id: &str| {
+            r(&format!(
+                r#"{{"type":"function_call_output","call_id":"{id}","output":"ok"}}"#
+            ))
+        };
+        let said = |t: &str| {
+            r(&format!(
+                r#"{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"{t}"}}]}}"#
+            ))
+        };
+        let usage = e(r#"{"type":"token_count","info":null}"#);
+        let log = [
+            e(r#"{"type":"user_message","message":"fix it"}"#),
+            usage.clone(),
+            // response 1: reasoning, a message, more reasoning, two calls
+            reasoning.clone(),
+            said("I will look"),
+            reasoning.clone(),
+            call("a"),
+            call("b"),
+            usage.clone(),
+            output("a"),
+            output("b"),
+            // response 2: only a tool call
+            call("c"),
+            usage.clone(),
+            output("c"),
+            // response 3: the answer
+            reasoning.clone(),
+            said("done"),
+            usage,
+        ]
+        .concat();
+        let turns = turns_of(&log);
+        assert_eq!(turns.len(), 3, "{turns:?}");
+        assert_eq!(turns[0].tool_calls.len(), 2);
+        assert!(turns[0].text.contains("I will look"));
+        assert_eq!(turns[1].tool_calls.len(), 1);
+        assert!(turns[1].text.is_empty());
+        assert_eq!(turns[2].text, "done");
+        // Without usage reports (older rollouts), tool output still ends a response.
+        let old = [
+            e(r#"{"type":"user_message","message":"fix it"}"#),
+            reasoning.clone(),
+            call("a"),
+            output("a"),
+            call("b"),
+            output("b"),
+            reasoning,
+            said("done"),
+        ]
+        .concat();
+        assert_eq!(turns_of(&old).len(), 3);
     }
 
     #[test]

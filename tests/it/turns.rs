@@ -144,12 +144,12 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
     (
         "codex",
         "external-agents-96791b232a45.jsonl",
-        36,
+        35,
         71,
         11,
         11,
         // `rg -n "a|b|c" dir` reads: a `|` inside quotes does not split the command
-        "18/4/9/5/0",
+        "17/4/9/5/0",
     ),
     (
         "codex",
@@ -408,6 +408,13 @@ fn every_real_transcript_parses() {
                 (*et, *ec, *ef, *ep, *ek),
                 "{name}"
             );
+            if dir == "codex" {
+                assert_eq!(
+                    turns.len(),
+                    codex_responses(&std::fs::read_to_string(&p).unwrap()),
+                    "{name}: one turn per model response"
+                );
+            }
             if dir == "aider" {
                 // the log's own count, read without our parser
                 let text = std::fs::read_to_string(&p).unwrap();
@@ -437,6 +444,38 @@ fn every_real_transcript_parses() {
     }
     eprintln!("{table}");
     assert!(files >= 20, "only {files} transcripts found");
+}
+
+/// The model responses of a Codex rollout, counted without our parser: runs of model items
+/// (reasoning, assistant messages, tool calls), each ended by the usage Codex reports when a
+/// response completes, by tool output going back to the model, or by the user's next message.
+fn codex_responses(log: &str) -> usize {
+    let (mut responses, mut open) = (0, false);
+    for line in log.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let p = &v["payload"];
+        let model_item = v["type"] == "response_item"
+            && ([
+                "reasoning",
+                "function_call",
+                "custom_tool_call",
+                "local_shell_call",
+            ]
+            .contains(&p["type"].as_str().unwrap_or(""))
+                || (p["type"] == "message" && p["role"] == "assistant"));
+        let ends = (v["type"] == "event_msg"
+            && ["token_count", "user_message"].contains(&p["type"].as_str().unwrap_or("")))
+            || p["type"].as_str().is_some_and(|t| t.ends_with("_output"));
+        if model_item && !open {
+            responses += 1;
+            open = true;
+        } else if ends {
+            open = false;
+        }
+    }
+    responses
 }
 
 fn turns_json(r: &Repo, f: &str) -> serde_json::Value {
