@@ -4,6 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
+mod margin;
+pub(crate) use margin::Margin;
+#[cfg(test)]
+use margin::Nudge;
+
 use crate::history::ProvenanceStatus;
 use crate::judge::scores::{Quotes, Scores, Skip, TurnScore};
 use crate::transcript::TurnKind;
@@ -41,6 +46,10 @@ pub(crate) struct TurnFacts {
     pub quotes: Quotes,
     /// The turn touched the anchored file or code that uses it (for ordering reports).
     pub touches_anchor: bool,
+    /// What the judge was unsure of (`None`: it gave no confidence).
+    pub doubt: Option<crate::judge::scores::Doubt>,
+    /// The kind the judge read, where it differs from what the turn does.
+    pub judge_kind: Option<TurnKind>,
 }
 
 impl TurnFacts {
@@ -54,6 +63,8 @@ impl TurnFacts {
             scores: t.scores,
             quotes: t.quotes.clone(),
             touches_anchor,
+            doubt: t.doubt.clone(),
+            judge_kind: t.judge_kind,
         }
     }
 }
@@ -150,6 +161,9 @@ pub(crate) struct Origin {
     /// In words, for reports.
     #[serde(default)]
     pub detail: Option<String>,
+    /// How firm the verdict is (docs/method.md#margin); `None` where nothing can be weighed.
+    #[serde(default)]
+    pub margin: Option<Margin>,
 }
 
 /// A later turn that could have caught the defect.
@@ -179,6 +193,7 @@ fn undetermined(
         bound,
         bound_by,
         detail: Some(detail),
+        margin: None,
     }
 }
 
@@ -299,35 +314,37 @@ impl crate::judge::schedule::Schedule for Scheduler {
     }
 }
 
-/// Applies the origin rule (docs/method.md#origin-rule): returns the origin and the missed
-/// opportunities after it.
+/// Applies the origin rule (docs/method.md#origin-rule): returns the origin, with its margin,
+/// and the missed opportunities after it.
 pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
+    let mut origin = origin_of(input, levers);
+    let missed = missed(input, levers, &origin);
+    origin.margin = margin::margin(input, levers, &origin);
+    (origin, missed)
+}
+
+/// The origin alone, without its margin.
+fn origin_of(input: &Input, levers: &Levers) -> Origin {
     if input.no_session {
-        return (
-            undetermined(
-                Reason::NoSession,
-                None,
-                None,
-                "no session transcript was found for the range, so no turn can be scored".into(),
-            ),
-            Vec::new(),
+        return undetermined(
+            Reason::NoSession,
+            None,
+            None,
+            "no session transcript was found for the range, so no turn can be scored".into(),
         );
     }
     let (bound, bound_by, iii_allowed) = bound(input);
     let mut origin: Option<(u32, OriginType, Option<String>)> = None;
     for t in input.turns.iter().filter(|t| t.turn <= bound) {
         let Some(s) = t.scores else {
-            return (
-                undetermined(
-                    Reason::ScoringFailed,
-                    Some(bound),
-                    Some(bound_by),
-                    format!(
-                        "turn {} could not be scored, and no earlier turn qualifies",
-                        t.turn
-                    ),
+            return undetermined(
+                Reason::ScoringFailed,
+                Some(bound),
+                Some(bound_by),
+                format!(
+                    "turn {} could not be scored, and no earlier turn qualifies",
+                    t.turn
                 ),
-                Vec::new(),
             );
         };
         match qualifies(t, s, bound) {
@@ -345,14 +362,11 @@ pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
     if origin.is_none() && iii_allowed {
         match input.turns.iter().find(|t| t.turn == bound) {
             Some(t) if t.scores.is_none() => {
-                return (
-                    undetermined(
-                        Reason::ScoringFailed,
-                        Some(bound),
-                        Some(bound_by),
-                        format!("the introducing write's turn {bound} could not be scored"),
-                    ),
-                    Vec::new(),
+                return undetermined(
+                    Reason::ScoringFailed,
+                    Some(bound),
+                    Some(bound_by),
+                    format!("the introducing write's turn {bound} could not be scored"),
                 );
             }
             Some(t) if t.applicable => {
@@ -366,16 +380,13 @@ pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
         }
     }
     let Some((turn, mut kind, quote)) = origin else {
-        return (
-            undetermined(
-                Reason::NoCandidate,
-                Some(bound),
-                Some(bound_by),
-                format!(
-                    "no turn up to {bound} qualifies: none named a defence before it, and none with an opportunity was silent on the threat"
-                ),
+        return undetermined(
+            Reason::NoCandidate,
+            Some(bound),
+            Some(bound_by),
+            format!(
+                "no turn up to {bound} qualifies: none named a defence before it, and none with an opportunity was silent on the threat"
             ),
-            Vec::new(),
         );
     };
     if levers.two_types {
@@ -384,7 +395,25 @@ pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
             _ => OriginType::NoticedChosePoorly,
         };
     }
-    let missed = input
+    Origin {
+        status: Status::Localized,
+        turn: Some(turn),
+        kind: Some(kind),
+        quote,
+        reason: None,
+        bound: Some(bound),
+        bound_by: Some(bound_by),
+        detail: None,
+        margin: None,
+    }
+}
+
+/// The missed opportunities after a localised origin (none for an undetermined one).
+fn missed(input: &Input, levers: &Levers, origin: &Origin) -> Vec<Missed> {
+    let Some(turn) = origin.turn.filter(|_| origin.status == Status::Localized) else {
+        return Vec::new();
+    };
+    input
         .turns
         .iter()
         .filter(|t| {
@@ -402,20 +431,7 @@ pub(crate) fn locate(input: &Input, levers: &Levers) -> (Origin, Vec<Missed>) {
                 touches_anchor: t.touches_anchor,
             })
         })
-        .collect();
-    (
-        Origin {
-            status: Status::Localized,
-            turn: Some(turn),
-            kind: Some(kind),
-            quote,
-            reason: None,
-            bound: Some(bound),
-            bound_by: Some(bound_by),
-            detail: None,
-        },
-        missed,
-    )
+        .collect()
 }
 
 #[cfg(test)]
@@ -436,6 +452,8 @@ mod tests {
                 ..Default::default()
             },
             touches_anchor: false,
+            doubt: None,
+            judge_kind: None,
         }
     }
 
@@ -661,6 +679,96 @@ mod tests {
         assert_eq!(locate(&ex, &loose).1.len(), 3);
     }
 
+    /// The same verdict and missed opportunities, and a margin that weighs the same changes;
+    /// where a scheduled run left turns unjudged, a change's outcome may rest on them
+    /// (`unscored`) instead of being known.
+    fn same_but_unscored(
+        (a, ma): (Origin, Vec<Missed>),
+        (b, mb): (Origin, Vec<Missed>),
+    ) -> Result<(), TestCaseError> {
+        prop_assert_eq!(&ma, &mb);
+        let strip = |o: &Origin| Origin {
+            margin: None,
+            ..o.clone()
+        };
+        prop_assert_eq!(strip(&a), strip(&b));
+        match (&a.margin, &b.margin) {
+            (Some(x), Some(y)) => {
+                prop_assert_eq!(x.flips.len(), y.flips.len());
+                for (f, g) in x.flips.iter().zip(&y.flips) {
+                    prop_assert_eq!((f.turn, f.nudge), (g.turn, g.nudge));
+                    if !f.unscored {
+                        prop_assert_eq!(f, g);
+                    }
+                }
+            }
+            (x, y) => prop_assert_eq!(x, y),
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn margin() {
+        let l = Levers::default();
+        // The worked example: a defence named at turn 1, DI 2; no single change moves it.
+        let (o, _) = locate(&worked_example(), &l);
+        let m = o.margin.unwrap();
+        assert!(m.firm, "{m:?}");
+        assert!(m.shown().starts_with("firm:"));
+        // A defence named with DI 1 rests on one point: at 0 the silent plan turn is (ii).
+        let mut close = worked_example();
+        close.turns[0].scores = Some(Scores {
+            tr: 0,
+            di: 1,
+            vr: 0,
+            sa: 0,
+        });
+        let (o, _) = locate(&close, &l);
+        let m = o.margin.unwrap();
+        assert!(!m.firm);
+        let f = m.headline().unwrap();
+        assert_eq!(f.turn, 1);
+        assert_eq!(
+            f.nudge,
+            Nudge::Score {
+                dim: crate::judge::scores::Dim::Di,
+                from: 1,
+                to: 0
+            }
+        );
+        assert_eq!(
+            (f.origin_turn, f.origin_type),
+            (Some(1), Some(OriginType::UnaddressedRequirement))
+        );
+        assert!(
+            m.shown().starts_with(
+                "close call: if turn 1's DI were 0, the origin would be turn 1 (unaddressed requirement)"
+            ),
+            "{}",
+            m.shown()
+        );
+        // A judge sure of its scores there: only the changes it doubts are weighed.
+        let mut sure = close.clone();
+        for t in &mut sure.turns {
+            t.doubt = Some(Default::default());
+        }
+        assert!(locate(&sure, &l).0.margin.unwrap().firm);
+        sure.turns[0].doubt = Some(crate::judge::scores::Doubt {
+            scores: vec![crate::judge::scores::DimScore {
+                dim: crate::judge::scores::Dim::Di,
+                score: 0,
+            }],
+            opportunity: false,
+        });
+        assert_eq!(locate(&sure, &l).0.margin.unwrap().flips.len(), 1);
+        // No margin where nothing can be weighed.
+        let none = Input {
+            no_session: true,
+            ..close
+        };
+        assert!(locate(&none, &l).0.margin.is_none());
+    }
+
     fn arb() -> impl Strategy<Value = Input> {
         let turn = (
             0u8..5,
@@ -811,12 +919,44 @@ mod tests {
             let levers = Levers { vr_max: vr, sa_max: sa, two_types: two };
             let (run, asked) = scheduled(&inp, window, &arrivals);
             prop_assert!(asked <= inp.turns.len());
-            prop_assert_eq!(locate(&run, &levers), locate(&inp, &levers));
+            same_but_unscored(locate(&run, &levers), locate(&inp, &levers))?;
             let answered = Input {
                 turns: run.turns.iter().filter(|t| inp.turns.iter().any(|x| x == *t)).cloned().collect(),
                 ..run.clone()
             };
-            prop_assert_eq!(locate(&answered, &levers), locate(&inp, &levers));
+            // Turns left out altogether are invisible to the margin's what-ifs: only the
+            // verdict itself is the same.
+            let strip = |(o, m): (Origin, Vec<Missed>)| (Origin { margin: None, ..o }, m);
+            prop_assert_eq!(strip(locate(&answered, &levers)), strip(locate(&inp, &levers)));
+        }
+
+        /// The margin weighs every single change that moves the verdict: trying every change
+        /// of every turn, after the origin and past the bound too, finds no other.
+        #[test]
+        fn margin_misses_no_change_that_moves_the_verdict(inp in arb(), two in any::<bool>()) {
+            let levers = Levers { two_types: two, ..Levers::default() };
+            let (o, _) = locate(&inp, &levers);
+            let Some(m) = o.margin.clone() else {
+                prop_assert!(o.reason == Some(Reason::ScoringFailed) || inp.no_session);
+                return Ok(());
+            };
+            let now = (o.turn, o.kind);
+            let mut every = Vec::new();
+            for (i, t) in inp.turns.iter().enumerate() {
+                for (nudge, changed) in margin::nudges(t) {
+                    let mut alt = inp.clone();
+                    alt.turns[i] = changed;
+                    let a = origin_of(&alt, &levers);
+                    let failed = a.reason == Some(Reason::ScoringFailed);
+                    let then = if a.status == Status::Localized { (a.turn, a.kind) } else { (None, None) };
+                    if then != now || failed {
+                        every.push((t.turn, nudge));
+                    }
+                }
+            }
+            let listed: Vec<(u32, Nudge)> = m.flips.iter().map(|f| (f.turn, f.nudge)).collect();
+            prop_assert_eq!(listed, every);
+            prop_assert_eq!(m.firm, m.flips.is_empty());
         }
 
         #[test]

@@ -15,6 +15,9 @@ pub(crate) struct Answer {
     pub kind: TurnKind,
     pub scores: Scores,
     pub quotes: Quotes,
+    /// What the judge was unsure of (the offline judge's model says; a model judge's answer
+    /// carries none).
+    pub doubt: Option<super::scores::Doubt>,
 }
 
 /// The JSON schema of one answer (also in templates/judge/schema.json for prompts).
@@ -141,6 +144,7 @@ pub(crate) fn validate(v: &Value, expect_turn: Option<u32>) -> Result<Answer, St
         kind,
         scores,
         quotes,
+        doubt: None,
     })
 }
 

@@ -984,6 +984,7 @@ impl Offline {
             kind,
             scores,
             quotes,
+            doubt: None,
         }
     }
 

@@ -764,6 +764,7 @@ pub(super) fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
         error: None,
         judge_kind: None,
         skipped: None,
+        doubt: None,
     }
 }
 
@@ -788,6 +789,7 @@ pub(super) fn scored_turn(
         error: None,
         judge_kind: (a.kind != kind).then_some(a.kind),
         skipped: None,
+        doubt: a.doubt,
     }
 }
 
@@ -804,6 +806,7 @@ pub(super) fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore
         error: Some(error),
         judge_kind: None,
         skipped: None,
+        doubt: None,
     }
 }
 
@@ -856,6 +859,7 @@ mod tests {
             kind: TurnKind::Review,
             scores: Scores::default(),
             quotes: Default::default(),
+            doubt: None,
         }
     }
 

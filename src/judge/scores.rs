@@ -94,6 +94,26 @@ impl Quotes {
     }
 }
 
+/// What the judge was unsure of on one turn: the one-step changes of its answer it finds
+/// plausible (docs/method.md#margin). A judge that gives no confidence leaves it out, and then
+/// every one-step change of a score or of the opportunity counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Doubt {
+    /// Other scores it finds plausible, each one step from the score it gave.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<DimScore>,
+    /// Whether the opportunity flag could as well be the other way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opportunity: bool,
+}
+
+/// A score of one dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct DimScore {
+    pub dim: Dim,
+    pub score: u8,
+}
+
 /// A score the judge gave that its quote did not support.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Rejected {
@@ -126,6 +146,9 @@ pub(crate) struct TurnScore {
     /// opportunities (rule-aware scheduling). `scores` is then null, and no error is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<Skip>,
+    /// What the judge was unsure of; absent when it gives no confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<Doubt>,
 }
 
 /// Why a turn was not put to the judge: its scores could not change the origin or the missed

@@ -369,6 +369,14 @@ fn origin_card(doc: &ReportDoc) -> String {
             }
         }
     }
+    if let Some(m) = &o.margin {
+        let _ = write!(
+            out,
+            "<p class=\"margin {}\">{}</p>",
+            if m.firm { "firm" } else { "close" },
+            esc(&m.shown())
+        );
+    }
     match remedy(doc) {
         Some(r) => {
             let _ = write!(

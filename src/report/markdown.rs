@@ -100,6 +100,10 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
             escape(o.detail.as_deref().unwrap_or(""))
         ),
     };
+    let origin = match &o.margin {
+        Some(m) => format!("{origin} · {}", escape(&m.shown())),
+        None => origin,
+    };
     let p = &doc.provenance;
     let prov = super::provenance_words(p, |c| format!("`{c}`"));
     out.push_str(&format!(

@@ -237,6 +237,7 @@ mod tests {
             bound: Some(3),
             bound_by: None,
             detail: None,
+            margin: None,
         };
         let missed = vec![Missed {
             turn: 5,
@@ -265,6 +266,7 @@ mod tests {
             bound: None,
             bound_by: None,
             detail: Some("no session".into()),
+            margin: None,
         };
         assert!(
             recommendation(&u, &[], None, None, Lang::En)

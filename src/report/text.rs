@@ -635,6 +635,9 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             if let Some(q) = &o.quote {
                 out.push_str(&format!("{ind}\"{}\"\n", clip(q, 100)));
             }
+            if let Some(m) = &o.margin {
+                out.push_str(&format!("{ind}{}\n", m.shown()));
+            }
         }
         Status::Undetermined => out.push_str(&format!(
             "{}{} ({}){}\n",
@@ -651,6 +654,11 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default()
         )),
+    }
+    if o.status == Status::Undetermined
+        && let Some(m) = &o.margin
+    {
+        out.push_str(&format!("{ind}{}\n", m.shown()));
     }
     for a in &doc.other_origins {
         out.push_str(&format!(

@@ -516,3 +516,69 @@ fn missed_opportunities_most_relevant_first() {
     assert_eq!(all[10]["turn"], 12);
     assert_eq!(all[10]["touches_anchor"], true);
 }
+
+/// Every verdict says how firm it is: the demo's is firm; a plan that stays silent before the
+/// write (the origin is the write, an unaddressed requirement) is a close call when the plan is
+/// one point of DI away from naming a defence — in text, Markdown, HTML and JSON.
+#[test]
+fn a_close_call_names_the_change_that_would_move_it() {
+    let r = Repo::new();
+    let d = r.demo();
+    let v = r.blame_demo(&d, &["--format", "json"]).ok().json();
+    assert_eq!(v["origin"]["margin"]["firm"], true, "{}", v["origin"]);
+    let yaml = "schema: sage.session/1\nagent: cursor\ntask: Fix the SSRF in media/fetcher.py\nturns:\n  - kind: planning\n    text: \"We should validate the input before downloading.\"\n  - text: Adjusting the download.\n    file_changes:\n      - {path: media/fetcher.py, old: \"a\", new: \"b\"}\n";
+    let s = r.home().join("close.yaml");
+    std::fs::write(&s, yaml).unwrap();
+    let ss = s.to_str().unwrap();
+    let v = r
+        .blame_demo(&d, &["--session", ss, "--format", "json"])
+        .ok()
+        .json();
+    let o = &v["origin"];
+    assert_eq!(
+        (o["turn"].as_u64(), o["type"].as_str()),
+        (Some(2), Some("unaddressed_requirement")),
+        "{o}"
+    );
+    let m = &o["margin"];
+    assert_eq!(m["firm"], false, "{m}");
+    let flip = &m["flips"][0];
+    assert_eq!(
+        (
+            &flip["turn"],
+            &flip["what"],
+            &flip["dim"],
+            &flip["from"],
+            &flip["to"]
+        ),
+        (
+            &1.into(),
+            &"score".into(),
+            &"di".into(),
+            &0.into(),
+            &1.into()
+        ),
+        "{m}"
+    );
+    assert_eq!(
+        (&flip["origin_turn"], &flip["type"]),
+        (&1.into(), &"inadequate_defence".into())
+    );
+    let text = r.blame_demo(&d, &["--session", ss]).ok().stdout;
+    assert!(
+        text.contains(
+            "close call: if turn 1's DI were 1, the origin would be turn 1 (inadequate defence)"
+        ),
+        "{text}"
+    );
+    for (format, needle) in [
+        ("md", "close call: if turn 1"),
+        ("html", "<p class=\"margin close\">close call: if turn 1"),
+    ] {
+        let out = r
+            .blame_demo(&d, &["--session", ss, "--format", format])
+            .ok()
+            .stdout;
+        assert!(out.contains(needle), "{format}: {out}");
+    }
+}

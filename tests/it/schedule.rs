@@ -81,8 +81,20 @@ async fn blame(plan: fn(u32) -> Option<Value>, extra: &[&str]) -> (Value, i32, V
 }
 
 /// What must not change: the origin and the missed opportunities.
+/// The verdict and missed opportunities; of the margin, which single changes move the verdict
+/// (what one of them would lead to may rest on turns a scheduled run did not judge, and the
+/// margin then says so: `unscored`).
 fn result(doc: &Value) -> (Value, Value) {
-    (doc["origin"].clone(), doc["missed_opportunities"].clone())
+    let mut origin = doc["origin"].clone();
+    if let Some(flips) = origin["margin"]["flips"].as_array_mut() {
+        for f in flips {
+            let f = f.as_object_mut().unwrap();
+            for k in ["origin_turn", "type", "unscored"] {
+                f.remove(k);
+            }
+        }
+    }
+    (origin, doc["missed_opportunities"].clone())
 }
 
 fn skipped(doc: &Value) -> Vec<(u64, String)> {
