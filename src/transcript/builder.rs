@@ -400,7 +400,13 @@ impl Builder {
                 }
             }
         }
-        classify::classify(&mut self.turns, &self.explicit);
+        let task_starts: Vec<u32> = self
+            .context
+            .iter()
+            .filter(|m| m.role == "user")
+            .map(|m| m.before_turn)
+            .collect();
+        classify::classify(&mut self.turns, &self.explicit, &task_starts);
         if self.skipped_more > 0 {
             self.warnings.push(format!(
                 "{} more skipped lines not listed",

@@ -93,8 +93,6 @@ const READ_TOOLS: &[&str] = &[
     "grep_search",
     "file_search",
     "search_file_content",
-    "read_lints",
-    "get_errors",
     "ripgrep_search",
     "ripgrep_raw_search",
     "semantic_search_full",
@@ -114,7 +112,7 @@ fn admin_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"(?i)^\s*(pip3?\s+install|uv\s+(pip|add|sync)|poetry\s+(install|add)|npm\s+(i|install|ci)\b|yarn\s+(add|install)|apt(-get)?\s|brew\s|cargo\s+(build|fmt|check)|git\s+(status|add|commit|log|diff|show|checkout|switch|branch|push|pull|fetch|stash|config)|ls\b|cd\b|pwd\b|mkdir\b|mv\b|cp\b|rm\b|touch\b|which\b|echo\b|source\b|export\b|black\b|isort\b|ruff\s+format|prettier\b|gofmt\b|rustfmt\b|chmod\b|python3?\s+-m\s+(venv|pip)|conda\s)",
+            r"(?i)^\s*(pip3?\s+install|uv\s+(pip|add|sync|lock)|poetry\s+(install|add|lock)|(npm|pnpm|bun)\s+(i|install|ci|add|update)\b|yarn(\s+(add|install))?\s*$|yarn\s+(add|install)\b|apt(-get)?\s|brew\s|cargo\s+(build|fmt|check|add|update)|go\s+(mod|get)\b|git\s+(-C\s+\S+\s+)?(status|add|commit|log|show|checkout|switch|branch|push|pull|fetch|stash|config|restore|rm|mv|tag|remote|rev-parse|ls-remote)|gh\s+(pr\s+(create|merge|edit|close|comment|ready)|auth|repo\s+(create|fork|clone)|run\s+(rerun|cancel))\b|gh\s+api\b.*(-X\s*(POST|PATCH|PUT|DELETE)|--method\s+(POST|PATCH|PUT|DELETE)|-f\s+body=|mutation)|cd\b|pwd\b|mkdir\b|mv\b|cp\b|rm\b|touch\b|which\b|echo\b|source\b|export\b|sleep\b|pkill\b|kill\b|black\b|isort\b|ruff\s+format|prettier\b|gofmt\b|rustfmt\b|chmod\b|python3?\s+-m\s+(venv|pip)|conda\s|(npm|pnpm|bun|yarn)\s+(run\s+)?(format|fmt|lint:fix|lint\s+--fix)\b|npx\s+prettier\b|biome\s+(format|check\s+--write)|(mise|make|just|task)\s+(run\s+)?(fmt|format|tidy)\b|(npm|pnpm|yarn|bun)\s+audit\s+fix\b|\S+\s+--(help|version)\s*$|go\s+env\b)",
         )
         .expect("valid regex")
     })
@@ -131,15 +129,24 @@ fn shell_write_re() -> &'static Regex {
     })
 }
 
-/// A command that only reads (files, searches, listings).
+/// A command that only reads (files, searches, listings, differences).
 fn read_command_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"^\s*(cat|head|tail|less|more|nl|wc|rg|grep|egrep|ag|find|fd|tree|stat|file|bat|jq|awk|sed\s+-n|git\s+(grep|blame|ls-files))\b",
+            r"^\s*(cat|head|tail|less|more|nl|wc|rg|grep|egrep|ag|find|fd|tree|stat|file|bat|jq|awk|sed\s+-n|git\s+(-C\s+\S+\s+)?(grep|blame|ls-files|diff|show|log)|for\s+\w+\s+in\b|do\b|done\b|ls|dir|gh\s+(pr\s+(list|view|diff|checks)|api|issue\s+(list|view)|run\s+(list|view))|go\s+env|\S+\s+--help)\b",
         )
         .expect("valid regex")
     })
+}
+
+/// A command that shows the changes made (`git diff`, `git show`): checking the diff.
+fn shows_diff(cmd: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\bgit\s+(-C\s+\S+\s+)?(diff|show)\b").expect("valid regex"))
+        .is_match(cmd)
+        && !cmd.contains("--stat")
+        && !cmd.contains("--name-only")
 }
 
 /// Text that reports running tests or commands, or their results.
@@ -263,6 +270,15 @@ pub(crate) fn reads_only(cmd: &str) -> bool {
         .all(|p| admin_re().is_match(p) || read_command_re().is_match(p))
 }
 
+/// Whether a command reads files (a read among its parts, the rest bookkeeping at most).
+fn reads_files(cmd: &str) -> bool {
+    let parts = commands_of(cmd);
+    parts.iter().any(|p| read_command_re().is_match(p))
+        && parts
+            .iter()
+            .all(|p| admin_re().is_match(p) || read_command_re().is_match(p))
+}
+
 /// The commands of a command line without its here-document bodies, each without a
 /// `bash -c` wrapper; empty pieces and bare punctuation (`)"` closing a substitution) left out.
 fn commands_of(cmd: &str) -> Vec<String> {
@@ -287,6 +303,8 @@ fn shell_parts(cmd: &str) -> Vec<&str> {
             (Some('"'), '"') => quote = None,
             (Some(_), _) => {}
             (None, '\'' | '"') => quote = Some(c),
+            // `2>&1`, `>&2`, `&>file`: a redirection, not a separator.
+            (None, '&') if cmd[..i].ends_with('>') || cmd[i + 1..].starts_with('>') => {}
             (None, '&' | ';' | '|' | '\n') => {
                 out.push(&cmd[start..i]);
                 start = i + c.len_utf8();
@@ -302,8 +320,21 @@ fn is_admin_call(name: &str, args: &serde_json::Value) -> bool {
     if BOOKKEEPING_TOOLS.contains(&norm(name).as_str()) {
         return true;
     }
+    // Bookkeeping, with at most reads or filters beside it (`go mod tidy | tail -5`, `git
+    // status && git diff --stat`); moving into a folder or setting a variable alone is neither.
+    static NEUTRAL: OnceLock<Regex> = OnceLock::new();
+    let neutral = NEUTRAL
+        .get_or_init(|| Regex::new(r"^\s*(cd|export|source|pwd|set)\b").expect("valid regex"));
     match shell_command(name, args) {
-        Some(cmd) => commands_of(&cmd).iter().all(|c| admin_re().is_match(c)),
+        Some(cmd) => {
+            let parts = commands_of(&cmd);
+            parts
+                .iter()
+                .all(|c| admin_re().is_match(c) || read_command_re().is_match(c))
+                && parts
+                    .iter()
+                    .any(|c| admin_re().is_match(c) && !neutral.is_match(c))
+        }
         None => false,
     }
 }
@@ -481,8 +512,86 @@ fn is_read_call(name: &str, args: &serde_json::Value) -> bool {
         || ((n == "str_replace_editor" || n == "edit_file_tool") && !is_edit_call(name, args))
 }
 
-/// Guesses the kind of one turn; `edited_before` says whether an earlier turn changed files.
-pub(crate) fn guess(t: &Turn, edited_before: bool) -> TurnKind {
+/// Tools that wait for or collect the output of a run started earlier (a background test
+/// run, a command still going): reporting a run, not starting one.
+const COLLECT_TOOLS: &[&str] = &[
+    "taskoutput",
+    "bashoutput",
+    "await_terminal",
+    "get_terminal_output",
+    "read_lints",
+    "get_errors",
+];
+
+/// Tools that only poll (an interactive session asked for more output with nothing typed).
+fn is_poll_call(name: &str, args: &serde_json::Value) -> bool {
+    let n = norm(name);
+    (n == "write_stdin"
+        && args
+            .get("chars")
+            .and_then(|c| c.as_str())
+            .is_none_or(str::is_empty))
+        || n == "step"
+        || n == "wait"
+}
+
+/// What the task so far has done, for the kind of its next turn: whether it has edited, and
+/// which files (their paths, at least two characters past the last separator).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TaskSoFar {
+    pub edited: bool,
+    pub files: Vec<String>,
+}
+
+impl TaskSoFar {
+    /// Whether a call names one of the files the task changed (its path as the log gives it,
+    /// anywhere in the call's arguments: a relative path inside an absolute one too).
+    fn reads_changed(&self, c: &super::turn::ToolCall) -> bool {
+        if self.files.is_empty() {
+            return false;
+        }
+        let args = c.arguments.to_string().replace("\\\\", "/");
+        self.files.iter().any(|f| args.contains(f.as_str()))
+    }
+}
+
+/// Text that announces what comes next rather than looking back at what was done: a short
+/// message ("Great! Now let me add the CSRF check.") with a look ahead in it.
+fn plans_next(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    text.chars().count() < 300
+        && RE
+            .get_or_init(|| {
+                Regex::new(r"(?i)\b(next|now let|let me|let's|i'll|i will|i'm going to|i am going to|we'll|we will|we need to|we should|i need to|i should|moving on|proceed)\b")
+                    .expect("valid regex")
+            })
+            .is_match(text)
+}
+
+/// Text that says a check is about to run ("I will run the type checker once more"), where
+/// the log keeps the run itself elsewhere.
+fn announces_run(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(i will|i'll|let me|going to|now)\s+(re-?)?run\s+(the\s+)?[\w\s`-]{0,40}\b(tests?|build|compil\w*|linter|lint|type[- ]?check\w*|tsc|suite)\b")
+            .expect("valid regex")
+    })
+    .is_match(text)
+}
+
+/// Text that looks back at the change as done: a summary, a verdict on it.
+fn sums_up(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)\b(summary|summar(y|ise|ize) of|here'?s what (i|we) (did|changed)|changes made|what (was|i) (done|changed)|(all|everything) (is|are) (done|complete|in place|fixed)|(i|we)('ve|\s+have)\s+(now\s+)?(implemented|completed|fixed|updated|added|made|resolved|finished)|done\b)")
+            .expect("valid regex")
+    })
+    .is_match(text)
+}
+
+/// Guesses the kind of one turn (docs/method.md#turns-and-kinds: the first line of the table
+/// that applies) from what it does and what its task did before it.
+pub(crate) fn guess(t: &Turn, task: &TaskSoFar) -> TurnKind {
     let commands: Vec<String> = t
         .tool_calls
         .iter()
@@ -508,48 +617,100 @@ pub(crate) fn guess(t: &Turn, edited_before: bool) -> TurnKind {
     if text.is_empty() && t.tool_calls.is_empty() {
         return TurnKind::Administrative;
     }
-    if !t.tool_calls.is_empty()
-        && text.chars().count() < 200
-        && t.tool_calls
-            .iter()
-            .all(|c| is_admin_call(&c.name, &c.arguments))
-    {
-        return TurnKind::Administrative;
-    }
-    // Other commands run (a server started, a request sent, a script tried) verify; reading
-    // with cat, rg or sed -n is inspection, like a read tool.
-    let runs = commands.iter().any(|c| !reads_only(c));
-    if runs {
+    let collects = t
+        .tool_calls
+        .iter()
+        .any(|c| COLLECT_TOOLS.contains(&norm(&c.name).as_str()));
+    // Commands that run something (a server started, a request sent, a script, a build);
+    // reading with cat, rg or sed -n is inspection, like a read tool, and bookkeeping is not a
+    // run.
+    let runs = commands
+        .iter()
+        .any(|c| !reads_only(c) && !commands_of(c).iter().all(|p| admin_re().is_match(p)));
+    if runs || collects {
         return TurnKind::Verification;
     }
-    // "Tests are green, the fix is complete" judges the change on the strength of a run.
-    if edited_before
-        && (judges_change_re().is_match(text)
-            || (!t.tool_calls.is_empty()
-                && t.tool_calls.iter().all(|c| {
-                    is_read_call(&c.name, &c.arguments)
-                        || shell_command(&c.name, &c.arguments).is_some_and(|cmd| reads_only(&cmd))
-                })))
-    {
-        return TurnKind::Review;
+    let keeps_books = !t.tool_calls.is_empty()
+        && t.tool_calls
+            .iter()
+            .all(|c| is_admin_call(&c.name, &c.arguments) || is_poll_call(&c.name, &c.arguments));
+    if task.edited {
+        // After an edit of the task: judging the change, or reading what it changed (the files,
+        // the diff), is review; so is a closing account of the work.
+        let reads_change = t.tool_calls.iter().any(|c| {
+            let cmd = shell_command(&c.name, &c.arguments);
+            ((is_read_call(&c.name, &c.arguments) || cmd.as_deref().is_some_and(reads_files))
+                && task.reads_changed(c))
+                || cmd.as_deref().is_some_and(shows_diff)
+        });
+        let judges = judges_change_re().is_match(text);
+        let account = t.tool_calls.is_empty() && !text.is_empty() && !plans_next(text);
+        if judges
+            || reads_change
+            || (account && (sums_up(text) || !reports_run_re().is_match(text)))
+        {
+            return TurnKind::Review;
+        }
+    }
+    if announces_run(text) {
+        return TurnKind::Verification;
     }
     if reports_run_re().is_match(text) {
         return TurnKind::Verification;
     }
+    if keeps_books && text.chars().count() < 200 {
+        return TurnKind::Administrative;
+    }
+    if t.tool_calls.is_empty() && waits(text) {
+        return TurnKind::Administrative;
+    }
     TurnKind::Planning
 }
 
-/// Fills in the kinds of turns the log did not label (`explicit[i]` is the log's label).
-pub(crate) fn classify(turns: &mut [Turn], explicit: &[Option<TurnKind>]) {
-    let mut edited = false;
+/// A message that only says the agent waits for something running, or echoes a background
+/// task's notice.
+fn waits(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)^\W*(i('m| am| will)\s+(going to\s+)?wait|waiting for|created at: .*\n.*background task)")
+            .expect("valid regex")
+    })
+    .is_match(text.trim())
+}
+
+/// Fills in the kinds of turns the log did not label (`explicit[i]` is the log's label). A
+/// task starts at each turn `task_starts` names (the turn after a user message, numbered from
+/// 1): what an earlier task edited does not make this one's reading a review.
+pub(crate) fn classify(turns: &mut [Turn], explicit: &[Option<TurnKind>], task_starts: &[u32]) {
+    let mut task = TaskSoFar::default();
     for (i, t) in turns.iter_mut().enumerate() {
+        if task_starts.contains(&(i as u32 + 1)) {
+            task = TaskSoFar::default();
+        }
         t.kind = explicit
             .get(i)
             .copied()
             .flatten()
-            .unwrap_or_else(|| guess(t, edited));
+            .unwrap_or_else(|| guess(t, &task));
         if t.kind == TurnKind::Implementation {
-            edited = true;
+            task.edited = true;
+            let named = t
+                .tool_calls
+                .iter()
+                .filter(|c| is_edit_call(&c.name, &c.arguments))
+                .filter_map(|c| {
+                    ["file_path", "path", "target_file", "filePath"]
+                        .iter()
+                        .find_map(|k| c.arguments.get(*k).and_then(|v| v.as_str()))
+                });
+            for p in t.file_changes.iter().map(|c| c.path.as_str()).chain(named) {
+                let path = p.replace('\\', "/");
+                let path = path.trim_start_matches("./");
+                let base = path.rsplit('/').next().unwrap_or(path);
+                if base.len() > 2 && !task.files.iter().any(|f| f == path) {
+                    task.files.push(path.to_string());
+                }
+            }
         }
     }
 }
@@ -584,6 +745,13 @@ mod tests {
         }
     }
 
+    fn edited(files: &[&str]) -> TaskSoFar {
+        TaskSoFar {
+            edited: true,
+            files: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
     #[test]
     fn files_written_out_beside_suggested_commands() {
         let text = "Here is the rewritten code:\n\napp.py\n```python\nprint('hi')\n```\n";
@@ -591,10 +759,13 @@ mod tests {
         let mut aider = turn(text, &shell);
         aider.agent = "aider".into();
         // Aider's suggested command does not hide the files it wrote out.
-        assert_eq!(guess(&aider, true), TurnKind::Implementation);
+        assert_eq!(guess(&aider, &edited(&[])), TurnKind::Implementation);
         // Elsewhere a file shown after a command is what the command printed.
         let read = [("bash", json!({"command": "cat app.py"}))];
-        assert_ne!(guess(&turn(text, &read), true), TurnKind::Implementation);
+        assert_ne!(
+            guess(&turn(text, &read), &edited(&[])),
+            TurnKind::Implementation
+        );
     }
 
     #[test]
@@ -648,7 +819,7 @@ mod tests {
             turn("", &[]),
         ];
         let explicit = vec![None; ts.len()];
-        classify(&mut ts, &explicit);
+        classify(&mut ts, &explicit, &[]);
         let kinds: Vec<TurnKind> = ts.iter().map(|t| t.kind).collect();
         use TurnKind::*;
         assert_eq!(
@@ -664,7 +835,7 @@ mod tests {
             ]
         );
         // explicit labels win
-        classify(&mut ts, &[Some(Review)]);
+        classify(&mut ts, &[Some(Review)], &[]);
         assert_eq!(ts[0].kind, Review);
         assert!(is_edit_call(
             "str_replace_editor",
@@ -860,10 +1031,67 @@ mod tests {
                 Planning,
             ),
             (
-                "searching with rg after an edit",
-                turn("", &[bash("rg -n 'startswith' media")]),
+                "searching the changed file after an edit",
+                turn("", &[bash("rg -n 'startswith' media/fetcher.py")]),
                 true,
                 Review,
+            ),
+            (
+                "reading another file after an edit: still looking around",
+                turn("", &[("read_file", json!({"path": "b.py"}))]),
+                true,
+                Planning,
+            ),
+            (
+                "showing the diff after an edit",
+                turn("", &[bash("git diff -- media/")]),
+                true,
+                Review,
+            ),
+            (
+                "a closing account of the work",
+                turn(
+                    "I've implemented the check in media/fetcher.py and added tests. Summary:\n- refuses private addresses",
+                    &[],
+                ),
+                true,
+                Review,
+            ),
+            (
+                "a review that mentions passing tests ran nothing",
+                turn(
+                    "Review: the change is small and the tests pass. Looks good to me.",
+                    &[],
+                ),
+                true,
+                Review,
+            ),
+            (
+                "listing a directory is reading",
+                turn("", &[bash("ls -la prisma/")]),
+                false,
+                Planning,
+            ),
+            (
+                "formatting and installs keep the books, whatever their redirections",
+                turn("", &[bash("go mod tidy 2>&1; bun install 2>&1 | tail -5")]),
+                true,
+                Administrative,
+            ),
+            (
+                "collecting a background run's output reports a run",
+                turn("", &[("TaskOutput", json!({"task_id": "b1"}))]),
+                true,
+                Verification,
+            ),
+            (
+                "a run announced where the log keeps it elsewhere",
+                turn(
+                    "I will run the TypeScript compiler once more to check the types.",
+                    &[],
+                ),
+                true,
+                Verification,
             ),
             (
                 "prose after an edit that plans the next step",
@@ -886,7 +1114,12 @@ mod tests {
             ("nothing", turn("", &[]), true, Administrative),
         ];
         for (what, t, edited_before, want) in cases {
-            assert_eq!(guess(&t, edited_before), want, "{what}");
+            let task = if edited_before {
+                edited(&["a.py", "media/fetcher.py"])
+            } else {
+                TaskSoFar::default()
+            };
+            assert_eq!(guess(&t, &task), want, "{what}");
         }
     }
 }

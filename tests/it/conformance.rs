@@ -200,6 +200,9 @@ fn offline_judge_agrees_with_hand_labels_on_the_real_logs() {
         );
     }
     let kind = kinds as f64 / turns as f64;
-    // measured at 0.83
-    assert!(kind >= 0.79, "kind agreement {kind:.2} (floor 0.79)");
+    // Measured at 0.72 since the kinds follow docs/method.md's table as two blind labellers
+    // apply it (bench/verdict, 0.89 there): these older labels mostly kept the kinds of the
+    // binary of their day, where reading any file after an edit was review and a listing was
+    // bookkeeping (0.83 then).
+    assert!(kind >= 0.68, "kind agreement {kind:.2} (floor 0.68)");
 }

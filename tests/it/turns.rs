@@ -121,7 +121,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         2,
         1,
         1,
-        "2/1/0/0/0",
+        "1/1/0/1/0",
     ),
     (
         "claude-code",
@@ -139,7 +139,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         4,
         1,
         1,
-        "3/1/0/0/0",
+        "2/1/0/1/0",
     ),
     (
         "codex",
@@ -149,7 +149,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         11,
         11,
         // `rg -n "a|b|c" dir` reads: a `|` inside quotes does not split the command
-        "17/4/9/5/0",
+        "15/4/9/5/2",
     ),
     (
         "codex",
@@ -158,7 +158,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         61,
         9,
         9,
-        "25/2/2/1/4",
+        "22/2/2/3/5",
     ),
     (
         "gemini-cli",
@@ -167,7 +167,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         2,
         1,
         1,
-        "3/1/0/0/0",
+        "2/1/0/1/0",
     ),
     (
         "gemini-cli",
@@ -176,7 +176,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         9,
         2,
         2,
-        "2/2/0/3/4",
+        "3/2/0/3/3",
     ),
     (
         "aider",
@@ -203,7 +203,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         4,
         2,
         2,
-        "1/2/1/0/1",
+        "0/2/1/1/1",
     ),
     (
         "openhands",
@@ -240,7 +240,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         11,
         3,
         3,
-        "3/4/2/1/1",
+        "4/4/2/0/1",
     ),
     (
         "swe-agent",
@@ -250,7 +250,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         3,
         3,
         // `python reproduce_bug.py` is a shell command that verifies
-        "3/6/2/1/0",
+        "4/6/2/0/0",
     ),
     (
         "swe-agent",
@@ -268,7 +268,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         48,
         9,
         9,
-        "14/9/10/15/0",
+        "26/9/10/3/0",
     ),
     (
         "mini-swe-agent",
@@ -277,7 +277,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         42,
         8,
         8,
-        "3/8/10/18/3",
+        "15/8/11/5/3",
     ),
     (
         "mini-swe-agent",
@@ -286,7 +286,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         10,
         4,
         4,
-        "2/2/2/1/3",
+        "4/2/2/2/0",
     ),
     (
         "mini-swe-agent",
@@ -304,7 +304,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         3,
         1,
         1,
-        "2/1/0/0/0",
+        "1/1/0/1/0",
     ),
     (
         "specstory",
@@ -313,7 +313,7 @@ const EXPECT: &[(&str, &str, usize, usize, usize, usize, &str)] = &[
         4,
         2,
         2,
-        "3/2/1/0/0",
+        "2/2/1/1/0",
     ),
 ];
 
