@@ -88,6 +88,29 @@ def blame(binary, case, repo, anchor, extra=()):
         return None, "no JSON: " + r.stderr.strip()[-300:]
 
 
+def provenance_frame(binary, case, repo, anchor):
+    """The frame from `git sage provenance` alone (no judge): provenance, scope and task, and
+    the bound the origin rule takes (docs/method.md#origin-rule)."""
+    r = run([binary, "provenance", case["tip"], "--base", case["base"], "--finding", anchor,
+             "--session", case["session"], "--format", "json", "-q"], cwd=repo)
+    if r.returncode != 0:
+        return None, r.stderr.strip()[-300:]
+    doc = json.loads(r.stdout)
+    prov = doc.get("provenance") or {}
+    w = prov.get("introducing_write") or {}
+    scope = (doc.get("session") or {}).get("scope") or {}
+    first, last = scope.get("first"), scope.get("last")
+    delivered = max((x["turn"] for x in prov.get("writes") or []
+                     if x.get("agent") and x.get("turn") is not None), default=None)
+    if prov.get("status") == "introduced":
+        bound = w.get("turn") if w.get("turn") is not None else last
+    else:
+        bound = delivered if delivered is not None else last
+    return {"status": prov.get("status"), "introducing_turn": w.get("turn"),
+            "bound": bound, "scope": [first, last], "task": scope.get("task"),
+            "session": (doc.get("session") or {}).get("source")}, None
+
+
 def session_turns(binary, case, repo):
     r = run([binary, "turns", case["session"], "--format", "json"], cwd=repo)
     if r.returncode != 0:

@@ -496,6 +496,8 @@ pub(crate) struct BlameRequest<'a> {
     pub templates_dir: Option<std::path::PathBuf>,
     /// List every write in `provenance.writes[]`, not only those that touched the file.
     pub all_writes: bool,
+    /// `--confirm-with`: a judge that re-scores the turns a close call depends on.
+    pub confirm_with: Option<crate::judge::backends::Spec>,
 }
 
 /// The finding as the judge may see it with `--judge-sees-anchor`.
@@ -638,7 +640,7 @@ pub(crate) fn blame(
         judge_opts,
     } = prepare(repo, range, agents, &req)?;
     let range = &range;
-    let scores = match &session {
+    let mut scores = match &session {
         Some(s) => {
             if s.mapping.turns.iter().all(Option::is_none) {
                 warnings.push(format!(
@@ -669,7 +671,22 @@ pub(crate) fn blame(
         ..frame.clone()
     };
     let primary: &[crate::judge::scores::TurnScore] = scores.as_ref().map_or(&[], |d| &d.turns);
-    let (origin, missed) = origin::locate(&input_for(primary), &req.levers);
+    let (mut origin, mut missed) = origin::locate(&input_for(primary), &req.levers);
+    let mut confirmation = None;
+    let mut confirmed_turns: Option<Vec<crate::judge::scores::TurnScore>> = None;
+    if let (Some(spec), Some(s)) = (&req.confirm_with, &session) {
+        let (turns, c) = confirm(spec, s, &judge_opts, primary, &origin, |ts| {
+            origin::locate(&input_for(ts), &req.levers)
+        })?;
+        if let Some(c) = c {
+            (origin, missed) = origin::locate(&input_for(&turns), &req.levers);
+            confirmation = Some(c);
+            confirmed_turns = Some(turns);
+        }
+    }
+    if let (Some(d), Some(turns)) = (scores.as_mut(), confirmed_turns) {
+        d.turns = turns;
+    }
     let mut other_origins = Vec::new();
     if let Some(d) = &scores {
         for set in &d.sets {
@@ -781,10 +798,101 @@ pub(crate) fn blame(
         manual_review,
         warnings,
         failed_turns: scores.map(|d| d.failed_turns).unwrap_or_default(),
+        confirmation,
     };
     add_context(repo, range, &prov, &mut doc)?;
     let failed = doc.failed_turns.len();
     Ok((doc, failed))
+}
+
+/// How many times a close call is sent back to the confirming judge: a re-scored turn can
+/// make the verdict rest on another turn, which is then asked in the next round.
+const CONFIRM_ROUNDS: usize = 3;
+
+/// `--confirm-with`: while the verdict is a close call, the confirming judge re-scores the
+/// turns it depends on (through the scheduler, so it is asked nothing else), and its answers
+/// replace the first judge's for those turns, taken as settled (no doubt left). Returns the
+/// turns as they then stand and what was done, `None` when the verdict was already firm.
+fn confirm(
+    spec: &crate::judge::backends::Spec,
+    s: &Session,
+    opts: &crate::judge::run::Options,
+    primary: &[crate::judge::scores::TurnScore],
+    origin: &crate::origin::Origin,
+    locate: impl Fn(
+        &[crate::judge::scores::TurnScore],
+    ) -> (crate::origin::Origin, Vec<crate::origin::Missed>),
+) -> Result<(
+    Vec<crate::judge::scores::TurnScore>,
+    Option<crate::report::doc::Confirmation>,
+)> {
+    let mut turns = primary.to_vec();
+    let Some(m) = origin.margin.as_ref().filter(|m| !m.firm) else {
+        return Ok((turns, None));
+    };
+    let before = (origin.turn, origin.kind);
+    let mut asked = std::collections::BTreeSet::new();
+    let mut failed = Vec::new();
+    let mut info = None::<crate::judge::scores::JudgeInfo>;
+    let mut want: std::collections::BTreeSet<u32> = m.turns().into_iter().collect();
+    for _ in 0..CONFIRM_ROUNDS {
+        want.retain(|t| !asked.contains(t));
+        if want.is_empty() {
+            break;
+        }
+        let mut o = opts.clone();
+        o.judges = vec![spec.clone()];
+        o.repeat = 1;
+        o.schedule = Some(std::sync::Arc::new(crate::judge::schedule::Only(
+            want.clone(),
+        )));
+        let doc = crate::judge::run::judge(&s.transcript, &s.scope, &o)?;
+        for t in doc.turns.iter().filter(|t| want.contains(&t.turn)) {
+            if t.scores.is_none() {
+                failed.push(t.turn);
+                continue;
+            }
+            if let Some(slot) = turns.iter_mut().find(|x| x.turn == t.turn) {
+                *slot = crate::judge::scores::TurnScore {
+                    doubt: Some(Default::default()),
+                    ..t.clone()
+                };
+            }
+        }
+        asked.extend(want.iter().copied());
+        info = Some(match info {
+            None => doc.judge,
+            Some(mut i) => {
+                i.calls += doc.judge.calls;
+                i.cached += doc.judge.cached;
+                i.input_tokens += doc.judge.input_tokens;
+                i.output_tokens += doc.judge.output_tokens;
+                i.cached_input_tokens += doc.judge.cached_input_tokens;
+                i.cost_usd = match (i.cost_usd, doc.judge.cost_usd) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
+                i
+            }
+        });
+        let (o, _) = locate(&turns);
+        want = match o.margin.as_ref().filter(|m| !m.firm) {
+            Some(m) => m.turns().into_iter().collect(),
+            None => break,
+        };
+    }
+    let (after, _) = locate(&turns);
+    Ok((
+        turns,
+        Some(crate::report::doc::Confirmation {
+            judge: info.expect("at least one round ran"),
+            turns: asked.into_iter().collect(),
+            failed,
+            before_turn: before.0,
+            before_type: before.1,
+            changed: (after.turn, after.kind) != before,
+        }),
+    ))
 }
 
 /// Lines of context shown around the located code at the tip.

@@ -87,6 +87,7 @@ fn with_case<T>(
         unconfirmed: anchor.unconfirmed,
         templates_dir,
         all_writes: opts.all_writes,
+        confirm_with: None,
     };
     f(&repo, &range, &agents, req)
 }

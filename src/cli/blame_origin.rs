@@ -64,6 +64,12 @@ pub(crate) struct BlameOriginArgs {
     #[arg(long, help_heading = "Judge")]
     pub judge_sees_anchor: bool,
 
+    /// When the verdict is a close call, re-score with JUDGE (openai:MODEL, anthropic:MODEL,
+    /// command:CMD, replay:FILE) exactly the turns it depends on, and let its answers stand
+    /// for them (docs/method.md#margin)
+    #[arg(long, value_name = "JUDGE", help_heading = "Judge")]
+    pub confirm_with: Option<String>,
+
     #[command(flatten)]
     pub levers: LeverArgs,
 
@@ -107,6 +113,16 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         .output
         .targets("blame-origin", &super::output::REPORT)?;
     let judge = judge_options(settings, &args.judge)?;
+    let confirm_with = match &args.confirm_with {
+        Some(j) => {
+            let spec = crate::judge::backends::Spec::parse(j)?;
+            if !args.judge.estimate {
+                crate::judge::endpoint::check_credentials(std::slice::from_ref(&spec))?;
+            }
+            Some(spec)
+        }
+        None => None,
+    };
     let allow_partial = super::util::allow_partial(settings, &args.judge);
     let levers = levers(settings, &args.levers)?;
     let trace = trace_file(&repo, ctx, settings, args.agent_trace.as_ref())?;
@@ -157,7 +173,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         }
         let mut docs = Vec::with_capacity(anchors.len());
         for (anchor, unconfirmed) in &anchors {
-            let req = request(args, anchor, *unconfirmed, &judge, levers, false);
+            let req = request(args, anchor, *unconfirmed, &judge, levers, false, None);
             docs.push(pipeline::estimate(&repo, &range, &agents, req)?);
         }
         let doc = crate::judge::cost::EstimateDoc::combine(docs).expect("at least one finding");
@@ -173,6 +189,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             &judge,
             levers,
             args.writes.all(settings),
+            confirm_with.clone(),
         );
         let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
         docs.push(doc);
@@ -239,6 +256,7 @@ fn request<'a>(
     judge: &crate::judge::run::Options,
     levers: crate::origin::Levers,
     all_writes: bool,
+    confirm_with: Option<crate::judge::backends::Spec>,
 ) -> BlameRequest<'a> {
     BlameRequest {
         anchor,
@@ -249,6 +267,7 @@ fn request<'a>(
         unconfirmed,
         templates_dir: judge.templates_dir.clone(),
         all_writes,
+        confirm_with,
     }
 }
 

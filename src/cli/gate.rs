@@ -98,6 +98,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
             unconfirmed: *unconfirmed,
             templates_dir: None,
             all_writes: settings.all_writes,
+            confirm_with: None,
         };
         let (doc, _) = match pipeline::blame(repo, &range, &agents, req) {
             Ok(x) => x,

@@ -65,6 +65,11 @@ pub(crate) struct JudgeCmd {
     )]
     pub import: Option<PathBuf>,
 
+    /// Write what the offline judge's model reads of each turn to FILE, and answer with its
+    /// phrase rules alone (for bench/train_offline.py)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub features_out: Option<PathBuf>,
+
     #[command(flatten)]
     pub judge: JudgeArgs,
 
@@ -101,6 +106,7 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     }
     opts.cwe_hint = args.cwe;
     opts.anchor_file = args.anchor_file.clone();
+    opts.features_out = args.features_out.clone();
     if let Some(dir) = &args.export {
         let exported = run::export(&t, &scope, &opts, dir)?;
         ctx.print(&exported.render(&args.session))?;

@@ -105,6 +105,8 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         progress: !crate::term::quiet(),
         defer: None,
         score_all: a.score_all || settings.score_all,
+        features_out: None,
+        offline_model: true,
         schedule: None,
     })
 }

@@ -312,6 +312,9 @@ pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
         defer: None,
         schedule: None,
         score_all: true,
+        features_out: None,
+        // The guard asks whether the plan spells out each part: the phrase rules say.
+        offline_model: false,
     };
     let doc = crate::judge::run::judge(t, &scope, &opts)?;
     // A turn the judge could not score is no plan, and no proof of its absence either: the

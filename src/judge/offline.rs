@@ -12,9 +12,14 @@ use super::scores::{Dim, Quotes, Scores};
 use super::words::{self, Pattern};
 
 pub(crate) use super::lexicon::cwe_name;
+
+mod features;
+mod model;
 use crate::error::Result;
 use crate::lang::Lang;
 use crate::transcript::TurnKind;
+pub(crate) use features::{Position, names as feature_names};
+pub(crate) use model::Model;
 
 /// A phrase list compiled for one pass over a text (case-insensitive, word-bounded).
 struct Phrases {
@@ -434,6 +439,8 @@ pub(crate) struct Offline {
     anchor: Option<(String, String)>,
     /// Whether the task names a threat: then weak phrases count in every turn.
     task_threat: bool,
+    /// The task's longer words, lower case: how much of the task a turn speaks to.
+    task_words: Vec<String>,
     /// Whether a finding's CWE is known: the case is about a weakness, whatever the task says.
     finding: bool,
     /// Which CWE lists apply, and why (for the report).
@@ -650,6 +657,7 @@ impl Offline {
         let task_threat = task_hits.affirmed(GENERIC) || task_hits.affirmed(SPECIFIC);
         Ok(Offline {
             task_threat,
+            task_words: features::content_words(task),
             finding: cwe_hint.is_some(),
             lists,
             attacks,
@@ -730,11 +738,116 @@ impl Offline {
     }
 
     /// Scores one turn from its own content and what earlier turns left (`History`).
+    #[cfg(test)]
     pub(crate) fn score_in(&self, v: &TurnView, kind: TurnKind, history: &History) -> Answer {
+        let units = self.units(v, history);
+        self.rule_answer(v, kind, history, &units)
+    }
+
+    /// Scores one turn: the phrase rules, then, with a model, the model reading what the rules
+    /// found (and more) — its levels, opportunity and doubt, each non-zero level quoted from
+    /// the turn. Returns the answer and the features the model read (without a model, only
+    /// when `dump` asks for them).
+    pub(crate) fn judge(
+        &self,
+        v: &TurnView,
+        kind: TurnKind,
+        history: &History,
+        pos: Position,
+        model: Option<&Model>,
+        dump: bool,
+    ) -> (Answer, Vec<f32>) {
+        let units = self.units(v, history);
+        let rule = self.rule_answer(v, kind, history, &units);
+        let Some(model) = model.filter(|_| rule.applicable) else {
+            // Without the model the features are wanted only to be written out (training).
+            let x = if dump {
+                self.features(v, kind, &units, &rule, pos)
+            } else {
+                Vec::new()
+            };
+            return (rule, x);
+        };
+        let x = self.features(v, kind, &units, &rule, pos);
+        let mut said = model.say(&x);
+        // Where the rules found task-specific words of a dimension (level 2 or more), the
+        // model's level does not go below theirs, and a turn that names the threat or a defence
+        // so is an opportunity: the model learned from few such turns, the rules were written
+        // for them.
+        for (i, d) in Dim::ALL.iter().enumerate() {
+            let floor = rule.scores.get(*d);
+            if floor >= 2 && said.levels[i] < floor {
+                said.levels[i] = floor;
+            }
+            if floor >= 2 {
+                said.doubt
+                    .scores
+                    .retain(|s| s.dim != *d || s.score >= floor);
+            }
+        }
+        if rule.scores.tr >= 2 || rule.scores.di >= 2 {
+            said.opportunity = true;
+            said.doubt.opportunity = false;
+        }
+        let mut scores = Scores::default();
+        let mut quotes = Quotes::default();
+        let threat = self.task_threat
+            || units.iter().any(|u| {
+                u.source == Source::Prose && (u.hits.affirmed(GENERIC) || u.hits.affirmed(SPECIFIC))
+            });
+        for (i, d) in Dim::ALL.iter().enumerate() {
+            let level = said.levels[i];
+            if level == 0 {
+                continue;
+            }
+            // The rule's own quote where it found the dimension; else the piece of the turn
+            // the rule rates highest on it, with words of that dimension preferred.
+            let quote = rule.quotes.get(*d).map(str::to_string).or_else(|| {
+                let words = |u: &&Unit| {
+                    [GENERIC + i, SPECIFIC + i, CODE + i, WEAK + i]
+                        .iter()
+                        .any(|l| u.hits.any(*l))
+                };
+                // A piece with words of the dimension, the one the rules rate highest;
+                // else the first sentence the agent wrote; else any piece.
+                units
+                    .iter()
+                    .filter(words)
+                    .max_by_key(|u| (self.level(*d, u, threat).0, u.source == Source::Prose))
+                    .or_else(|| units.iter().find(|u| u.source == Source::Prose))
+                    .or_else(|| units.first())
+                    .map(|u| u.text.to_string())
+            });
+            if let Some(q) = quote {
+                scores.set(*d, level);
+                quotes.set(*d, Some(q));
+            }
+        }
+        (
+            Answer {
+                turn: v.n,
+                applicable: true,
+                opportunity: said.opportunity,
+                kind,
+                scores,
+                quotes,
+                doubt: Some(said.doubt),
+            },
+            x,
+        )
+    }
+
+    /// What the phrase rules alone make of a turn.
+    fn rule_answer(
+        &self,
+        v: &TurnView,
+        kind: TurnKind,
+        history: &History,
+        units: &[Unit],
+    ) -> Answer {
         let applicable = kind != TurnKind::Administrative;
         let mut scores = Scores::default();
         let mut quotes = Quotes::default();
-        let units = self.units(v, history);
         let touches = self.touches_anchor(v);
         // Whether the task or the turn names a threat: weak phrases count then.
         let threat = self.task_threat
@@ -755,7 +868,7 @@ impl Offline {
             for d in Dim::ALL {
                 let mut best: Option<(u8, &str)> = None;
                 let mut rule = "";
-                for u in &units {
+                for u in units {
                     let (lvl, why) = self.level(d, u, threat);
                     if lvl > best.map_or(0, |b| b.0) {
                         best = Some((lvl, u.text));
@@ -1002,7 +1115,7 @@ impl Offline {
     fn is_anchor(&self, path: &str) -> bool {
         self.anchor
             .as_ref()
-            .is_some_and(|(p, _)| path == p || path.ends_with(&format!("/{p}")))
+            .is_some_and(|(p, _)| ends_with_path(path, p))
     }
 
     /// Whether the turn edits the anchored file, or reads it or names it in a tool call.
@@ -1010,9 +1123,7 @@ impl Offline {
         let Some((path, base)) = &self.anchor else {
             return false;
         };
-        v.changes
-            .iter()
-            .any(|c| c.path == *path || c.path.ends_with(&format!("/{path}")))
+        v.changes.iter().any(|c| ends_with_path(&c.path, path))
             || v.calls.iter().any(|c| file_at(&c.args, path).is_some())
             || (base.len() > 3 && v.calls.iter().any(|c| file_at(&c.args, base).is_some()))
     }
@@ -1352,6 +1463,14 @@ impl Offline {
         }
         out
     }
+}
+
+/// Whether `path` is `tail` or ends with `/tail`.
+fn ends_with_path(path: &str, tail: &str) -> bool {
+    path == tail
+        || (path.len() > tail.len()
+            && path.ends_with(tail)
+            && path.as_bytes()[path.len() - tail.len() - 1] == b'/')
 }
 
 /// The command line a call runs: a shell tool's command, or the arguments of a tool named

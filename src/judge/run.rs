@@ -75,6 +75,12 @@ pub(crate) struct Options {
     pub schedule: Option<Arc<dyn super::schedule::Schedule>>,
     /// `--score-all`: no schedule is set, every turn is asked.
     pub score_all: bool,
+    /// Write what the offline judge's model reads of each turn here (JSON lines), with the
+    /// phrase rules' answers instead of the model's: what bench/train_offline.py learns from.
+    pub features_out: Option<PathBuf>,
+    /// The offline judge answers with its model (the default); without it, with its phrase
+    /// rules alone — what the agent-side guard asks: whether a plan spells out each part.
+    pub offline_model: bool,
 }
 
 /// A request set aside for a provider's batch interface.
@@ -114,6 +120,8 @@ impl Default for Options {
             defer: None,
             schedule: None,
             score_all: false,
+            features_out: None,
+            offline_model: true,
         }
     }
 }
@@ -430,31 +438,57 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
     // What earlier turns wrote (tests with attacks, whole files): each turn still sees only its
     // prefix, since an entry counts only for the turns after the one that made it.
     let history = off.history(&input.views);
-    let score = |views: &[TurnView], kinds: &[TurnKind]| -> Vec<TurnScore> {
+    let positions = super::offline::Position::of_scope(&input.views, &off);
+    // The model reads what the rules found; writing its features out is for training it, and
+    // then the rules alone answer.
+    let model = match &opts.features_out {
+        None if opts.offline_model => Some(super::offline::Model::embedded()?),
+        _ => None,
+    };
+    let dump = opts.features_out.is_some();
+    let score = |views: &[TurnView], kinds: &[TurnKind], pos: &[super::offline::Position]| {
         views
             .iter()
             .zip(kinds)
-            .map(|(v, k)| scored_turn(off.score_in(v, *k, &history), v, *k, opts.quotes_required))
-            .collect()
+            .zip(pos)
+            .map(|((v, k), p)| {
+                let (answer, x) = off.judge(v, *k, &history, *p, model.as_ref(), dump);
+                (scored_turn(answer, v, *k, opts.quotes_required), x)
+            })
+            .collect::<Vec<_>>()
     };
     let parts = super::parallel_parts(input.views.len());
-    if parts <= 1 {
-        return Ok(score(&input.views, &input.kinds));
+    let scored: Vec<(TurnScore, Vec<f32>)> = if parts <= 1 {
+        score(&input.views, &input.kinds, &positions)
+    } else {
+        // Phrase matching over every sentence of a long log: the turns are split over the
+        // cores.
+        let size = input.views.len().div_ceil(parts);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = input
+                .views
+                .chunks(size)
+                .zip(input.kinds.chunks(size))
+                .zip(positions.chunks(size))
+                .map(|((v, k), p)| s.spawn(move || score(v, k, p)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
+    if let Some(path) = &opts.features_out {
+        let mut out = String::new();
+        for (t, x) in &scored {
+            out.push_str(&serde_json::json!({"turn": t.turn, "x": x}).to_string());
+            out.push('\n');
+        }
+        let names = serde_json::json!({"features": super::offline::feature_names()});
+        std::fs::write(path, format!("{names}\n{out}"))
+            .map_err(|e| Error::env(format!("cannot write {}: {e}", path.display())))?;
     }
-    // Phrase matching over every sentence of a long log: the turns are split over the cores.
-    let size = input.views.len().div_ceil(parts);
-    Ok(std::thread::scope(|s| {
-        let handles: Vec<_> = input
-            .views
-            .chunks(size)
-            .zip(input.kinds.chunks(size))
-            .map(|(v, k)| s.spawn(move || score(v, k)))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    }))
+    Ok(scored.into_iter().map(|(t, _)| t).collect())
 }
 
 /// An LLM judge (or a command, or a replay) for one repeat: plans the requests, makes them and

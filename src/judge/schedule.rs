@@ -17,6 +17,20 @@ pub(crate) trait Schedule: Send + Sync + std::fmt::Debug {
     fn unneeded(&self, known: &[TurnScore], pending: &[(u32, TurnKind)]) -> Vec<(u32, Skip)>;
 }
 
+/// Asks only the given turns: what a confirming judge re-scores (`--confirm-with`).
+#[derive(Debug)]
+pub(crate) struct Only(pub std::collections::BTreeSet<u32>);
+
+impl Schedule for Only {
+    fn unneeded(&self, _known: &[TurnScore], pending: &[(u32, TurnKind)]) -> Vec<(u32, Skip)> {
+        pending
+            .iter()
+            .filter(|(t, _)| !self.0.contains(t))
+            .map(|(t, _)| (*t, Skip::Settled))
+            .collect()
+    }
+}
+
 /// One judge × repeat's answers so far, in turn order, and the turns still to be answered.
 pub(super) struct RuleGate<'a> {
     schedule: &'a dyn Schedule,

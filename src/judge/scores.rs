@@ -163,6 +163,9 @@ pub(crate) enum Skip {
     /// After a turn whose scoring failed before any candidate: the result is
     /// `scoring_failed` whatever follows, until a rerun scores that turn.
     AfterFailure,
+    /// A confirming judge (`--confirm-with`) asks only the turns a close call depends on;
+    /// the first judge's answer stands for the others.
+    Settled,
 }
 
 /// Who judged, how.

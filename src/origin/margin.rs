@@ -102,6 +102,14 @@ impl Margin {
         }
         line
     }
+
+    /// The turns a close call depends on, each once, in order: what a model judge re-scores
+    /// to settle it (`--confirm-with`).
+    pub(crate) fn turns(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = self.flips.iter().map(|f| f.turn).collect();
+        out.dedup();
+        out
+    }
 }
 
 /// The one-step changes of a turn's facts that its judge finds plausible: those its doubt

@@ -65,6 +65,27 @@ pub(crate) struct ReportDoc {
     /// Turns of any judge or repeat whose scoring failed; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_turns: Vec<FailedTurn>,
+    /// What `--confirm-with` did about a close call; absent without it, or when the verdict
+    /// was firm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
+}
+
+/// A close call re-scored by a confirming judge (`--confirm-with`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Confirmation {
+    /// The confirming judge, its calls and cost.
+    pub judge: JudgeInfo,
+    /// The turns it re-scored; their scores in `turns[]` are its own.
+    pub turns: Vec<u32>,
+    /// Turns it could not score (their first scores stand).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<u32>,
+    /// The verdict before.
+    pub before_turn: Option<u32>,
+    pub before_type: Option<crate::origin::OriginType>,
+    /// Whether the re-scored turns moved it.
+    pub changed: bool,
 }
 
 impl ReportDoc {

@@ -377,6 +377,13 @@ fn origin_card(doc: &ReportDoc) -> String {
             esc(&m.shown())
         );
     }
+    if let Some(c) = &doc.confirmation {
+        let _ = write!(
+            out,
+            "<p class=\"margin confirmed\">{}</p>",
+            esc(&super::confirmation_words(c))
+        );
+    }
     match remedy(doc) {
         Some(r) => {
             let _ = write!(

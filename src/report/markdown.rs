@@ -104,6 +104,10 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         Some(m) => format!("{origin} · {}", escape(&m.shown())),
         None => origin,
     };
+    let origin = match &doc.confirmation {
+        Some(c) => format!("{origin} · {}", escape(&super::confirmation_words(c))),
+        None => origin,
+    };
     let p = &doc.provenance;
     let prov = super::provenance_words(p, |c| format!("`{c}`"));
     out.push_str(&format!(

@@ -27,6 +27,35 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
 
 /// What a model judge's calls took, in the run's language: calls, answers from the cache,
 /// tokens cached and not, cost; `None` for the offline judge and a run that made no call.
+/// What `--confirm-with` did, in a line, in the run's language.
+pub(crate) fn confirmation_words(c: &doc::Confirmation) -> String {
+    use crate::i18n::tf;
+    let list = |t: &[u32]| t.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let mut line = match (c.changed, c.before_turn, c.before_type) {
+        (true, Some(turn), Some(k)) => tf(
+            "confirm.changed",
+            &[
+                ("judge", &c.judge.name),
+                ("turns", &list(&c.turns)),
+                ("turn", &turn),
+                ("type", &k.words_shown()),
+            ],
+        ),
+        (true, _, _) => tf(
+            "confirm.changed_undetermined",
+            &[("judge", &c.judge.name), ("turns", &list(&c.turns))],
+        ),
+        (false, _, _) => tf(
+            "confirm.holds",
+            &[("judge", &c.judge.name), ("turns", &list(&c.turns))],
+        ),
+    };
+    if !c.failed.is_empty() {
+        line.push_str(&tf("confirm.failed", &[("turns", &list(&c.failed))]));
+    }
+    line
+}
+
 pub(crate) fn judge_cost(j: &crate::judge::scores::JudgeInfo) -> Option<String> {
     if j.name == "offline" || j.calls + j.cached == 0 {
         return None;

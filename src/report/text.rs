@@ -638,6 +638,9 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             if let Some(m) = &o.margin {
                 out.push_str(&format!("{ind}{}\n", m.shown()));
             }
+            if let Some(c) = &doc.confirmation {
+                out.push_str(&format!("{ind}{}\n", super::confirmation_words(c)));
+            }
         }
         Status::Undetermined => out.push_str(&format!(
             "{}{} ({}){}\n",
@@ -655,10 +658,13 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
                 .unwrap_or_default()
         )),
     }
-    if o.status == Status::Undetermined
-        && let Some(m) = &o.margin
-    {
-        out.push_str(&format!("{ind}{}\n", m.shown()));
+    if o.status == Status::Undetermined {
+        if let Some(m) = &o.margin {
+            out.push_str(&format!("{ind}{}\n", m.shown()));
+        }
+        if let Some(c) = &doc.confirmation {
+            out.push_str(&format!("{ind}{}\n", super::confirmation_words(c)));
+        }
     }
     for a in &doc.other_origins {
         out.push_str(&format!(

@@ -547,11 +547,23 @@ impl TaskSoFar {
     /// Whether a call names one of the files the task changed (its path as the log gives it,
     /// anywhere in the call's arguments: a relative path inside an absolute one too).
     fn reads_changed(&self, c: &super::turn::ToolCall) -> bool {
-        if self.files.is_empty() {
-            return false;
+        fn any_text(v: &serde_json::Value, f: &mut impl FnMut(&str) -> bool) -> bool {
+            match v {
+                serde_json::Value::String(s) => f(s),
+                serde_json::Value::Array(a) => a.iter().any(|x| any_text(x, f)),
+                serde_json::Value::Object(o) => o.values().any(|x| any_text(x, f)),
+                _ => false,
+            }
         }
-        let args = c.arguments.to_string().replace("\\\\", "/");
-        self.files.iter().any(|f| args.contains(f.as_str()))
+        !self.files.is_empty()
+            && any_text(&c.arguments, &mut |s: &str| {
+                let s = if s.contains('\\') {
+                    std::borrow::Cow::Owned(s.replace('\\', "/"))
+                } else {
+                    std::borrow::Cow::Borrowed(s)
+                };
+                self.files.iter().any(|f| s.contains(f.as_str()))
+            })
     }
 }
 
@@ -562,7 +574,7 @@ fn plans_next(text: &str) -> bool {
     text.chars().count() < 300
         && RE
             .get_or_init(|| {
-                Regex::new(r"(?i)\b(next|now let|let me|let's|i'll|i will|i'm going to|i am going to|we'll|we will|we need to|we should|i need to|i should|moving on|proceed)\b")
+                Regex::new(r"(?i-u)\b(next|now let|let me|let's|i'll|i will|i'm going to|i am going to|we'll|we will|we need to|we should|i need to|i should|moving on|proceed)\b")
                     .expect("valid regex")
             })
             .is_match(text)
@@ -573,7 +585,7 @@ fn plans_next(text: &str) -> bool {
 fn announces_run(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?i)\b(i will|i'll|let me|going to|now)\s+(re-?)?run\s+(the\s+)?[\w\s`-]{0,40}\b(tests?|build|compil\w*|linter|lint|type[- ]?check\w*|tsc|suite)\b")
+        Regex::new(r"(?i-u)\b(i will|i'll|let me|going to|now)\s+(re-?)?run\s+(the\s+)?[\w\s`-]{0,40}\b(tests?|build|compil\w*|linter|lint|type[- ]?check\w*|tsc|suite)\b")
             .expect("valid regex")
     })
     .is_match(text)
@@ -583,7 +595,7 @@ fn announces_run(text: &str) -> bool {
 fn sums_up(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?i)\b(summary|summar(y|ise|ize) of|here'?s what (i|we) (did|changed)|changes made|what (was|i) (done|changed)|(all|everything) (is|are) (done|complete|in place|fixed)|(i|we)('ve|\s+have)\s+(now\s+)?(implemented|completed|fixed|updated|added|made|resolved|finished)|done\b)")
+        Regex::new(r"(?i-u)\b(summary|summar(y|ise|ize) of|here'?s what (i|we) (did|changed)|changes made|what (was|i) (done|changed)|(all|everything) (is|are) (done|complete|in place|fixed)|(i|we)('ve|\s+have)\s+(now\s+)?(implemented|completed|fixed|updated|added|made|resolved|finished)|done\b)")
             .expect("valid regex")
     })
     .is_match(text)

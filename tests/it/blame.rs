@@ -517,27 +517,40 @@ fn missed_opportunities_most_relevant_first() {
     assert_eq!(all[10]["touches_anchor"], true);
 }
 
-/// Every verdict says how firm it is: the demo's is firm; a plan that stays silent before the
-/// write (the origin is the write, an unaddressed requirement) is a close call when the plan is
-/// one point of DI away from naming a defence — in text, Markdown, HTML and JSON.
+/// A `command:` judge that gives every turn the same scores, with `di_quote` as the quote of a
+/// DI of 2 on turn `di_turn` (none when 0).
+fn fixed_judge(r: &Repo, name: &str, di_turn: u32, di_quote: &str) -> String {
+    let script = r.home().join(format!("{name}.sh"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nturn=$(grep -o 'Score turn [0-9]*' | head -1 | tr -dc 0-9)\nif [ \"$turn\" = \"{di_turn}\" ]; then di=2; q='\"{di_quote}\"'; else di=0; q=null; fi\nprintf '{{\"turn\": %s, \"applicable\": true, \"opportunity\": true, \"kind\": \"planning\", \"scores\": {{\"tr\":0,\"di\":%s,\"vr\":0,\"sa\":0}}, \"quotes\": {{\"tr\":null,\"di\":%s,\"vr\":null,\"sa\":null}}}}\\n' \"$turn\" \"$di\" \"$q\"\n"
+        ),
+    )
+    .unwrap();
+    format!("command:sh {}", script.display())
+}
+
+/// Every verdict says how firm it is. The offline judge's verdict on the demo is firm. A judge
+/// that reports no confidence has every one-step change weighed: its silent plan turn is a
+/// close call, and `--confirm-with` re-scores exactly the turns the call depends on, whose
+/// answers then stand — in text, Markdown, HTML and JSON.
 #[test]
 fn a_close_call_names_the_change_that_would_move_it() {
     let r = Repo::new();
     let d = r.demo();
     let v = r.blame_demo(&d, &["--format", "json"]).ok().json();
     assert_eq!(v["origin"]["margin"]["firm"], true, "{}", v["origin"]);
-    let yaml = "schema: sage.session/1\nagent: cursor\ntask: Fix the SSRF in media/fetcher.py\nturns:\n  - kind: planning\n    text: \"We should validate the input before downloading.\"\n  - text: Adjusting the download.\n    file_changes:\n      - {path: media/fetcher.py, old: \"a\", new: \"b\"}\n";
-    let s = r.home().join("close.yaml");
-    std::fs::write(&s, yaml).unwrap();
-    let ss = s.to_str().unwrap();
+    let silent = fixed_judge(&r, "silent", 0, "");
+    let base = ["--judge", silent.as_str(), "--no-cache"];
     let v = r
-        .blame_demo(&d, &["--session", ss, "--format", "json"])
+        .blame_demo(&d, &[&base[..], &["--format", "json"]].concat())
         .ok()
         .json();
     let o = &v["origin"];
     assert_eq!(
         (o["turn"].as_u64(), o["type"].as_str()),
-        (Some(2), Some("unaddressed_requirement")),
+        (Some(1), Some("unaddressed_requirement")),
         "{o}"
     );
     let m = &o["margin"];
@@ -554,7 +567,7 @@ fn a_close_call_names_the_change_that_would_move_it() {
         (
             &1.into(),
             &"score".into(),
-            &"di".into(),
+            &"tr".into(),
             &0.into(),
             &1.into()
         ),
@@ -562,12 +575,12 @@ fn a_close_call_names_the_change_that_would_move_it() {
     );
     assert_eq!(
         (&flip["origin_turn"], &flip["type"]),
-        (&1.into(), &"inadequate_defence".into())
+        (&2.into(), &"unaddressed_requirement".into())
     );
-    let text = r.blame_demo(&d, &["--session", ss]).ok().stdout;
+    let text = r.blame_demo(&d, &base).ok().stdout;
     assert!(
         text.contains(
-            "close call: if turn 1's DI were 1, the origin would be turn 1 (inadequate defence)"
+            "close call: if turn 1's TR were 1, the origin would be turn 2 (unaddressed requirement)"
         ),
         "{text}"
     );
@@ -576,9 +589,56 @@ fn a_close_call_names_the_change_that_would_move_it() {
         ("html", "<p class=\"margin close\">close call: if turn 1"),
     ] {
         let out = r
-            .blame_demo(&d, &["--session", ss, "--format", format])
+            .blame_demo(&d, &[&base[..], &["--format", format]].concat())
             .ok()
             .stdout;
         assert!(out.contains(needle), "{format}: {out}");
     }
+    // A confirming judge that reads a defence in the plan: only the turns the call depends on
+    // are asked, and its answer moves the verdict.
+    let confirm = fixed_judge(
+        &r,
+        "confirm",
+        1,
+        "we will check that the scheme is https before downloading",
+    );
+    let with = [&base[..], &["--confirm-with", confirm.as_str()]].concat();
+    let v = r
+        .blame_demo(&d, &[&with[..], &["--format", "json"]].concat())
+        .ok()
+        .json();
+    let c = &v["confirmation"];
+    assert_eq!(c["changed"], true, "{c}");
+    assert_eq!(c["before_turn"], 1);
+    assert_eq!(c["before_type"], "unaddressed_requirement");
+    assert!(
+        c["judge"]["name"].as_str().unwrap().starts_with("command:"),
+        "{c}"
+    );
+    let asked: Vec<u64> = c["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_u64().unwrap())
+        .collect();
+    assert!(asked.contains(&1), "{asked:?}");
+    assert!(
+        asked.len() < 6,
+        "only the turns the call depends on: {asked:?}"
+    );
+    assert!(
+        u64::try_from(asked.len()).unwrap() >= c["judge"]["calls"].as_u64().unwrap(),
+        "{c}"
+    );
+    assert_eq!(
+        (v["origin"]["turn"].as_u64(), v["origin"]["type"].as_str()),
+        (Some(1), Some("inadequate_defence"))
+    );
+    assert_eq!(v["turns"][0]["scores"]["di"], 2);
+    let text = r.blame_demo(&d, &with).ok().stdout;
+    assert!(
+        text.contains("re-scored by command:sh ")
+            && text.contains("before, it was turn 1 (unaddressed requirement)"),
+        "{text}"
+    );
 }
