@@ -316,7 +316,8 @@ def cmd_fit(args):
 
 
 def report(rows, labels, cv):
-    """Cross-validated agreement with each labeller, per head and for the verdict."""
+    """Cross-validated agreement with each labeller per head (κ with quadratic weights, as
+    bench/verdict.py measures), beside the phrase rules' own levels."""
     whos = sorted({w for by in labels.values() for w in by})
     for who in whos:
         line = [f"vs {who}:"]
@@ -328,7 +329,8 @@ def report(rows, labels, cv):
                     continue
                 t = lab["turns"][r["turn"]]
                 want = int(bool(t["opportunity"])) if h == "opportunity" else int(t[h])
-                got = int(cv[h][i].argmax())
+                # what the judge gives: thresholds and the rules' floor, as shipped
+                got = int(model_turn(rows, cv, i)[h])
                 rule = int(bool(r["rule_opportunity"])) if h == "opportunity" else int(r["rule"].get(h, 0))
                 pairs.append((want, got))
                 rule_pairs.append((want, rule))

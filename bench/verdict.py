@@ -9,6 +9,13 @@ repositories commit beside their code.
       the task, the finding, what history says, and every turn of the scope in full. Packets
       hold third-party text: keep them out of the repository.
 
+  bench/verdict.py manifest OUTDIR [--split dev|held_out|all]
+      Makes the dataset something `git sage batch` runs over: clones every case's repository
+      into OUTDIR/repos/ID (no work tree), writes its finding as OUTDIR/findings/ID.yaml, and
+      OUTDIR/verdict.yaml, a sage.manifest/1 whose labels carry the first labeller's verdict
+      (origin_type, origin_turn, which the batch summary compares with) and the second's
+      (origin_type_l2, origin_turn_l2). Then: git sage batch OUTDIR/verdict.yaml
+
   bench/verdict.py merge OUT.json SPLIT LABELLER BATCH.json...
       Joins one labeller's batch files into the dataset's file for a split, sorted by case,
       with quoted session text (three or more words between quotes) in the reasons left out:
@@ -249,6 +256,41 @@ def unquote(text):
     return QUOTED.sub(lambda m: "[…]" if len(m.group(1).split()) >= 3 else m.group(0), text or "")
 
 
+def cmd_manifest(args):
+    outdir = os.path.abspath(args[0])
+    split = args[args.index("--split") + 1] if "--split" in args else "all"
+    here = os.path.dirname(os.path.abspath(__file__))
+    cases = [c for c in json.load(open(os.path.join(here, "verdict", "cases.json")))
+             if split in ("all", c["split"])]
+    labels = load_labels(sorted(
+        os.path.join(here, "verdict", "labels", f) for f in os.listdir(os.path.join(here, "verdict", "labels"))
+        if f.endswith(".json")))
+    os.makedirs(os.path.join(outdir, "repos"), exist_ok=True)
+    os.makedirs(os.path.join(outdir, "findings"), exist_ok=True)
+    lines = ["schema: sage.manifest/1", "# The verdict benchmark (docs/dataset.md), made by bench/verdict.py manifest.", "cases:"]
+    for c in cases:
+        repo, err = clone(c, os.path.join(outdir, "repos"))
+        if err:
+            print(f"{c['id']}: {err}")
+            continue
+        finding = anchor_file(c, os.path.join(outdir, "findings"))
+        lab = {"framework": c["format"], "task": c["repo"] + ":" + c["session"].split(":", 1)[-1],
+               "split": c["split"]}
+        for who, suffix in (("L1", ""), ("L2", "_l2")):
+            v = (labels.get(c["id"], {}).get(who) or {}).get("verdict")
+            if v:
+                lab["origin_type" + suffix] = v["type"]
+                if v.get("origin_turn") is not None:
+                    lab["origin_turn" + suffix] = v["origin_turn"]
+        entry = {"id": c["id"], "repo": os.path.relpath(repo, outdir), "base": c["base"], "tip": c["tip"],
+                 "finding": os.path.relpath(finding, outdir), "session": c["session"], "labels": lab}
+        lines.append("  - " + json.dumps(entry, ensure_ascii=False))
+        print(f"{c['id']}: ready")
+    with open(os.path.join(outdir, "verdict.yaml"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"git sage batch {os.path.join(outdir, 'verdict.yaml')}")
+
+
 def cmd_merge(args):
     out, split, who, batches = args[0], args[1], args[2], args[3:]
     cases = []
@@ -475,13 +517,15 @@ def cmd_measure(args):
 
 
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("packets", "measure", "merge"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("packets", "measure", "merge", "manifest"):
         print(__doc__)
         sys.exit(2)
     if sys.argv[1] == "packets":
         cmd_packets(sys.argv[2:])
     elif sys.argv[1] == "merge":
         cmd_merge(sys.argv[2:])
+    elif sys.argv[1] == "manifest":
+        cmd_manifest(sys.argv[2:])
     else:
         cmd_measure(sys.argv[2:])
 

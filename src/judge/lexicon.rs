@@ -315,6 +315,11 @@ impl CriterionLexicon {
 #[serde(deny_unknown_fields)]
 pub(super) struct CweWords {
     pub(super) cwe: u32,
+    /// The weakness's name in this language: its words in a session are the weakness named,
+    /// not a phrase taken from it (the lists' test exempts them).
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub(super) name: Option<String>,
     #[serde(default)]
     pub(super) keywords: Vec<String>,
     #[serde(default)]

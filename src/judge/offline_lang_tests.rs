@@ -130,7 +130,7 @@ fn chinese_matches_by_characters_with_or_without_spaces() {
     assert_eq!(scores(&o, "这样攻击者就能访问内网服务。").0, 2);
     assert_eq!(scores(&o, "现在会拒绝内网地址和私有地址。").1, 2);
     // With or without a space between the characters and a Latin word.
-    for text in ["下载器会抓取任意URL。", "下载器会抓取任意 URL。"] {
+    for text in ["服务会请求私有IP。", "服务会请求私有 IP。"] {
         assert_eq!(scores(&o, text).0, 2, "{text}");
     }
     // SQL 注入 / SQL注入, and an English term in Chinese prose.
@@ -194,10 +194,10 @@ fn russian_and_chinese_tasks_select_their_weakness_lists() {
     for (task, cwe) in [
         ("Исправь SQL-инъекцию в поиске", "CWE-89"),
         ("Исправь обход пути в загрузке файлов", "CWE-22"),
-        ("Почини загрузку фото по ссылке", "CWE-918"),
+        ("Исправь подделку серверных запросов в превью", "CWE-918"),
         ("修复上传接口的路径遍历问题", "CWE-22"),
         ("修复搜索里的 SQL 注入", "CWE-89"),
-        ("修复按链接下载商品图片的问题", "CWE-918"),
+        ("修复商品图片下载中的服务端请求伪造", "CWE-918"),
         ("修复跨站脚本漏洞", "CWE-79"),
     ] {
         let o = judge(task, None);
@@ -363,4 +363,125 @@ fn chinese_prose_names_files_without_spaces_around_them() {
     v.kind = "review".into();
     let a = o.score(&v, TurnKind::Review);
     assert_eq!((a.scores.tr, a.scores.sa), (2, 2), "{a:?}");
+}
+
+/// The lists hold no phrase copied from a labelled turn or from the demo: no entry of two or
+/// more words (three or more Chinese characters) is found in the demo's session in any of its
+/// languages, and none of three or more words (four or more characters) in the text of any
+/// label file (the labels' reasons quote the turns; their tasks and findings paraphrase the
+/// sessions). The weakness's own name is no copy: an entry the CWE's name holds is exempt.
+#[test]
+fn the_lists_hold_no_phrase_copied_from_labels_or_the_demo() {
+    use super::lexicon::{CRITERIA, CWES, OVERLAYS};
+    fn strings(v: &serde_yaml::Value, key: &str, out: &mut Vec<String>) {
+        match v {
+            serde_yaml::Value::String(s) if !matches!(key, "name" | "why" | "criterion") => {
+                out.push(s.clone())
+            }
+            serde_yaml::Value::Sequence(a) => a.iter().for_each(|x| strings(x, key, out)),
+            serde_yaml::Value::Mapping(m) => m.iter().for_each(|(k, x)| {
+                strings(x, k.as_str().unwrap_or(""), out);
+            }),
+            _ => {}
+        }
+    }
+    fn texts(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| texts(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| texts(x, out)),
+            _ => {}
+        }
+    }
+    let han = |s: &str| s.chars().any(crate::lang::is_han);
+    let long = |p: &str, words: usize| {
+        if han(p) {
+            p.chars().filter(|c| !c.is_whitespace()).count() > words
+        } else {
+            p.split_whitespace().count() >= words
+        }
+    };
+    // Every entry, with its file and the names of its weakness.
+    let mut entries: Vec<(String, String, String)> = Vec::new();
+    let mut add = |file: &str, text: &str| {
+        let v: serde_yaml::Value = serde_yaml::from_str(text).unwrap();
+        let name = v["name"].as_str().unwrap_or("").to_lowercase();
+        let mut out = Vec::new();
+        strings(&v, "", &mut out);
+        for p in out {
+            entries.push((file.to_string(), p, name.clone()));
+        }
+    };
+    for (c, text) in CRITERIA {
+        add(c, text);
+    }
+    for (cwe, text) in CWES {
+        add(&format!("cwe-{cwe}"), text);
+    }
+    for (lang, file, text) in OVERLAYS {
+        add(&format!("{}/{file}", lang.code()), text);
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let demo: Vec<(String, String)> = [
+        "templates/demo/session.yaml",
+        "tests/fixtures/lang/fix-ssrf.ru.yaml",
+        "tests/fixtures/lang/fix-ssrf.zh.yaml",
+    ]
+    .iter()
+    .map(|p| (p.to_string(), read(p)))
+    .collect();
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for dir in [
+        "bench/judge_labels",
+        "bench/judge_labels/agreement",
+        "bench/verdict/labels",
+    ] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "json") {
+                let mut t = String::new();
+                texts(
+                    &serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap(),
+                    &mut t,
+                );
+                labels.push((p.display().to_string(), t));
+            }
+        }
+    }
+    let mut t = String::new();
+    texts(
+        &serde_json::from_str(&read("bench/verdict/cases.json")).unwrap(),
+        &mut t,
+    );
+    labels.push(("bench/verdict/cases.json".into(), t));
+    let mut copied = Vec::new();
+    // The weakness's own name (or a part of it) is the definition, not a copy.
+    let named = |p: &str, name: &str| {
+        !name.is_empty() && Phrases::new([&Entry::Plain(p.to_string())]).any(name)
+    };
+    for (source, words, texts) in [("the demo", 2, &demo), ("a label file", 3, &labels)] {
+        let picked: Vec<&(String, String, String)> = entries
+            .iter()
+            .filter(|(_, p, name)| long(p, words) && !named(p, name))
+            .collect();
+        let list: Vec<Entry> = picked
+            .iter()
+            .map(|(_, p, _)| Entry::Plain(p.clone()))
+            .collect();
+        let all = Phrases::new(&list);
+        for (where_, t) in texts.iter() {
+            all.each(t, |e, _| {
+                let (file, p, _) = picked[e];
+                copied.push(format!("{file}: {p:?} is in {source} ({where_})"));
+                true
+            });
+        }
+    }
+    copied.sort();
+    copied.dedup();
+    assert!(copied.is_empty(), "{}", copied.join("\n"));
 }
