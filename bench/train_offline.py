@@ -413,7 +413,7 @@ def verdicts(rows, labels, cv, frames):
     for i, r in enumerate(rows):
         by.setdefault(r["case"], []).append(i)
     whos = sorted({w for b in labels.values() for w in b})
-    score = {w: [0, 0, 0.0] for w in whos}
+    score = {w: [0, 0, 0.0, 0] for w in whos}
     groups = {"firm": [], "close": []}
     for c, idx in by.items():
         fr = frames[c]
@@ -424,6 +424,8 @@ def verdicts(rows, labels, cv, frames):
             score[w][0] += o[0] == v.get("origin_turn")
             score[w][1] += o[1] == v.get("type")
             score[w][2] += V.jaccard(o[2], v.get("missed") or [])
+            want = v.get("origin_turn")
+            score[w][3] += o[0] == want or (o[0] is not None and want is not None and abs(o[0] - want) <= 1)
         last = o[0] if o[1] in ("inadequate_defence", "unaddressed_requirement") else fr["bound"]
         moved = False
         for j, i in enumerate(idx):
@@ -440,7 +442,8 @@ def verdicts(rows, labels, cv, frames):
                     break
         groups["close" if moved else "firm"].append((c, o))
     n = len(by)
-    print("  ".join(f"vs {w}: turn {s[0]}/{n} type {s[1]}/{n} missed {s[2] / n:.2f}" for w, s in score.items()))
+    print("  ".join(f"vs {w}: turn {s[0]}/{n} (±1 {s[3]}/{n}) type {s[1]}/{n} missed {s[2] / n:.2f}"
+                    for w, s in score.items()))
     for g, items in groups.items():
         agree = sum(o[:2] == (labels[c][w]["verdict"].get("origin_turn"), labels[c][w]["verdict"].get("type"))
                     for c, o in items for w in whos)
