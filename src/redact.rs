@@ -15,44 +15,63 @@ struct Rule {
     re: Regex,
     /// Capture groups that may hold the secret, first match wins (0: the whole match).
     groups: &'static [usize],
-    /// Assignments whose names merely suggest a secret: the value must look like one.
-    check_value: bool,
+    /// What the value must look like to be taken out.
+    check: Check,
+}
+
+/// How a matched value is judged before it is taken out.
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    /// The pattern says it all.
+    None,
+    /// Names that merely suggest a secret: the value must look like one (entropy).
+    Entropy,
+    /// Names that say it is a secret: any value but code, a placeholder or a keyword.
+    Plain,
 }
 
 fn rules() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
-        let r = |kind, pat: &str, groups, check_value| Rule {
+        let r = |kind, pat: &str, groups, check| Rule {
             kind,
             re: Regex::new(pat).expect("valid redaction regex"),
             groups,
-            check_value,
+            check,
         };
         // Specific formats first: they name the kind; the assignment rule then skips values
         // already redacted. Word boundaries are ASCII ones: "éAKIA…" still starts a key.
         vec![
-            r("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", &[0], false),
+            r("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", &[0], Check::None),
             // a key cut off before its END line (a clipped tool output)
-            r("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[A-Za-z0-9+/=\s:,\-]*", &[0], false),
-            r("aws-access-key", r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}", &[0], false),
-            r("aws-secret-key", r#"(?i)aws[_\-.]?secret[_\-.]?(?:access[_\-.]?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})"#, &[1], false),
-            r("github-token", r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", &[0], false),
-            r("gitlab-token", r"(?-u:\b)gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_\-]{20,}", &[0], false),
-            r("anthropic-key", r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{20,}", &[0], false),
-            r("openai-key", r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", &[0], false),
-            r("slack-token", r"(?-u:\b)xox[abposre]-[A-Za-z0-9\-]{10,}", &[0], false),
-            r("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", &[0], false),
-            r("google-api-key", r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}", &[0], false),
-            r("stripe-key", r"(?-u:\b)(?:[rs]k|whsec)_(?:live_|test_)?[0-9A-Za-z]{16,}", &[0], false),
-            r("jwt", r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", &[0], false),
-            r("bearer-token", r"(?i)(?-u:\b)(?:authorization\s*:\s*)?bearer\s+([A-Za-z0-9_\-.=~+/]{16,})", &[1], false),
+            r("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[A-Za-z0-9+/=\s:,\-]*", &[0], Check::None),
+            r("aws-access-key", r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}", &[0], Check::None),
+            r("aws-secret-key", r#"(?i)aws[_\-.]?secret[_\-.]?(?:access[_\-.]?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})"#, &[1], Check::None),
+            r("github-token", r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", &[0], Check::None),
+            r("gitlab-token", r"(?-u:\b)gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_\-]{20,}", &[0], Check::None),
+            r("anthropic-key", r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{20,}", &[0], Check::None),
+            r("openai-key", r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", &[0], Check::None),
+            r("slack-token", r"(?-u:\b)xox[abposre]-[A-Za-z0-9\-]{10,}", &[0], Check::None),
+            r("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", &[0], Check::None),
+            r("google-api-key", r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}", &[0], Check::None),
+            r("stripe-key", r"(?-u:\b)(?:[rs]k|whsec)_(?:live_|test_)?[0-9A-Za-z]{16,}", &[0], Check::None),
+            r("jwt", r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", &[0], Check::None),
+            r("bearer-token", r"(?i)(?-u:\b)(?:authorization\s*:\s*)?bearer\s+([A-Za-z0-9_\-.=~+/]{16,})", &[1], Check::None),
             // the password runs to the last `@` before the host: an unencoded `@` in it is common
-            r("url-credentials", r"(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s/]{3,})@", &[1], false),
+            r("url-credentials", r"(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s/]{3,})@", &[1], Check::None),
+            // A value given to a name that says it is a password, a secret, a token or a key
+            // is one, however plain (`SIMPLE_PASSWORD=hunter2`): no entropy asked.
+            r(
+                "secret-assignment",
+                r#"(?i)(?-u:\b)[A-Z0-9_.\-]*(PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|[_\-]KEY)["']?\s*(?::=|[:=])\s*(?:"([^"\n]{4,})"|'([^'\n]{4,})'|([^\s"'\\,;)\]}]{4,}))"#,
+                &[2, 3, 4],
+                Check::Plain,
+            ),
             r(
                 "secret-assignment",
                 r#"(?i)[A-Z0-9_.\-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API[_\-]?KEY|PRIVATE[_\-]?KEY|ACCESS[_\-]?KEY|AUTH[_\-]?KEY|CREDENTIALS?)[A-Z0-9_.\-]*["']?\s*(?::=|[:=])\s*(?:"([^"\n]{8,})"|'([^'\n]{8,})'|([^\s"'\\]{8,}))"#,
                 &[1, 2, 3],
-                true,
+                Check::Entropy,
             ),
         ]
     })
@@ -105,6 +124,54 @@ fn looks_secret(v: &str) -> bool {
     !(code || placeholder || number || word) && entropy(v) >= 2.5
 }
 
+/// Whether the value of an assignment to a password, secret, token or key is one: anything
+/// but code (`os.environ["X"]`, `get_token()`, `self.token`), a variable named bare, a
+/// keyword or type (`None`, `str`) or a placeholder. Plain words count when quoted.
+fn plain_secret(v: &str, quoted: bool) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let keyword = [
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "str",
+        "string",
+        "bytes",
+        "int",
+        "bool",
+        "optional",
+        "required",
+    ]
+    .contains(&lower.as_str());
+    let code = v.contains(['(', '[', '{', '<', '$', '`'])
+        || lower.contains("environ")
+        || lower.contains("getenv")
+        || lower.contains("process.env");
+    let placeholder = [
+        "changeme",
+        "placeholder",
+        "your_",
+        "your-",
+        "xxxx",
+        "****",
+        "....",
+    ]
+    .iter()
+    .any(|p| lower.contains(p));
+    let identifier = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    // `password = user_password`, `token: self.token`: a name, not a value.
+    let name = !quoted && !v.chars().any(|c| c.is_ascii_digit()) && v.split('.').all(identifier);
+    let dotted = !quoted && v.contains('.') && v.split('.').all(identifier);
+    !(keyword || code || placeholder || name || dotted)
+}
+
 /// Redacts plain text; returns the new text and how many secrets were taken out.
 pub(crate) fn redact(text: &str) -> (String, usize) {
     // One pass of all patterns together first: most text holds no secret at all.
@@ -135,8 +202,11 @@ pub(crate) fn redact(text: &str) -> (String, usize) {
             if m.as_str().starts_with("[REDACTED") || m.start() < last {
                 continue;
             }
-            if rule.check_value && !looks_secret(m.as_str()) {
-                continue;
+            let quoted = m.start() > 0 && matches!(out.as_bytes()[m.start() - 1], b'"' | b'\'');
+            match rule.check {
+                Check::Entropy if !looks_secret(m.as_str()) => continue,
+                Check::Plain if !plain_secret(m.as_str(), quoted) => continue,
+                _ => {}
             }
             result.push_str(&out[last..m.start()]);
             result.push_str(&format!("[REDACTED:{}]", rule.kind));
@@ -161,9 +231,49 @@ pub(crate) fn redact_document(text: &str) -> (String, usize) {
     redact_nested(text, 0)
 }
 
-/// How deep JSON-in-a-JSON-string is followed (a tool output holding a JSON document holding
-/// an escaped command line is three).
-const NESTING: usize = 4;
+/// How deep JSON-in-a-JSON-string is followed. Each level at least doubles the backslashes
+/// of the one inside, so a real document cannot nest much past 30 in the sizes git sage
+/// reads; this bound only keeps the stack safe.
+const NESTING: usize = 64;
+
+/// Redacts every string of a JSON value (keys included) as decoded text — JSON inside a string
+/// too — before the value is encoded again: a secret right after `\n` in a tool's arguments
+/// starts its own word once decoded.
+pub(crate) fn redact_value(v: &serde_json::Value) -> (serde_json::Value, usize) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let (out, n) = redact_nested(s, 0);
+            (Value::String(out), n)
+        }
+        Value::Array(items) => {
+            let mut count = 0;
+            let out = items
+                .iter()
+                .map(|x| {
+                    let (y, n) = redact_value(x);
+                    count += n;
+                    y
+                })
+                .collect();
+            (Value::Array(out), count)
+        }
+        Value::Object(map) => {
+            let mut count = 0;
+            let out = map
+                .iter()
+                .map(|(k, x)| {
+                    let (k, a) = redact_nested(k, 0);
+                    let (y, b) = redact_value(x);
+                    count += a + b;
+                    (k, y)
+                })
+                .collect();
+            (Value::Object(out), count)
+        }
+        other => (other.clone(), 0),
+    }
+}
 
 fn redact_nested(text: &str, depth: usize) -> (String, usize) {
     let mut out = String::with_capacity(text.len());
@@ -377,5 +487,61 @@ mod tests {
                 prop_assert!(!text.contains(&s) && !out.contains(&s), "{doc} -> {out}");
             }
         }
+    }
+
+    #[test]
+    fn a_named_password_token_or_key_goes_however_plain_and_code_stays() {
+        for (text, want) in [
+            (
+                "SIMPLE_PASSWORD=hunter2",
+                "SIMPLE_PASSWORD=[REDACTED:secret-assignment]",
+            ),
+            (
+                "db_password: 'letmein'",
+                "db_password: '[REDACTED:secret-assignment]'",
+            ),
+            (
+                "SECRET_KEY = \"dev-key-1\"",
+                "SECRET_KEY = \"[REDACTED:secret-assignment]\"",
+            ),
+            (
+                "K='x'\nAKIAQWERTYUIOPASDFGH",
+                "K='x'\n[REDACTED:aws-access-key]",
+            ),
+        ] {
+            assert_eq!(redact(text).0, want, "{text}");
+        }
+        for code in [
+            "password = os.environ[\"DB_PASSWORD\"]",
+            "token = get_token()",
+            "password = user_password",
+            "token: self.token",
+            "password: str",
+            "SECRET_KEY = None",
+            "API_TOKEN=${API_TOKEN}",
+            "password = \"changeme\"",
+        ] {
+            assert_eq!(redact(code).0, code, "{code}");
+        }
+    }
+
+    #[test]
+    fn tool_arguments_are_redacted_decoded_at_any_depth() {
+        let v = serde_json::json!({"content": "K='x'\nAKIAQWERTYUIOPASDFGH", "ghp_Zq8Xw2Ve4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Mn2": [1, "y\tsk_live_abcdefghijklmnop1234"]});
+        let (out, n) = redact_value(&v);
+        let text = out.to_string();
+        assert_eq!(n, 3, "{text}");
+        assert!(
+            !text.contains("AKIA") && !text.contains("ghp_") && !text.contains("sk_live"),
+            "{text}"
+        );
+        // JSON in a string in a string ... six levels down, \u-escaped.
+        let mut doc = serde_json::json!({"k": "\u{41}KIAQWERTYUIOPASDFGH"}).to_string();
+        for _ in 0..6 {
+            doc = serde_json::json!({"inner": doc}).to_string();
+        }
+        let (red, n) = redact_document(&doc);
+        assert_eq!(n, 1, "{red}");
+        assert!(!red.contains("QWERTYUIOPASDFGH"), "{red}");
     }
 }

@@ -132,8 +132,11 @@ fn check(ctx: &Context, a: &CheckArgs) -> i32 {
         }
     }
     let (out, code) = hook::answer(agent, deny.as_deref());
-    if !out.is_empty() {
-        println!("{out}");
+    // A reader that went away (`| head`) is no reason to panic: the decision is the exit code.
+    if !out.is_empty()
+        && let Err(e) = ctx.print(&format!("{out}\n"))
+    {
+        crate::say!("git-sage: warning: guard: {}", e.message());
     }
     code
 }

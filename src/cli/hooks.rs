@@ -302,6 +302,9 @@ pub(crate) fn run(ctx: &Context, args: &HooksArgs) -> Result<i32> {
             {
                 repo.config_add("notes.rewriteRef", NOTES_REF)?;
             }
+            // git warns on every amend and rebase while notes.rewriteRef names a ref that does
+            // not exist yet: an empty notes commit makes it exist.
+            repo.ensure_notes_ref()?;
             let notes = match notes.is_empty() {
                 true => String::new(),
                 false => format!(" ({})", notes.join("; ")),

@@ -21,6 +21,49 @@ pub enum NoteText {
 }
 
 impl Repo {
+    /// Why `notes_ref` cannot be read as notes: it names a blob, a tree or a tag rather than a
+    /// notes commit (`None` when it is a commit or absent). libgit2's note lookups trust the
+    /// ref to name a commit and abort the process on anything else, so every notes ref is
+    /// checked here before one is walked. The ref's own target is checked, never peeled: a tag
+    /// pointing at a commit aborts them too.
+    pub fn unreadable_notes_ref(&self, notes_ref: &str) -> Result<Option<String>> {
+        let target = match self.inner.find_reference(notes_ref) {
+            Ok(r) => match r.resolve() {
+                Ok(r) => r.target(),
+                Err(e) => return Err(git_err(format_args!("cannot read {notes_ref}"), e)),
+            },
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            // A name git cannot hold as a ref is simply not there.
+            Err(e) if e.code() == git2::ErrorCode::InvalidSpec => return Ok(None),
+            Err(e) => return Err(git_err(format_args!("cannot read {notes_ref}"), e)),
+        };
+        let Some(id) = target else {
+            return Ok(Some(format!("{notes_ref} names no object")));
+        };
+        let odb = self
+            .inner
+            .odb()
+            .map_err(|e| git_err("cannot open the object database", e))?;
+        match odb.read_header(id) {
+            Ok((_, git2::ObjectType::Commit)) => Ok(None),
+            Ok((_, kind)) => Ok(Some(format!(
+                "{notes_ref} points at a {} ({}), not a notes commit",
+                kind.str(),
+                Oid(id).short()
+            ))),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(Some(format!(
+                "{notes_ref} points at {}, which the repository does not have",
+                Oid(id).short()
+            ))),
+            Err(e) => Err(git_err(format_args!("cannot read {notes_ref}"), e)),
+        }
+    }
+
+    /// Whether a foreign notes ref must not be walked.
+    fn refuse_notes_ref(&self, notes_ref: &str) -> Result<bool> {
+        Ok(self.unreadable_notes_ref(notes_ref)?.is_some())
+    }
+
     /// The note on `commit` under refs/notes/sage, if any.
     pub fn read_note(&self, commit: Oid) -> Result<Option<String>> {
         self.check_notes_ref()?;
@@ -38,7 +81,12 @@ impl Repo {
 
     /// The note on `commit` under another tool's notes ref (`refs/notes/ai`), read only: git
     /// sage never writes there. `None` when the ref or the note is absent.
+    /// A ref that is not a notes commit reads as absent: ask [`Repo::unreadable_notes_ref`]
+    /// to say why.
     pub fn foreign_note(&self, notes_ref: &str, commit: Oid) -> Result<Option<Vec<u8>>> {
+        if self.refuse_notes_ref(notes_ref)? {
+            return Ok(None);
+        }
         match self.inner.find_note(Some(notes_ref), commit.0) {
             Ok(n) => Ok(Some(n.message_bytes().to_vec())),
             Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
@@ -51,6 +99,9 @@ impl Repo {
 
     /// The commits that carry a note under `notes_ref` (empty when the ref is absent).
     pub fn foreign_noted(&self, notes_ref: &str) -> Result<Vec<Oid>> {
+        if self.refuse_notes_ref(notes_ref)? {
+            return Ok(Vec::new());
+        }
         let notes = match self.inner.notes(Some(notes_ref)) {
             Ok(n) => n,
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
@@ -65,6 +116,9 @@ impl Repo {
     /// note's blob, by commit (empty when the ref is absent). The blobs are not read here, so
     /// that a caller can look at their size first ([`Repo::foreign_note_text`]).
     pub fn foreign_notes(&self, notes_ref: &str) -> Result<Vec<(Oid, Oid)>> {
+        if self.refuse_notes_ref(notes_ref)? {
+            return Ok(Vec::new());
+        }
         let notes = match self.inner.notes(Some(notes_ref)) {
             Ok(n) => n,
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
@@ -107,19 +161,49 @@ impl Repo {
 
     /// A notes ref that names something other than a commit is not ours to overwrite.
     fn check_notes_ref(&self) -> Result<()> {
-        match self.inner.find_reference(NOTES_REF) {
-            Ok(r) => match r.peel(git2::ObjectType::Any) {
-                Ok(obj) if obj.kind() == Some(git2::ObjectType::Commit) => Ok(()),
-                Ok(obj) => Err(Error::input(format!(
-                    "{NOTES_REF} points at a {} ({}), not a notes commit",
-                    obj.kind().map_or("object", |k| k.str()),
-                    Oid(obj.id()).short()
-                ))
-                .hint(format!("inspect it with `git show {NOTES_REF}`; move it aside with `git update-ref -d {NOTES_REF}` if it is not needed"))),
-                Err(e) => Err(git_err(format_args!("cannot read {NOTES_REF}"), e)),
-            },
-            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
-            Err(e) => Err(git_err(format_args!("cannot read {NOTES_REF}"), e)),
+        match self.unreadable_notes_ref(NOTES_REF)? {
+            None => Ok(()),
+            Some(why) => Err(Error::input(why).hint(format!(
+                "inspect it with `git show {NOTES_REF}`; move it aside with `git update-ref -d {NOTES_REF}` if it is not needed"
+            ))),
+        }
+    }
+
+    /// Creates refs/notes/sage as an empty notes commit when it does not exist, so that
+    /// `notes.rewriteRef` names a valid ref before the first note is written. An existing ref
+    /// is left as it is.
+    pub fn ensure_notes_ref(&self) -> Result<()> {
+        self.check_notes_ref()?;
+        if self.notes_tip().is_some() {
+            return Ok(());
+        }
+        let fail = |e: git2::Error| git_err(format_args!("cannot create {NOTES_REF}"), e);
+        let sig = self.note_signature();
+        let tree = self
+            .inner
+            .treebuilder(None)
+            .and_then(|b| b.write())
+            .and_then(|id| self.inner.find_tree(id))
+            .map_err(fail)?;
+        let commit = self
+            .inner
+            .commit(
+                None,
+                &sig,
+                &sig,
+                "Notes ref created by 'git sage hooks install'\n",
+                &tree,
+                &[],
+            )
+            .map_err(fail)?;
+        match self
+            .inner
+            .reference(NOTES_REF, commit, false, "git sage hooks install")
+        {
+            Ok(_) => Ok(()),
+            // Another writer made it first: theirs stands.
+            Err(e) if e.code() == git2::ErrorCode::Exists => Ok(()),
+            Err(e) => Err(fail(e)),
         }
     }
 

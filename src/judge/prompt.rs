@@ -372,10 +372,24 @@ pub(crate) fn views<T: std::borrow::Borrow<Turn> + Sync>(turns: &[T]) -> (Vec<Tu
 }
 
 fn views_of<T: std::borrow::Borrow<Turn>>(turns: &[T]) -> (Vec<TurnView>, usize) {
-    let mut count = 0;
-    let mut r = |s: &str| {
+    // Several closures count what they took out.
+    let count = std::cell::Cell::new(0);
+    let r = |s: &str| {
         let (out, n) = redact(s);
-        count += n;
+        count.set(count.get() + n);
+        out
+    };
+    let args = |a: &serde_json::Value| {
+        // Arguments are redacted as decoded values, then encoded: redacting the encoded text
+        // would miss a secret glued to an escape (`\nAKIA…`).
+        let (out, n) = match a {
+            serde_json::Value::String(s) => crate::redact::redact_document(s),
+            v => {
+                let (out, n) = crate::redact::redact_value(v);
+                (out.to_string(), n)
+            }
+        };
+        count.set(count.get() + n);
         out
     };
     let views = turns
@@ -387,17 +401,14 @@ fn views_of<T: std::borrow::Borrow<Turn>>(turns: &[T]) -> (Vec<TurnView>, usize)
                 agent: r(&t.agent),
                 kind: t.kind.as_str().to_string(),
                 text: r(&t.text),
-                reasoning: t.reasoning.as_deref().map(&mut r),
+                reasoning: t.reasoning.as_deref().map(r),
                 reasoning_redacted: t.reasoning_redacted,
                 calls: t
                     .tool_calls
                     .iter()
                     .map(|c| CallView {
                         name: r(&c.name),
-                        args: r(&match &c.arguments {
-                            serde_json::Value::String(s) => s.clone(),
-                            v => v.to_string(),
-                        }),
+                        args: args(&c.arguments),
                         result: c.result.as_ref().map(|x| r(&x.text)),
                         is_error: c.result.as_ref().is_some_and(|x| x.is_error),
                     })
@@ -414,7 +425,7 @@ fn views_of<T: std::borrow::Borrow<Turn>>(turns: &[T]) -> (Vec<TurnView>, usize)
             }
         })
         .collect();
-    (views, count)
+    (views, count.get())
 }
 
 /// A fence the transcript cannot close: derived from the task and the whole (redacted) log,

@@ -60,15 +60,17 @@ pub(crate) fn verify(
         };
         match reason {
             Some(r) if required => {
+                // A rejected quote is stored and shown: what a judge made up may hold a
+                // secret the turn's redacted text no longer has.
                 rejected.push(Rejected {
                     dim: d,
                     score: s,
-                    quote: q.map(str::to_string),
+                    quote: q.map(|q| crate::redact::redact(q).0),
                     reason: r,
                 });
                 scores.set(d, 0);
             }
-            _ => kept.set(d, q.map(str::to_string)),
+            _ => kept.set(d, q.map(|q| crate::redact::redact(q).0)),
         }
     }
     (kept, rejected)

@@ -734,3 +734,92 @@ fn hooks_install_says_what_failed_and_where() {
     );
     assert!(lines[0].contains("hint: check the permissions"), "{out:?}");
 }
+
+/// Issue 43 (9): another tool's notes ref that names a blob, a tree or a tag made libgit2's
+/// note walk abort the process (exit 134), and a merge with hooks installed failed with it.
+/// Each is now skipped and said; refs/notes/agent-trace at a blob too.
+#[test]
+fn foreign_notes_refs_at_a_blob_tree_or_tag_are_skipped_and_said() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    let outside = r.home().join("blob.txt");
+    std::fs::write(&outside, "not a notes commit\n").unwrap();
+    let g = |args: &[&str]| run_git(&d, &r, args).ok().stdout.trim().to_string();
+    let blob = g(&["hash-object", "-w", outside.to_str().unwrap()]);
+    let tree = g(&["rev-parse", "HEAD^{tree}"]);
+    g(&["tag", "-a", "-m", "a tag", "t-notes", "HEAD"]);
+    let tag = g(&["rev-parse", "t-notes"]);
+    for (name, id) in [
+        ("refs/notes/ai", &blob),
+        ("refs/notes/whogitit", &tree),
+        ("refs/notes/agentblame", &tag),
+        ("refs/notes/ai-blame", &blob),
+        ("refs/notes/agent-trace", &blob),
+    ] {
+        g(&["update-ref", name, id]);
+    }
+    let run = r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        ".sage/findings/ssrf-preview.yaml",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = run.json();
+    let skipped = v["provenance"]["evidence"]["skipped"].to_string();
+    for (name, what) in [
+        ("refs/notes/ai", "a blob"),
+        ("refs/notes/whogitit", "a tree"),
+        ("refs/notes/agentblame", "a tag"),
+        ("refs/notes/agent-trace", "a blob"),
+    ] {
+        assert!(
+            skipped.contains(&format!("{name} points at {what}")),
+            "{name}: {skipped}"
+        );
+    }
+    // The merge gate runs the same reading: the merge goes through.
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("git sage: merge of"), "{}", m.stderr);
+    // Our own ref at a tag is refused with one line, never walked.
+    g(&["update-ref", "refs/notes/sage", &tag]);
+    let run = r.sage(&["-C", ds, "notes", "show", "agent/fix-ssrf"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("refs/notes/sage points at a tag"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Issue 43 (16): after `hooks install`, `git commit --amend` warned "notes ref
+/// refs/notes/sage is invalid" until a first note existed.
+#[test]
+fn amending_after_hooks_install_warns_of_no_invalid_notes_ref() {
+    let r = Repo::new();
+    r.write("a.txt", "a\n");
+    r.commit("first");
+    r.sage(&["hooks", "install"]).ok();
+    let amend = run_git(
+        r.path(),
+        &r,
+        &["commit", "-q", "--amend", "-m", "first, again"],
+    );
+    assert_eq!(amend.code, 0, "{amend:?}");
+    assert!(!amend.stderr.contains("invalid"), "{}", amend.stderr);
+    // The ref holds no note, and git sage reads it as such.
+    assert_eq!(r.git(&["notes", "--ref=sage", "list"]), "");
+    let show = r.sage(&["notes", "show", "HEAD"]);
+    assert!(!show.stderr.contains("points at"), "{show:?}");
+    // Installing again leaves the ref as it is.
+    let tip = r.git(&["rev-parse", "refs/notes/sage"]);
+    r.sage(&["hooks", "install"]).ok();
+    assert_eq!(r.git(&["rev-parse", "refs/notes/sage"]), tip);
+}

@@ -562,3 +562,43 @@ fn a_real_log_read_from_a_turn_gives_the_same_turns() {
     assert!(cuts >= 10, "{cuts} cuts");
     eprintln!("{cuts} cuts agree");
 }
+
+/// Issue 43 (15): `git sage guard check | head -c 10` panicked on the broken pipe. A reader
+/// that went away is no error: the decision stands as the exit code, and nothing panics.
+#[test]
+fn a_closed_stdout_is_no_panic_and_the_decision_stands() {
+    let r = Repo::new();
+    r.write("README.md", "# media\n");
+    r.commit("base");
+    let task = "Fix the SSRF in download_preview: sellers' URLs must not reach internal hosts.";
+    r.write(
+        "s1.jsonl",
+        &claude_session(task, &["I will change the fetcher to check the URL."]),
+    );
+    let (_, _, want) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s1.jsonl"));
+    // The pipe's reading end is closed before the guard starts: its first write fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_git-sage"))
+        .args(["guard", "check", "--agent", "claude-code"])
+        .current_dir(r.path())
+        .env("HOME", r.home())
+        .env("XDG_CONFIG_HOME", r.home().join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(write_call(&r, "s1.jsonl").to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(want), "{err}");
+}

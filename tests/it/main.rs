@@ -37,6 +37,7 @@ mod secrets;
 mod sessions;
 mod shipped_refs;
 mod tour;
+mod trust;
 mod turns;
 mod verdict_input;
 mod writes;

@@ -345,3 +345,72 @@ fn secret_per_kind(runner: &mut TestRunner) -> Vec<Secret> {
     assert_eq!(by_kind.len(), 12, "{:?}", by_kind.keys());
     by_kind.into_values().collect()
 }
+
+/// Issue 43 (1): a secret right after `\n` in a tool's arguments (a `Write`'s content, an
+/// `Edit`'s new_string) reached the prompt, since the arguments were redacted after JSON
+/// encoding; a judge's quote of it was then kept in the scores; a low-entropy assignment to a
+/// password survived. The judge here quotes the secret back on purpose.
+#[test]
+fn a_secret_after_an_escape_in_tool_arguments_and_a_plain_password_never_leave() {
+    let r = Repo::new();
+    let demo = r.demo();
+    let dir = r.home().join("esc");
+    std::fs::create_dir_all(&dir).unwrap();
+    let aws = "AKIAQWERTYUIOPASDFGH";
+    let gh = "ghp_Zq8Xw2Ve4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Mn2";
+    let plain = "hunter2";
+    let line = |v: Value| serde_json::to_string(&v).unwrap();
+    let log = [
+        line(json!({"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "Fix the SSRF in the fetcher."}})),
+        line(json!({"type": "assistant", "sessionId": "s", "uuid": "u2", "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"id": "m1", "model": "claude-x", "content": [
+                {"type": "text", "text": format!("Setting SIMPLE_PASSWORD={plain} for the test.")},
+                {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/p/conf.py", "content": format!("K='x'\n{aws}\n")}},
+                {"type": "tool_use", "id": "t2", "name": "Edit", "input": {"file_path": "/p/conf.py", "old_string": "x", "new_string": format!("y\n{gh}")}}]}})),
+    ]
+    .join("\n")
+        + "\n";
+    let logf = dir.join("s.jsonl");
+    std::fs::write(&logf, log).unwrap();
+    let script = dir.join("judge.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import re, sys, json\np = sys.stdin.read()\nopen({:?}, 'a').write(p)\nn = int(re.findall(r'Score turn (\\d+)', p)[-1])\nprint(json.dumps({{'turn': n, 'applicable': True, 'opportunity': True, 'kind': 'implementation', 'scores': {{'tr': 2, 'di': 2, 'vr': 0, 'sa': 1}}, 'quotes': {{'tr': {aws:?}, 'di': {gh:?}, 'vr': None, 'sa': 'SIMPLE_PASSWORD={plain}'}}}}))\n",
+            dir.join("prompts.txt").display().to_string()
+        ),
+    )
+    .unwrap();
+    let scores = dir.join("scores.json");
+    let run = r
+        .sage(&[
+            "-C",
+            demo.to_str().unwrap(),
+            "judge",
+            logf.to_str().unwrap(),
+            "--judge",
+            &format!("command:python3 {}", script.display()),
+            "--format",
+            "json",
+            "--out",
+            scores.to_str().unwrap(),
+        ])
+        .ok();
+    let prompts = std::fs::read_to_string(dir.join("prompts.txt")).unwrap();
+    assert!(prompts.contains("Score turn"), "the judge was called");
+    let stored = std::fs::read_to_string(&scores).unwrap();
+    for (what, text) in [
+        ("prompt", &prompts),
+        ("scores", &stored),
+        ("stdout", &run.stdout),
+    ] {
+        for s in [aws, gh, "SIMPLE_PASSWORD=hunter2"] {
+            assert!(!text.contains(s), "{s} in the {what}");
+        }
+        // Encoded as JSON too: `\nAKIA…`.
+        assert!(!text.contains(&format!("\\n{aws}")), "{what}");
+    }
+    assert!(prompts.contains("[REDACTED:aws-access-key]"), "{prompts}");
+    assert!(prompts.contains("[REDACTED:github-token]"), "{prompts}");
+}

@@ -352,6 +352,14 @@ pub(crate) fn read(repo: &Repo, commits: &[Oid], files: &[&str], ev: &mut Eviden
     // Changed-path filters rule out, for most commits, that a trace directory changed at all.
     let filters: Vec<Option<Vec<Option<bool>>>> =
         dirs.iter().map(|d| repo.path_filters(commits, d)).collect();
+    // A notes ref that is not a notes commit is said once and not walked.
+    let notes = match repo.unreadable_notes_ref(NOTES_REF)? {
+        None => true,
+        Some(why) => {
+            ev.skip(Dialect::AgentTrace, NOTES_REF, format!("{why}; not read"));
+            false
+        }
+    };
     for (i, &commit) in commits.iter().enumerate() {
         let maybe: Vec<&str> = dirs
             .iter()
@@ -362,6 +370,9 @@ pub(crate) fn read(repo: &Repo, commits: &[Oid], files: &[&str], ev: &mut Eviden
         if !maybe.is_empty() {
             let info = repo.commit_info(commit)?;
             committed(repo, &info, &maybe, &range, &mut tally, ev)?;
+        }
+        if !notes {
+            continue;
         }
         if let Some(note) = repo.foreign_note(NOTES_REF, commit)? {
             let at = format!("{NOTES_REF} on {}", commit.short());

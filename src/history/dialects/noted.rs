@@ -113,7 +113,19 @@ pub(super) fn each_note(
     cap: u64,
     ev: &mut Evidence,
 ) -> Result<()> {
-    let refs = (reader.refs)(repo)?;
+    let mut refs = (reader.refs)(repo)?;
+    // A ref that names a blob, a tree or a tag is said and left alone (walking it would abort).
+    refs.retain(|r| match repo.unreadable_notes_ref(r) {
+        Ok(None) => true,
+        Ok(Some(why)) => {
+            ev.skip(reader.dialect, r.clone(), format!("{why}; not read"));
+            false
+        }
+        Err(e) => {
+            ev.skip(reader.dialect, r.clone(), format!("{e}; not read"));
+            false
+        }
+    });
     let (found, outside) = list(repo, commits, &refs)?;
     let mut done: HashSet<Oid> = HashSet::new();
     for commit in commits {
