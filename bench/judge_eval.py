@@ -83,8 +83,8 @@ def judge(session, path):
     return {t["turn"]: t for t in json.loads(r.stdout)["turns"]}
 
 
-def kappa(pairs, k=4):
-    """Quadratic-weighted Cohen's kappa over pairs of 0..k-1 ratings."""
+def kappa(pairs, k=4, weighted=True):
+    """Cohen's kappa over pairs of 0..k-1 ratings (quadratic weights when `weighted`)."""
     n = len(pairs)
     if n == 0:
         return float("nan")
@@ -93,7 +93,7 @@ def kappa(pairs, k=4):
         obs[a][b] += 1
     ra = [sum(obs[i]) for i in range(k)]
     rb = [sum(obs[i][j] for i in range(k)) for j in range(k)]
-    w = lambda i, j: (i - j) ** 2 / (k - 1) ** 2
+    w = (lambda i, j: (i - j) ** 2 / (k - 1) ** 2) if weighted else (lambda i, j: float(i != j))
     o = sum(w(i, j) * obs[i][j] for i in range(k) for j in range(k)) / n
     e = sum(w(i, j) * ra[i] * rb[j] for i in range(k) for j in range(k)) / (n * n)
     return 1.0 if e == 0 else 1 - o / e

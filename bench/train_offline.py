@@ -90,10 +90,7 @@ def cmd_collect(args):
                              "kind": t["kind"], "rule": t.get("scores") or {},
                              "rule_opportunity": t["opportunity"], "x": x["x"]})
             print(f"{c['id']}: {len(lines) - 1} turns")
-    with open(out, "w") as f:
-        f.write(json.dumps({"features": names}) + "\n")
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    write_rows(out, names, rows)
 
 
 def cmd_collect_older(args):
@@ -144,7 +141,12 @@ def cmd_collect_older(args):
                                  "older": {d: int(t[d]) for d in ("tr", "di", "vr", "sa")}, "x": x["x"]})
                     n += 1
                 print(f"{sess['id']}: {n} turns")
-    with open(out, "w") as f:
+    write_rows(out, names, rows)
+
+
+def write_rows(path, names, rows):
+    """The features' names on the first line, then one row per line (`load_rows` reads it)."""
+    with open(path, "w") as f:
         f.write(json.dumps({"features": names}) + "\n")
         for r in rows:
             f.write(json.dumps(r) + "\n")

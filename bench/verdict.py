@@ -39,6 +39,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attribution import source_of  # noqa: E402  (clone from a mirror when there is one)
+from judge_eval import kappa  # noqa: E402
+
 DIMS = ["tr", "di", "vr", "sa"]
 TYPES = ["inadequate_defence", "unaddressed_requirement", "defect_in_change", "undetermined"]
 KINDS = ["planning", "implementation", "verification", "review", "administrative"]
@@ -46,15 +50,6 @@ KINDS = ["planning", "implementation", "verification", "review", "administrative
 
 def run(args, cwd=None):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-
-
-def source_of(case):
-    owner, name = case["repo"].split("/")
-    for m in (case.get("mirror"),
-              os.path.join(os.environ.get("SAGE_MIRRORS", "/work/.mirror"), f"{owner}+{name}", "repo")):
-        if m and os.path.isdir(m):
-            return m
-    return f"https://github.com/{case['repo']}.git"
 
 
 def clone(case, work):
@@ -350,22 +345,6 @@ def rule(turns, bound, status, introducing_turn, vr_max=1, sa_max=1):
               if t["turn"] > origin[0] and t.get("applicable", t["kind"] != "administrative")
               and t["kind"] in ("implementation", "review") and (t["vr"] <= vr_max or t["sa"] <= sa_max)]
     return origin[0], origin[1], missed
-
-
-def kappa(pairs, k=4, weighted=True):
-    """Cohen's kappa over pairs of category indexes (quadratic weights when `weighted`)."""
-    n = len(pairs)
-    if n == 0:
-        return float("nan")
-    obs = [[0.0] * k for _ in range(k)]
-    for a, b in pairs:
-        obs[a][b] += 1
-    ra = [sum(obs[i]) for i in range(k)]
-    rb = [sum(obs[i][j] for i in range(k)) for j in range(k)]
-    w = (lambda i, j: ((i - j) / (k - 1)) ** 2) if weighted else (lambda i, j: 0.0 if i == j else 1.0)
-    o = sum(w(i, j) * obs[i][j] for i in range(k) for j in range(k)) / n
-    e = sum(w(i, j) * ra[i] * rb[j] for i in range(k) for j in range(k)) / (n * n)
-    return 1.0 if e == 0 else 1 - o / e
 
 
 def jaccard(a, b):

@@ -628,7 +628,7 @@ pub(crate) fn blame(
     req: BlameRequest,
 ) -> Result<(crate::report::doc::ReportDoc, usize)> {
     use crate::origin::{self, Input, TurnFacts};
-    use crate::report::doc::{AltOrigin, REPORT_SCHEMA, ReportDoc, ReportTurn};
+    use crate::report::doc::{AltOrigin, REPORT_SCHEMA, ReportDoc};
     use crate::report::json as rj;
 
     let Prepared {
@@ -703,49 +703,23 @@ pub(crate) fn blame(
         warnings
             .push("judges or repeats disagree on the origin type: review this case by hand".into());
     }
-    let recommendation = crate::report::recommend::recommendation(
-        &origin,
-        &missed,
-        req.anchor.cwe,
-        req.templates_dir.as_deref(),
-        crate::i18n::Lang::En,
-    )?;
-    let recommendation_shown = match crate::i18n::lang() {
-        crate::i18n::Lang::En => None,
-        lang => Some(crate::report::recommend::recommendation(
+    // In English always (the JSON's), and in the run's language when it is another.
+    let recommend = |lang| {
+        crate::report::recommend::recommendation(
             &origin,
             &missed,
             req.anchor.cwe,
             req.templates_dir.as_deref(),
             lang,
-        )?),
+        )
     };
-    // Excerpts of what each turn said, redacted like the judge's view.
-    let turns: Vec<ReportTurn> = match (&scores, &session) {
-        (Some(d), Some(s)) => d
-            .turns
-            .iter()
-            .map(|ts| {
-                let t = s.transcript.turns.iter().find(|t| t.turn == ts.turn);
-                let text = t
-                    .map(|t| {
-                        if t.text.trim().is_empty() {
-                            t.tool_calls
-                                .first()
-                                .map(|c| format!("[{}]", c.name))
-                                .unwrap_or_default()
-                        } else {
-                            t.text.clone()
-                        }
-                    })
-                    .unwrap_or_default();
-                ReportTurn {
-                    score: ts.clone(),
-                    agent: t.map(|t| t.agent.clone()).unwrap_or_default(),
-                    excerpt: clip(&crate::redact::redact(&text).0, 200),
-                }
-            })
-            .collect(),
+    let recommendation = recommend(crate::i18n::Lang::En)?;
+    let recommendation_shown = match crate::i18n::lang() {
+        crate::i18n::Lang::En => None,
+        lang => Some(recommend(lang)?),
+    };
+    let turns = match (&scores, &session) {
+        (Some(d), Some(s)) => report_turns(&d.turns, s),
         _ => Vec::new(),
     };
     let judge = match &scores {
@@ -753,25 +727,7 @@ pub(crate) fn blame(
             warnings.extend(d.judge.warnings.iter().cloned());
             d.judge.clone()
         }
-        None => crate::judge::scores::JudgeInfo {
-            name: judge_opts
-                .judges
-                .first()
-                .map(|j| j.name())
-                .unwrap_or_default(),
-            protocol: "prefix".into(),
-            repeat: None,
-            calls: 0,
-            cached: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cached_input_tokens: 0,
-            skipped: 0,
-            cost_usd: None,
-            redactions: 0,
-            lang: None,
-            warnings: Vec::new(),
-        },
+        None => unjudged(&judge_opts),
     };
     if session.is_none() {
         warnings.push("no session transcript found for the range (pass --session, commit one under .sage/sessions/, or add a Sage-Session: trailer)".into());
@@ -803,6 +759,60 @@ pub(crate) fn blame(
     add_context(repo, range, &prov, &mut doc)?;
     let failed = doc.failed_turns.len();
     Ok((doc, failed))
+}
+
+/// Each judged turn with who spoke and an excerpt of what it said, redacted like the judge's
+/// view; a turn that said nothing shows its first tool call.
+fn report_turns(
+    scored: &[crate::judge::scores::TurnScore],
+    s: &Session,
+) -> Vec<crate::report::doc::ReportTurn> {
+    scored
+        .iter()
+        .map(|ts| {
+            let t = s.transcript.turns.iter().find(|t| t.turn == ts.turn);
+            let text = t
+                .map(|t| {
+                    if t.text.trim().is_empty() {
+                        t.tool_calls
+                            .first()
+                            .map(|c| format!("[{}]", c.name))
+                            .unwrap_or_default()
+                    } else {
+                        t.text.clone()
+                    }
+                })
+                .unwrap_or_default();
+            crate::report::doc::ReportTurn {
+                score: ts.clone(),
+                agent: t.map(|t| t.agent.clone()).unwrap_or_default(),
+                excerpt: clip(&crate::redact::redact(&text).0, 200),
+            }
+        })
+        .collect()
+}
+
+/// The judge a run without a session would have asked: named, with nothing asked of it.
+fn unjudged(judge_opts: &crate::judge::run::Options) -> crate::judge::scores::JudgeInfo {
+    crate::judge::scores::JudgeInfo {
+        name: judge_opts
+            .judges
+            .first()
+            .map(|j| j.name())
+            .unwrap_or_default(),
+        protocol: "prefix".into(),
+        repeat: None,
+        calls: 0,
+        cached: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: 0,
+        skipped: 0,
+        cost_usd: None,
+        redactions: 0,
+        lang: None,
+        warnings: Vec::new(),
+    }
 }
 
 /// How many times a close call is sent back to the confirming judge: a re-scored turn can

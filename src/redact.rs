@@ -94,19 +94,16 @@ fn entropy(s: &str) -> f64 {
         .sum()
 }
 
-/// Whether the value of a secret-named assignment looks like a secret rather than code, a
-/// number, a placeholder or a word (`API_KEY_HEADER = "X-API-Key"` is not a secret).
-fn looks_secret(v: &str) -> bool {
-    let lower = v.to_ascii_lowercase();
-    let code = v.contains('(')
-        || v.starts_with('$')
-        || v.contains("${")
-        || v.starts_with("{{")
-        || v.starts_with('<')
-        || lower.contains("environ")
-        || lower.contains("getenv")
-        || lower.contains("process.env");
-    let placeholder = [
+/// A value that reads the environment (`os.environ`, `getenv`, `process.env`), lowercased.
+fn reads_environment(lower: &str) -> bool {
+    ["environ", "getenv", "process.env"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// A value that stands for a secret to fill in (`changeme`, `your_key`, `xxxx`), lowercased.
+fn placeholder(lower: &str) -> bool {
+    [
         "changeme",
         "placeholder",
         "your_",
@@ -116,7 +113,20 @@ fn looks_secret(v: &str) -> bool {
         "....",
     ]
     .iter()
-    .any(|p| lower.contains(p));
+    .any(|p| lower.contains(p))
+}
+
+/// Whether the value of a secret-named assignment looks like a secret rather than code, a
+/// number, a placeholder or a word (`API_KEY_HEADER = "X-API-Key"` is not a secret).
+fn looks_secret(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let code = v.contains('(')
+        || v.starts_with('$')
+        || v.contains("${")
+        || v.starts_with("{{")
+        || v.starts_with('<')
+        || reads_environment(&lower);
+    let placeholder = placeholder(&lower);
     let number = v
         .chars()
         .all(|c| c.is_ascii_digit() || c == '.' || c == '_');
@@ -145,21 +155,8 @@ fn plain_secret(v: &str, quoted: bool) -> bool {
         "required",
     ]
     .contains(&lower.as_str());
-    let code = v.contains(['(', '[', '{', '<', '$', '`'])
-        || lower.contains("environ")
-        || lower.contains("getenv")
-        || lower.contains("process.env");
-    let placeholder = [
-        "changeme",
-        "placeholder",
-        "your_",
-        "your-",
-        "xxxx",
-        "****",
-        "....",
-    ]
-    .iter()
-    .any(|p| lower.contains(p));
+    let code = v.contains(['(', '[', '{', '<', '$', '`']) || reads_environment(&lower);
+    let placeholder = placeholder(&lower);
     let identifier = |w: &str| {
         w.chars()
             .next()

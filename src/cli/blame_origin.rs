@@ -113,16 +113,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         .output
         .targets("blame-origin", &super::output::REPORT)?;
     let judge = judge_options(settings, &args.judge)?;
-    let confirm_with = match &args.confirm_with {
-        Some(j) => {
-            let spec = crate::judge::backends::Spec::parse(j)?;
-            if !args.judge.estimate {
-                crate::judge::endpoint::check_credentials(std::slice::from_ref(&spec))?;
-            }
-            Some(spec)
-        }
-        None => None,
-    };
+    let confirm_with = confirm_judge(args)?;
     let allow_partial = super::util::allow_partial(settings, &args.judge);
     let levers = levers(settings, &args.levers)?;
     let trace = trace_file(&repo, ctx, settings, args.agent_trace.as_ref())?;
@@ -130,36 +121,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         return Err(Error::input("--all writes text, Markdown, JSON and SARIF")
             .hint("an HTML report holds one finding: pick it with --select"));
     }
-    let anchors: Vec<(Anchor, bool)> = match args.find_anchor {
-        Some(scanner) => {
-            let mut a = crate::screen::anchorless::find_anchor(
-                &repo,
-                &range,
-                scanner,
-                settings.templates.clone(),
-                args.finding.cwe.as_deref().and_then(finding::parse_cwe),
-            )?;
-            finding::apply_given(&mut a, &args.finding.given())?;
-            vec![(a, true)]
-        }
-        None if args.all => {
-            let given = args.finding.given();
-            let mut out = Vec::new();
-            for path in finding_files(ctx, settings, &args.finding)? {
-                for mut a in finding::load_all_checked(&path)? {
-                    finding::apply_given(&mut a, &given)?;
-                    let unconfirmed = a.unconfirmed;
-                    out.push((a, unconfirmed));
-                }
-            }
-            out
-        }
-        None => {
-            let a = finding::load(&finding_request(ctx, settings, &args.finding)?)?;
-            let unconfirmed = a.unconfirmed;
-            vec![(a, unconfirmed)]
-        }
-    };
+    let anchors = anchors(ctx, &repo, &range, settings, args)?;
     if args.judge.estimate {
         if let Some(t) = targets
             .iter()
@@ -246,6 +208,59 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         None => false,
     });
     Ok(if gate { 1 } else { 0 })
+}
+
+/// `--confirm-with`: the judge a close call is sent to, its credentials checked up front.
+fn confirm_judge(args: &BlameOriginArgs) -> Result<Option<crate::judge::backends::Spec>> {
+    let Some(j) = &args.confirm_with else {
+        return Ok(None);
+    };
+    let spec = crate::judge::backends::Spec::parse(j)?;
+    if !args.judge.estimate {
+        crate::judge::endpoint::check_credentials(std::slice::from_ref(&spec))?;
+    }
+    Ok(Some(spec))
+}
+
+/// The findings to analyse, each with whether it is unconfirmed: one scanner's finding found
+/// in the range (`--find-anchor`), every finding file (`--all`), or the one given.
+fn anchors(
+    ctx: &Context,
+    repo: &crate::git::Repo,
+    range: &range::Range,
+    settings: &crate::settings::Settings,
+    args: &BlameOriginArgs,
+) -> Result<Vec<(Anchor, bool)>> {
+    Ok(match args.find_anchor {
+        Some(scanner) => {
+            let mut a = crate::screen::anchorless::find_anchor(
+                repo,
+                range,
+                scanner,
+                settings.templates.clone(),
+                args.finding.cwe.as_deref().and_then(finding::parse_cwe),
+            )?;
+            finding::apply_given(&mut a, &args.finding.given())?;
+            vec![(a, true)]
+        }
+        None if args.all => {
+            let given = args.finding.given();
+            let mut out = Vec::new();
+            for path in finding_files(ctx, settings, &args.finding)? {
+                for mut a in finding::load_all_checked(&path)? {
+                    finding::apply_given(&mut a, &given)?;
+                    let unconfirmed = a.unconfirmed;
+                    out.push((a, unconfirmed));
+                }
+            }
+            out
+        }
+        None => {
+            let a = finding::load(&finding_request(ctx, settings, &args.finding)?)?;
+            let unconfirmed = a.unconfirmed;
+            vec![(a, unconfirmed)]
+        }
+    })
 }
 
 /// What the pipeline is asked for one finding.

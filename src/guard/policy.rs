@@ -188,6 +188,48 @@ pub(crate) struct Given<'a> {
     pub judge_lang: Option<crate::lang::Lang>,
 }
 
+/// How the guard asks its judge: one turn at a time over the turns no check has judged,
+/// every turn scored, the phrase rules alone for the offline judge.
+fn judge_options(g: &Given, task: String, cwe: Option<u32>) -> crate::judge::run::Options {
+    let spec = g
+        .judge
+        .clone()
+        .unwrap_or(crate::judge::backends::Spec::Offline);
+    let cache = match spec {
+        crate::judge::backends::Spec::Offline => crate::judge::cache::Cache::disabled(),
+        _ => crate::judge::cache::Cache::new(crate::judge::cache::default_dir(g.cache_dir)),
+    };
+    crate::judge::run::Options {
+        judges: vec![spec],
+        protocol: crate::judge::run::Protocol::Prefix,
+        repeat: 1,
+        jobs: 1,
+        rpm: None,
+        spend: None,
+        context_tokens: None,
+        quotes_required: true,
+        anchor_for_judge: None,
+        criterion: "security".into(),
+        task: Some(task),
+        cwe_hint: cwe,
+        anchor_file: None,
+        templates_dir: g.templates.map(Path::to_path_buf),
+        judge_lang: g.judge_lang,
+        cache,
+        record: None,
+        timeout: Duration::from_secs(20),
+        tries: 2,
+        answer_tries: 1,
+        progress: false,
+        defer: None,
+        schedule: None,
+        score_all: true,
+        features_out: None,
+        // The guard asks whether the plan spells out each part: the phrase rules say.
+        offline_model: false,
+    }
+}
+
 fn raise(best: &mut Scores, s: &Scores) {
     best.tr = best.tr.max(s.tr);
     best.di = best.di.max(s.di);
@@ -203,8 +245,8 @@ fn holds_plan(s: &Scores) -> bool {
 /// message that opened the current exchange and the one before it (an agent that plans, then
 /// writes after the user's "go ahead", made its plan there); the plan may be in any turn so
 /// far; the turns not judged by an earlier check are judged now.
-pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
-    let mut prior = g.prior;
+pub(crate) fn gather(mut g: Given) -> Result<(Facts, Prior)> {
+    let mut prior = std::mem::take(&mut g.prior);
     let mut users = std::mem::take(&mut prior.users);
     if let Some(t) = g.transcript {
         users.extend(t.context.iter().filter(|m| m.role == "user").map(|m| User {
@@ -279,43 +321,7 @@ pub(crate) fn gather(g: Given) -> Result<(Facts, Prior)> {
         task: Some(task.clone()),
         reason: "the guard: the turns no check has judged".into(),
     };
-    let spec = g
-        .judge
-        .clone()
-        .unwrap_or(crate::judge::backends::Spec::Offline);
-    let cache = match spec {
-        crate::judge::backends::Spec::Offline => crate::judge::cache::Cache::disabled(),
-        _ => crate::judge::cache::Cache::new(crate::judge::cache::default_dir(g.cache_dir)),
-    };
-    let opts = crate::judge::run::Options {
-        judges: vec![spec],
-        protocol: crate::judge::run::Protocol::Prefix,
-        repeat: 1,
-        jobs: 1,
-        rpm: None,
-        spend: None,
-        context_tokens: None,
-        quotes_required: true,
-        anchor_for_judge: None,
-        criterion: "security".into(),
-        task: Some(task),
-        cwe_hint: cwe,
-        anchor_file: None,
-        templates_dir: g.templates.map(Path::to_path_buf),
-        judge_lang: g.judge_lang,
-        cache,
-        record: None,
-        timeout: Duration::from_secs(20),
-        tries: 2,
-        answer_tries: 1,
-        progress: false,
-        defer: None,
-        schedule: None,
-        score_all: true,
-        features_out: None,
-        // The guard asks whether the plan spells out each part: the phrase rules say.
-        offline_model: false,
-    };
+    let opts = judge_options(&g, task, cwe);
     let doc = crate::judge::run::judge(t, &scope, &opts)?;
     // A turn the judge could not score is no plan, and no proof of its absence either: the
     // guard cannot decide (and fails open unless strict).

@@ -479,11 +479,34 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
 
 /// `blame-origin` as text, in the order the method reads (docs/method.md): turns → provenance →
 /// origin → missed opportunities → recommendation. Labels in the run's language.
+/// `blame-origin` as text, in the order the method reads (docs/method.md): turns → provenance →
+/// origin → missed opportunities → recommendation. Labels in the run's language.
 pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
-    use crate::i18n::{t, tf};
-    use crate::origin::Status;
     let w = label_width();
     let ind = " ".repeat(w);
+    let mut out = header(doc, &ind);
+    out.push_str(&turns_section(doc));
+    if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
+        // Right under the turns: the origin below was found without them.
+        out.push_str(&format!("{}{line}\n\n", label("label.failed", w)));
+    }
+    out.push_str(&provenance_section(doc, w, &ind));
+    out.push_str(&evidence_lines(&doc.provenance.evidence, w));
+    out.push_str(&origin_section(doc, w, &ind));
+    out.push_str(&missed_section(doc, w));
+    out.push_str(&crate::i18n::t("label.recommendation"));
+    out.push('\n');
+    for line in doc.shown_recommendation().lines() {
+        out.push_str(format!("  {line}").trim_end());
+        out.push('\n');
+    }
+    // Warnings are not part of the text: the commands print them on stderr.
+    out
+}
+
+/// The first lines: finding, session and judge, and where the session came from.
+fn header(doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
+    use crate::i18n::{t, tf};
     let f = &doc.finding;
     let mut out = String::new();
     let mut head = vec![f.id.clone()];
@@ -526,9 +549,16 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     {
         // Before the blank line that ends the header: where the session came from.
         out.pop();
-        out.push_str(&session_choice_at(s, &ind));
+        out.push_str(&session_choice_at(s, ind));
         out.push('\n');
     }
+    out
+}
+
+/// The table of turns, with the count of quotes the judge could not back.
+fn turns_section(doc: &crate::report::doc::ReportDoc) -> String {
+    use crate::i18n::{t, tf};
+    let mut out = String::new();
     if !doc.turns.is_empty() {
         out.push_str(&t("text.turns_head"));
         out.push('\n');
@@ -549,10 +579,13 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
         }
         out.push('\n');
     }
-    if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
-        // Right under the turns: the origin below was found without them.
-        out.push_str(&format!("{}{line}\n\n", label("label.failed", w)));
-    }
+    out
+}
+
+/// What git history says of the anchored code: who wrote it, in which write, at which turn.
+fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> String {
+    use crate::i18n::{t, tf};
+    let mut out = String::new();
     let p = &doc.provenance;
     let merge = |wr: &crate::report::json::IntroducingWrite| {
         wr.via_merge
@@ -610,7 +643,15 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             &[("how", &p.reconstruction.as_str())]
         )
     ));
-    out.push_str(&evidence_lines(&p.evidence, w));
+    out
+}
+
+/// The origin: its turn and type or why it is undetermined, its quote, how firm it is, and
+/// what other judges or repeats made of it.
+fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> String {
+    use crate::i18n::{t, tf};
+    use crate::origin::Status;
+    let mut out = String::new();
     let o = &doc.origin;
     let words = |k: crate::origin::OriginType| k.words_shown();
     match o.status {
@@ -635,12 +676,6 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             if let Some(q) = &o.quote {
                 out.push_str(&format!("{ind}\"{}\"\n", clip(q, 100)));
             }
-            if let Some(m) = &o.margin {
-                out.push_str(&format!("{ind}{}\n", m.shown()));
-            }
-            if let Some(c) = &doc.confirmation {
-                out.push_str(&format!("{ind}{}\n", super::confirmation_words(c)));
-            }
         }
         Status::Undetermined => out.push_str(&format!(
             "{}{} ({}){}\n",
@@ -658,13 +693,12 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
                 .unwrap_or_default()
         )),
     }
-    if o.status == Status::Undetermined {
-        if let Some(m) = &o.margin {
-            out.push_str(&format!("{ind}{}\n", m.shown()));
-        }
-        if let Some(c) = &doc.confirmation {
-            out.push_str(&format!("{ind}{}\n", super::confirmation_words(c)));
-        }
+    // How firm the verdict is, and what a model judge made of it.
+    if let Some(m) = &o.margin {
+        out.push_str(&format!("{ind}{}\n", m.shown()));
+    }
+    if let Some(c) = &doc.confirmation {
+        out.push_str(&format!("{ind}{}\n", super::confirmation_words(c)));
     }
     for a in &doc.other_origins {
         out.push_str(&format!(
@@ -679,6 +713,13 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
         ));
     }
     out.push('\n');
+    out
+}
+
+/// The missed opportunities, those that touched the anchored code first.
+fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> String {
+    use crate::i18n::{t, tf};
+    let mut out = String::new();
     if doc.missed_opportunities.is_empty() {
         out.push_str(&format!(
             "{}{}\n\n",
@@ -723,13 +764,6 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
             list.join("; ")
         ));
     }
-    out.push_str(&t("label.recommendation"));
-    out.push('\n');
-    for line in doc.shown_recommendation().lines() {
-        out.push_str(format!("  {line}").trim_end());
-        out.push('\n');
-    }
-    // Warnings are not part of the text: the commands print them on stderr.
     out
 }
 

@@ -125,11 +125,18 @@ impl Repo {
         self.sage_env(dir, args, &[])
     }
 
-    /// The binary with extra environment (judge endpoints and keys).
-    pub fn sage_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    /// The binary as a command to wire up (stdin, a pipe), in `dir` under the pinned
+    /// environment.
+    pub fn sage_command(&self, dir: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(cargo_bin("git-sage"));
         self.env(&mut cmd);
         cmd.current_dir(dir).args(args);
+        cmd
+    }
+
+    /// The binary with extra environment (judge endpoints and keys).
+    pub fn sage_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.sage_command(dir, args);
         for (k, v) in env {
             cmd.env(k, v);
         }

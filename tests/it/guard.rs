@@ -577,28 +577,13 @@ fn a_closed_stdout_is_no_panic_and_the_decision_stands() {
     );
     let (_, _, want) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s1.jsonl"));
     // The pipe's reading end is closed before the guard starts: its first write fails.
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_git-sage"))
-        .args(["guard", "check", "--agent", "claude-code"])
-        .current_dir(r.path())
-        .env("HOME", r.home())
-        .env("XDG_CONFIG_HOME", r.home().join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(writer)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(write_call(&r, "s1.jsonl").to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let input = write_call(&r, "s1.jsonl").to_string();
+    let (code, err) = crate::trust::into_closed_pipe(
+        &r,
+        r.path(),
+        &["guard", "check", "--agent", "claude-code"],
+        input.as_bytes(),
+    );
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(out.status.code(), Some(want), "{err}");
+    assert_eq!(code, want, "{err}");
 }

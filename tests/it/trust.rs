@@ -1,26 +1,30 @@
 //! Issue 43's trust faults through the binary, each reproduced first: what must never happen
 //! whatever the input — a panic on a closed pipe, among others.
 
-use std::process::{Command, Stdio};
+use std::io::Write;
+use std::process::Stdio;
 
 use crate::common::{DEMO_FINDING, Repo};
 
 /// Runs git-sage in `dir` with its stdout a pipe nobody reads (closed before it starts).
-fn into_closed_pipe(r: &Repo, dir: &std::path::Path, args: &[&str]) -> (i32, String) {
+pub(crate) fn into_closed_pipe(
+    r: &Repo,
+    dir: &std::path::Path,
+    args: &[&str],
+    stdin: &[u8],
+) -> (i32, String) {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let out = Command::new(env!("CARGO_BIN_EXE_git-sage"))
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", r.home())
-        .env("XDG_CONFIG_HOME", r.home().join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .stdin(Stdio::null())
+    let mut child = r
+        .sage_command(dir, args)
+        .stdin(Stdio::piped())
         .stdout(writer)
         .stderr(Stdio::piped())
-        .output()
+        .spawn()
         .unwrap();
+    // A command that does not read its input may have gone already.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -79,7 +83,7 @@ fn every_command_into_a_closed_pipe_exits_quietly() {
         &["hooks", "status"],
     ];
     for args in runs {
-        let (code, err) = into_closed_pipe(&r, &d, args);
+        let (code, err) = into_closed_pipe(&r, &d, args, b"");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
         assert_eq!(code, 0, "{args:?}: {err}");
