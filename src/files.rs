@@ -12,6 +12,49 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// Refuses to write `path` when it lies in `worktree` and it, or a folder on the way to it,
+/// is a symbolic link that leads out of the worktree (or nowhere): a link committed in a
+/// repository must not make git sage append to `~/.bashrc`. Links that stay inside are
+/// followed; parts not made yet are fine; a path outside the worktree is the user's own
+/// choice and is not looked at.
+pub(crate) fn refuse_link_out(worktree: &Path, path: &Path, what: &str) -> Result<()> {
+    let Ok(rel) = path.strip_prefix(worktree) else {
+        return Ok(());
+    };
+    let root = worktree
+        .canonicalize()
+        .map_err(|e| Error::env(format!("cannot read {}: {e}", worktree.display())))?;
+    let mut p = worktree.to_path_buf();
+    for part in rel.components() {
+        p.push(part);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                // A link to a file not made yet: where its folder really is.
+                let real = p.canonicalize().or_else(|_| {
+                    let to = p.parent().unwrap_or(worktree).join(std::fs::read_link(&p)?);
+                    let dir = to.parent().unwrap_or(worktree).canonicalize()?;
+                    Ok::<_, io::Error>(dir.join(to.file_name().unwrap_or_default()))
+                });
+                if real.is_ok_and(|real| real.starts_with(&root)) {
+                    continue;
+                }
+                let to = std::fs::read_link(&p)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                return Err(Error::input(format!(
+                    "{} is a symbolic link to {to}, outside the worktree: git sage does not write the {what} through it",
+                    p.strip_prefix(worktree).unwrap_or(&p).display()
+                ))
+                .hint("replace the link with a plain file or folder of the worktree"));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::env(format!("cannot read {}: {e}", p.display()))),
+        }
+    }
+    Ok(())
+}
+
 /// Findings, manifests, templates, saved scores: anything read whole and parsed whole.
 pub(crate) const DOC_CAP: u64 = 256 << 20;
 /// Session transcripts (streamed line by line, but bounded in total).
@@ -122,7 +165,8 @@ pub(crate) fn read_text(path: &Path, what: &str, cap: u64) -> Result<String> {
 
 /// Like `read_text`, but a missing file is `None`.
 pub(crate) fn read_text_if_exists(path: &Path, what: &str, cap: u64) -> Result<Option<String>> {
-    match std::fs::symlink_metadata(path) {
+    // `metadata` follows links: a link to a file not made yet holds nothing either.
+    match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         _ => read_text(path, what, cap).map(Some),
     }

@@ -175,6 +175,9 @@ pub(crate) fn write(repo: &Repo, docs: &[ReportDoc], path: &Path) -> Result<usiz
     for doc in docs {
         new.extend(records(repo, doc)?);
     }
+    if let Some(worktree) = repo.workdir() {
+        crate::files::refuse_link_out(&worktree, path, "Agent Trace records")?;
+    }
     let findings: Vec<&str> = docs.iter().map(|d| d.finding.id.as_str()).collect();
     let old = crate::files::read_text_if_exists(path, "Agent Trace file", MAX_FILE)?;
     let text = merge(old.as_deref().unwrap_or(""), &findings, &new);

@@ -159,8 +159,12 @@ pub(crate) fn emit<T: serde::Serialize>(
                 let s = match t.format {
                     Format::Json => crate::report::jsonfmt::to_string(json)
                         .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
-                    // Text from repository and transcript content: controls shown, not obeyed.
-                    Format::Text => crate::term::clean(&render(Format::Text)?).into_owned(),
+                    // Text from repository and transcript content: controls shown, not obeyed
+                    // — on a terminal, in a pull-request comment (`| gh pr comment`), in a
+                    // browser's view source or a pager.
+                    f @ (Format::Text | Format::Md | Format::Html) => {
+                        crate::term::clean(&render(f)?).into_owned()
+                    }
                     f => render(f)?,
                 };
                 done.push((t.format, s.clone()));

@@ -130,12 +130,15 @@ pub(crate) fn decide(
 pub(crate) fn log(root: &Path, line: &LogLine) -> Result<()> {
     use std::io::Write;
     let dir = root.join(".sage");
+    let path = dir.join("guard.log");
+    crate::files::refuse_link_out(root, &path, "guard log")?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::env(format!("cannot create {}: {e}", dir.display())))?;
-    let path = dir.join("guard.log");
-    let mut text = serde_json::to_string(line).unwrap_or_default();
+    // Redacted as values, before encoding: a secret in a path or a session id right after an
+    // escape would pass a redaction of the encoded line.
+    let value = serde_json::to_value(line).unwrap_or_default();
+    let mut text = crate::redact::redact_value(&value).0.to_string();
     text.push('\n');
-    let text = crate::redact::redact(&text).0;
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -569,7 +569,8 @@ fn analyse_range(
             },
             merge: c.merge,
             author: info.map(|i| i.author_name.clone()),
-            summary: info.map(|i| i.summary.clone()),
+            // Commit subjects go into reports and notes: a token pasted in one does not.
+            summary: info.map(|i| crate::redact::redact(&i.summary).0),
             snapshot: Snapshot {
                 path: paths[i].clone(),
                 blob,
@@ -756,7 +757,7 @@ pub(crate) fn describe(repo: &Repo, prov: &mut Provenance, which: &[usize]) -> R
         {
             let info = repo.commit_info(w.commit)?;
             w.author = Some(info.author_name);
-            w.summary = Some(info.summary);
+            w.summary = Some(crate::redact::redact(&info.summary).0);
         }
     }
     Ok(())

@@ -374,6 +374,8 @@ impl Backend {
                 REPAIR.replace("{error}", error)
             ));
         }
+        // The command line is shown in messages: a key given inline (`KEY=… ./judge`) is not.
+        let shown = crate::redact::redact(cmd).0;
         let mut child = tokio::process::Command::new("sh")
             .arg("-c")
             .arg(cmd)
@@ -382,7 +384,7 @@ impl Backend {
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| CallError::Fatal(format!("cannot run `{cmd}`: {e}")))?;
+            .map_err(|e| CallError::Fatal(format!("cannot run `{shown}`: {e}")))?;
         let mut stdin = child.stdin.take().expect("piped stdin");
         let write = async move {
             let _ = stdin.write_all(prompt.as_bytes()).await;
@@ -395,26 +397,28 @@ impl Backend {
         let out = match tokio::time::timeout(self.timeout, run).await {
             Err(_) => {
                 return Err(CallError::Retry {
-                    message: format!("`{cmd}` did not answer within {}s", self.timeout.as_secs()),
+                    message: format!(
+                        "`{shown}` did not answer within {}s",
+                        self.timeout.as_secs()
+                    ),
                     after: None,
                 });
             }
             Ok(Err(e)) => {
                 return Err(CallError::Retry {
-                    message: format!("`{cmd}` failed: {e}"),
+                    message: format!("`{shown}` failed: {e}"),
                     after: None,
                 });
             }
             Ok(Ok(o)) => o,
         };
         if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
+            // The judge's stderr ends up on ours and in the scores (`turns[].error`): redacted
+            // whole first, so a secret split over its last lines is still found.
+            let (err, _) = crate::redact::redact(&String::from_utf8_lossy(&out.stderr));
+            let last = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
             return Err(CallError::Retry {
-                message: format!(
-                    "`{cmd}` exited with {}: {}",
-                    out.status,
-                    err.lines().last().unwrap_or("").trim()
-                ),
+                message: format!("`{shown}` exited with {}: {}", out.status, last.trim()),
                 after: None,
             });
         }

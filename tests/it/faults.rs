@@ -658,6 +658,29 @@ fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
             l,
         ],
         vec!["-C", ds, "judge", l],
+        // Issue 43 (7): Markdown and HTML carried them raw, to stdout and to a file.
+        vec![
+            "-C",
+            ds,
+            "blame-origin",
+            "--finding",
+            DEMO_FINDING,
+            "--session",
+            l,
+            "--format",
+            "md",
+        ],
+        vec![
+            "-C",
+            ds,
+            "blame-origin",
+            "--finding",
+            DEMO_FINDING,
+            "--session",
+            l,
+            "--format",
+            "html",
+        ],
     ] {
         let out = r.sage(&args).ok();
         assert!(
@@ -671,6 +694,24 @@ fn terminal_escapes_from_logs_and_names_are_shown_not_obeyed() {
             assert!(out.stdout.contains("\\x1b]0;pwned\\x07"), "{}", out.stdout);
         }
     }
+    let page = tmp.path().join("page.html");
+    r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        DEMO_FINDING,
+        "--session",
+        l,
+        "--out",
+        page.to_str().unwrap(),
+    ])
+    .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains('\u{1b}') && !html.contains('\u{7}'),
+        "the page file"
+    );
     // an error naming a file whose name holds an escape
     let bad = tmp.path().join("f\u{1b}[31m.yaml");
     std::fs::write(&bad, "not: [a finding").unwrap();

@@ -587,3 +587,36 @@ fn a_closed_stdout_is_no_panic_and_the_decision_stands() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(code, want, "{err}");
 }
+
+/// Issue 43 (3, 6): the guard log kept secrets from a tool's file path and the session id
+/// (redacted after JSON encoding), and a committed `.sage/guard.log` link out of the worktree
+/// was appended to.
+#[test]
+fn the_guard_log_holds_no_secret_and_never_follows_a_link_out() {
+    let r = Repo::new();
+    r.write("README.md", "# media\n");
+    r.commit("base");
+    let task = "Fix the SSRF in download_preview: sellers' URLs must not reach internal hosts.";
+    r.write(
+        "s1.jsonl",
+        &claude_session(task, &["I will change the fetcher to check the URL."]),
+    );
+    let aws = "AKIAQWERTYUIOPASDFGH";
+    let gh = "ghp_Zq8Xw2Ve4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Mn2";
+    let mut call = write_call(&r, "s1.jsonl");
+    call["session_id"] = json!(format!("s\n{gh}"));
+    call["tool_input"]["file_path"] = json!(format!("{}/x\n{aws}", r.path().display()));
+    check(&r, &["--agent", "claude-code"], &call);
+    let log = std::fs::read_to_string(r.path().join(".sage/guard.log")).unwrap();
+    assert!(!log.is_empty());
+    assert!(!log.contains(aws) && !log.contains(gh), "{log}");
+    // A link out of the worktree: not written through; the guard still answers.
+    std::fs::remove_file(r.path().join(".sage/guard.log")).unwrap();
+    let elsewhere = r.home().join("elsewhere.txt");
+    std::fs::write(&elsewhere, "mine\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, r.path().join(".sage/guard.log")).unwrap();
+    let (_, err, code) = check(&r, &["--agent", "claude-code"], &write_call(&r, "s1.jsonl"));
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "mine\n");
+    assert!(err.contains("outside the worktree"), "{err}");
+    assert!(code == 0 || code == 2, "{err}");
+}

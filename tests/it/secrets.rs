@@ -414,3 +414,48 @@ fn a_secret_after_an_escape_in_tool_arguments_and_a_plain_password_never_leave()
     assert!(prompts.contains("[REDACTED:aws-access-key]"), "{prompts}");
     assert!(prompts.contains("[REDACTED:github-token]"), "{prompts}");
 }
+
+/// Issue 43 (2): a `command:` judge's stderr reached our stderr and `turns[].error` as it was.
+#[test]
+fn a_command_judges_stderr_is_redacted_wherever_it_is_shown() {
+    let r = Repo::new();
+    let demo = r.demo();
+    let dir = r.home().join("stderr");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = "ghp_Zq8Xw2Ve4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Mn2";
+    let script = dir.join("judge.sh");
+    std::fs::write(
+        &script,
+        format!("cat > /dev/null\necho 'Authorization failed for token {key}' >&2\nexit 1\n"),
+    )
+    .unwrap();
+    let scores = dir.join("scores.json");
+    let run = r.sage(&[
+        "-C",
+        demo.to_str().unwrap(),
+        "judge",
+        ".sage/sessions/fix-ssrf.yaml",
+        "--judge",
+        &format!("command:sh {}", script.display()),
+        "--turns",
+        "1",
+        "--format",
+        "json",
+        "--out",
+        scores.to_str().unwrap(),
+    ]);
+    assert_ne!(run.code, 0, "the judge failed: {run:?}");
+    let stored = std::fs::read_to_string(&scores).unwrap_or_default();
+    for (what, text) in [
+        ("stderr", &run.stderr),
+        ("stdout", &run.stdout),
+        ("scores", &stored),
+    ] {
+        assert!(!text.contains(key), "the key in {what}: {text}");
+    }
+    assert!(
+        format!("{}{stored}", run.stderr).contains("[REDACTED:github-token]"),
+        "the message is still shown: {}",
+        run.stderr
+    );
+}
