@@ -145,7 +145,7 @@ pub(crate) fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
             false => e,
         }
     };
-    let mut f = File::open(path).map_err(|e| fail(e.into()))?;
+    let mut f = open_to_read(path).map_err(|e| fail(e.into()))?;
     let mut out = Vec::new();
     read_to_end_capped(&mut f, cap, &mut out).map_err(fail)?;
     Ok(out)
@@ -183,14 +183,57 @@ pub(crate) fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
             io::ErrorKind::IsADirectory,
             "is a directory",
         )),
-        Ok(_) => {
-            let mut f = OpenOptions::new().write(true).open(&target)?;
+        Ok(m) => {
+            let mut f = open_bounded(OpenOptions::new().write(true), &target, is_fifo(&m))?;
             f.write_all(bytes)?;
             f.flush()
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => replace_atomically(&target, bytes, None),
         Err(e) => Err(e),
     }
+}
+
+/// How long a write waits for a process to open a FIFO for reading.
+const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[cfg(unix)]
+fn is_fifo(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    m.file_type().is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// Opens `path` with `opts`. Opening a FIFO waits for the other end, for ever: here, for
+/// [`FIFO_WAIT`] at most (the opening thread is left behind; the command ends with the
+/// error). A FIFO whose other end is there (`--session <(…)`) opens at once.
+fn open_bounded(opts: &OpenOptions, path: &Path, fifo: bool) -> io::Result<File> {
+    if !fifo {
+        return opts.open(path);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (p, o) = (path.to_path_buf(), opts.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(o.open(p));
+    });
+    rx.recv_timeout(FIFO_WAIT).unwrap_or_else(|_| {
+        Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "a FIFO no process opened at the other end within {} s",
+                FIFO_WAIT.as_secs()
+            ),
+        ))
+    })
+}
+
+/// Opens `path` for reading, a FIFO with a bounded wait for its writer.
+pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
+    let fifo = std::fs::metadata(path).is_ok_and(|m| is_fifo(&m));
+    open_bounded(OpenOptions::new().read(true), path, fifo)
 }
 
 /// The path a write to `path` lands on: symlinks followed, a dangling link's target included.

@@ -59,6 +59,14 @@ fn rules() -> &'static [Rule] {
             r("bearer-token", r"(?i)(?-u:\b)(?:authorization\s*:\s*)?bearer\s+([A-Za-z0-9_\-.=~+/]{16,})", &[1], Check::None),
             // the password runs to the last `@` before the host: an unencoded `@` in it is common
             r("url-credentials", r"(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s/]{3,})@", &[1], Check::None),
+            // SQL: `CREATE USER u WITH PASSWORD '…'`, `IDENTIFIED BY '…'` (found in a real
+            // session by bench/redaction_real.py).
+            r(
+                "sql-password",
+                r#"(?i)(?-u:\b)(?:PASSWORD|IDENTIFIED\s+BY)\s+'([^'\n]{4,})'"#,
+                &[1],
+                Check::Plain,
+            ),
             // A value given to a name that says it is a password, a secret, a token or a key
             // is one, however plain (`SIMPLE_PASSWORD=hunter2`): no entropy asked.
             r(
@@ -504,6 +512,14 @@ mod tests {
             (
                 "K='x'\nAKIAQWERTYUIOPASDFGH",
                 "K='x'\n[REDACTED:aws-access-key]",
+            ),
+            (
+                "CREATE USER app WITH PASSWORD 'app_dev_password_123';",
+                "CREATE USER app WITH PASSWORD '[REDACTED:sql-password]';",
+            ),
+            (
+                "CREATE USER 'u'@'%' IDENTIFIED BY 'S3cret!x';",
+                "CREATE USER 'u'@'%' IDENTIFIED BY '[REDACTED:sql-password]';",
             ),
         ] {
             assert_eq!(redact(text).0, want, "{text}");

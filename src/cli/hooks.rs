@@ -505,11 +505,19 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
             let Some(file) = args.args.first() else {
                 return Ok(0);
             };
-            let sessions: Vec<String> = repo
+            let (sessions, odd): (Vec<String>, Vec<String>) = repo
                 .staged_paths()?
                 .into_iter()
                 .filter(|p| p.starts_with(".sage/sessions/"))
-                .collect();
+                .partition(|p| !p.chars().any(char::is_control));
+            // A name holding a line break would write trailers of its own (`Sage-Turn: 1`),
+            // which provenance trusts: such a session gets none.
+            for p in &odd {
+                crate::say!(
+                    "git-sage: warning: {} has a control character in its name: no Sage-Session trailer for it",
+                    p.escape_debug()
+                );
+            }
             if sessions.is_empty() {
                 return Ok(0);
             }

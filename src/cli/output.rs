@@ -125,6 +125,13 @@ impl OutputArgs {
         let mut out = Vec::new();
         for p in &self.out {
             let stdout = p.as_os_str() == "-";
+            // Said before any work is done, and as bad input: a folder is no file to write.
+            if !stdout && p.is_dir() {
+                return Err(
+                    Error::input(format!("--out {} is a directory", p.display()))
+                        .hint("name a file in it, e.g. --out DIR/report.html"),
+                );
+            }
             let format = match (self.format, Format::of_path(p)) {
                 (Some(f), _) => f,
                 (None, Some(f)) if !stdout => check(f, format!("--out {}", p.display()))?,

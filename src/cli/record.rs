@@ -189,7 +189,7 @@ pub(crate) fn run(ctx: &Context, args: &RecordArgs) -> Result<i32> {
     let cap = max_mb.saturating_mul(1024 * 1024);
     let cannot =
         |e: &dyn std::fmt::Display| Error::input(format!("cannot read {}: {e}", src.display()));
-    let mut file = std::fs::File::open(&src).map_err(|e| cannot(&e))?;
+    let mut file = crate::files::open_to_read(&src).map_err(|e| cannot(&e))?;
     let mut bytes = Vec::new();
     match crate::files::read_to_end_capped(&mut file, cap, &mut bytes) {
         Ok(()) => {}

@@ -159,7 +159,7 @@ pub fn apply_given(a: &mut Anchor, given: &Given) -> Result<()> {
 /// Every anchor a finding file holds, in order.
 pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
     let shown = path.display().to_string();
-    let bytes = match std::fs::File::open(path) {
+    let bytes = match crate::files::open_to_read(path) {
         Ok(mut f) => {
             let mut bytes = Vec::new();
             crate::files::read_to_end_capped(&mut f, crate::files::DOC_CAP, &mut bytes)
@@ -179,10 +179,66 @@ pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
     from_text(&text, &shown)
 }
 
+/// The names scanners give line numbers (SARIF, Bandit, Semgrep).
+const LINE_KEYS: &[&str] = &[
+    "startLine",
+    "endLine",
+    "line_number",
+    "line_range",
+    "line",
+    "start_line",
+    "end_line",
+];
+
+/// A scanner report whose line numbers are not lines (above 2^32 − 1, negative, fractional)
+/// is bad input: read as they are, 4294967305 would wrap to line 9.
+fn check_line_numbers(text: &str, shown: &str) -> Result<()> {
+    fn walk(v: &serde_json::Value, at: &str) -> Option<String> {
+        use serde_json::Value;
+        let bad = |n: &Value| match n {
+            Value::Number(n) => n.as_u64().is_none_or(|n| n > u64::from(u32::MAX)),
+            Value::Array(items) => items.iter().any(|i| match i {
+                Value::Number(n) => n.as_u64().is_none_or(|n| n > u64::from(u32::MAX)),
+                _ => false,
+            }),
+            _ => false,
+        };
+        match v {
+            Value::Object(map) => map.iter().find_map(|(k, x)| {
+                let here = format!("{at}/{k}");
+                if LINE_KEYS.contains(&k.as_str()) && bad(x) {
+                    Some(format!("{here} = {x}"))
+                } else {
+                    walk(x, &here)
+                }
+            }),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| walk(x, &format!("{at}/{i}"))),
+            _ => None,
+        }
+    }
+    // Malformed JSON is the format reader's to report, with its line.
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Ok(());
+    };
+    match walk(&doc, "") {
+        None => Ok(()),
+        Some(at) => Err(Error::input(format!(
+            "{shown}: {at} is not a line number (1 to {})",
+            u32::MAX
+        ))),
+    }
+}
+
 /// Every anchor a finding file's text holds; `shown` names the file in errors.
 pub fn from_text(text: &str, shown: &str) -> Result<Vec<Anchor>> {
     let (text, shown) = (text.to_string(), shown.to_string());
     let format = detect(&text).ok_or_else(|| undetected(&text, &shown))?;
+    if format != Format::AnchorYaml {
+        check_line_numbers(&text, &shown)?;
+    }
     let anchors = match format {
         Format::AnchorYaml => anchor_yaml::parse(&text, &shown)?,
         Format::Sarif => to_anchors(sarif::parse(&text, &shown)?, "sarif", &shown)?,

@@ -163,13 +163,55 @@ fn cwe_of(v: &Value) -> Option<u32> {
 
 /// The artifact's URI; `index` refers to `run.artifacts` when the uri is left out.
 fn artifact_uri(run: &Value, a: &Value) -> Option<String> {
-    if let Some(uri) = a.get("uri").and_then(Value::as_str) {
-        return Some(uri.to_string());
+    let uri = match a.get("uri").and_then(Value::as_str) {
+        Some(uri) => uri,
+        None => {
+            let i = a.get("index")?.as_u64()?;
+            run.pointer(&format!("/artifacts/{i}/location/uri"))
+                .and_then(Value::as_str)?
+        }
+    };
+    Some(path_of_uri(uri))
+}
+
+/// A repository path as a SARIF `uri` (RFC 3986): every byte but the unreserved ones and `/`
+/// percent-encoded, so `media/a b#c%d?e[1].py` stays one path and not a fragment or a query.
+pub(crate) fn uri_of(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
     }
-    let i = a.get("index")?.as_u64()?;
-    run.pointer(&format!("/artifacts/{i}/location/uri"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    out
+}
+
+/// A SARIF `uri` read back as a path: `%XX` decoded (other scanners encode too).
+pub(crate) fn path_of_uri(uri: &str) -> String {
+    let b = uri.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[i],
+            b.get(i + 1).and_then(|&c| hex(c)),
+            b.get(i + 2).and_then(|&c| hex(c)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ fn record_path(dir: &Path, transcript: &Path) -> PathBuf {
 }
 
 fn read_from(path: &Path, from: u64) -> std::io::Result<Vec<u8>> {
-    let mut f = std::fs::File::open(path)?;
+    let mut f = crate::files::open_to_read(path)?;
     f.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::new();
     (&mut f)

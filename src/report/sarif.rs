@@ -159,9 +159,8 @@ fn message(doc: &ReportDoc) -> String {
     format!("{origin}{prov}{missed}")
 }
 
-fn location(uri: &str, line: Option<u32>) -> Value {
-    let mut loc =
-        json!({"physicalLocation": {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}}});
+fn location(path: &str, line: Option<u32>) -> Value {
+    let mut loc = json!({"physicalLocation": {"artifactLocation": {"uri": crate::finding::sarif::uri_of(path), "uriBaseId": "%SRCROOT%"}}});
     if let Some(l) = line {
         loc["physicalLocation"]["region"] = json!({"startLine": l});
     }

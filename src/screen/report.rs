@@ -230,7 +230,7 @@ pub(crate) fn sarif(d: &ScreenDoc) -> Value {
                 "ruleId": "sage/screen-candidate",
                 "level": "warning",
                 "message": {"text": format!("Silent-failure candidate (R {:.1}{}): {}", k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, k.reasons.join("; "))},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": k.path, "uriBaseId": "%SRCROOT%"}, "region": {"startLine": k.start, "endLine": k.end}}}],
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": crate::finding::sarif::uri_of(&k.path), "uriBaseId": "%SRCROOT%"}, "region": {"startLine": k.start, "endLine": k.end}}}],
                 "partialFingerprints": {"sageScreen/v1": format!("{}:{}", k.path, k.cwe.map(|c| c.to_string()).unwrap_or_default())},
                 "properties": {"score": k.score, "by_l2": k.by_l2, "by_l3": k.by_l3, "cwe": k.cwe, "unconfirmed": true}
             })

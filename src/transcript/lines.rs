@@ -65,7 +65,7 @@ impl Input {
         name: impl Into<String>,
         path: &std::path::Path,
     ) -> std::io::Result<Input> {
-        let f = std::fs::File::open(path)?;
+        let f = crate::files::open_to_read(path)?;
         let capped = Capped {
             inner: f,
             left: SESSION_CAP,

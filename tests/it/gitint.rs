@@ -818,3 +818,31 @@ fn amending_after_hooks_install_warns_of_no_invalid_notes_ref() {
     r.sage(&["hooks", "install"]).ok();
     assert_eq!(r.git(&["rev-parse", "refs/notes/sage"]), tip);
 }
+
+/// Issue 43 (8): a session file named `a\nSage-Turn: 1\nx.yaml`, staged with hooks installed,
+/// wrote a `Sage-Turn: 1` trailer through the Sage-Session one, which provenance trusted.
+#[test]
+fn a_session_name_with_a_line_break_writes_no_trailer() {
+    let r = Repo::new();
+    r.write("a.txt", "a\n");
+    r.commit("first");
+    r.sage(&["hooks", "install"]).ok();
+    let dir = r.path().join(".sage/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a\nSage-Turn: 1\nx.yaml"),
+        "schema: sage.session/1\nturns: []\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("ok.yaml"), "schema: sage.session/1\nturns: []\n").unwrap();
+    run_git(r.path(), &r, &["add", "-A"]).ok();
+    let c = run_git(r.path(), &r, &["commit", "-q", "-m", "add sessions"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    let msg = r.git(&["log", "-1", "--format=%B"]);
+    assert!(!msg.contains("Sage-Turn"), "{msg}");
+    assert!(c.stderr.contains("control character"), "{}", c.stderr);
+    assert!(
+        msg.contains("Sage-Session: .sage/sessions/ok.yaml"),
+        "{msg}"
+    );
+}

@@ -2,7 +2,7 @@
 //! whatever the input — a panic on a closed pipe, among others.
 
 use std::io::Write;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use crate::common::{DEMO_FINDING, Repo};
 
@@ -163,4 +163,110 @@ fn a_secret_in_a_commit_subject_stays_out_of_every_report() {
             assert!(summary.contains("[REDACTED:github-token]"), "{summary}");
         }
     }
+}
+
+/// Issue 43 (13): a SARIF `startLine` of 4294967305 wrapped to line 9 and ran; `--out DIR`
+/// exited 3; `--out` onto a FIFO nobody reads blocked for ever.
+#[test]
+fn line_numbers_out_of_range_a_folder_and_a_fifo_nobody_reads_end_with_one_line() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    let sarif = r.home().join("big.sarif");
+    std::fs::write(
+        &sarif,
+        r#"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"Bandit"}},"results":[{"ruleId":"B310","message":{"text":"urlopen"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"media/fetcher.py"},"region":{"startLine":4294967305}}}]}]}]}"#,
+    )
+    .unwrap();
+    r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        sarif.to_str().unwrap(),
+    ])
+    .bad_input("startLine = 4294967305 is not a line number");
+    let folder = r.home().join("reports");
+    std::fs::create_dir_all(&folder).unwrap();
+    r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        DEMO_FINDING,
+        "--out",
+        folder.to_str().unwrap(),
+    ])
+    .bad_input("is a directory");
+    let fifo = r.home().join("nobody-reads");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let start = std::time::Instant::now();
+    let run = r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        DEMO_FINDING,
+        "--format",
+        "json",
+        "--out",
+        fifo.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.stderr.contains("FIFO"), "{}", run.stderr);
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}
+
+/// Issue 43 (14): SARIF `artifactLocation.uri` was not percent-encoded; a path with a space,
+/// `#`, `%`, `?` and brackets is encoded, and read back as the same path.
+#[test]
+fn sarif_uris_are_percent_encoded_and_read_back() {
+    use crate::common::{AGENT, HUMAN};
+    let r = Repo::new();
+    let path = "media/a b#c%d?e[1].py";
+    r.write(path, "def download(url):\n    return url\n");
+    r.commit_as(HUMAN, "base");
+    r.git(&["checkout", "-q", "-b", "agent"]);
+    r.write(
+        path,
+        "def download(url):\n    if not url.startswith(\"https://\"):\n        raise ValueError(url)\n    return url\n",
+    );
+    r.commit_as(AGENT, "fix");
+    let f = r.finding(
+        "odd.yaml",
+        &format!("id: odd\ncwe: 918\nfile: '{path}'\nfragments:\n  - 'if not url.startswith(\"https://\"):'\n"),
+    );
+    let out = r.home().join("odd.sarif");
+    r.sage(&[
+        "blame-origin",
+        "--finding",
+        &f,
+        "--agent",
+        "Claude Agent",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ])
+    .ok();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let uri =
+        &v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+    assert_eq!(uri, "media/a%20b%23c%25d%3Fe%5B1%5D.py");
+    // Read back as a finding: the same file.
+    let back = r
+        .sage(&[
+            "provenance",
+            "--finding",
+            out.to_str().unwrap(),
+            "--agent",
+            "Claude Agent",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(back["finding"]["file"], path, "{back}");
 }
