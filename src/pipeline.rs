@@ -498,6 +498,8 @@ pub(crate) struct BlameRequest<'a> {
     pub all_writes: bool,
     /// `--confirm-with`: a judge that re-scores the turns a close call depends on.
     pub confirm_with: Option<crate::judge::backends::Spec>,
+    /// The user named the CWE (`--cwe`): it stands, whatever the task says.
+    pub cwe_given: bool,
 }
 
 /// The finding as the judge may see it with `--judge-sees-anchor`.
@@ -525,6 +527,8 @@ struct Prepared {
     session: Option<Session>,
     warnings: Vec<String>,
     judge_opts: crate::judge::run::Options,
+    /// The task's CWE where it overrules an unconfirmed finding's (a scanner's guess).
+    task_cwe: Option<u32>,
 }
 
 /// What the origin rule knows from provenance and the session before any turn is judged.
@@ -565,8 +569,9 @@ fn prepare(
         s.scope.task = Some(crate::redact::redact(task).0);
     }
     let mut warnings = Vec::new();
+    let task_cwe = overruling_cwe(req, session.as_ref(), &mut warnings)?;
     let mut judge_opts = req.judge.clone();
-    judge_opts.cwe_hint = req.anchor.cwe;
+    judge_opts.cwe_hint = task_cwe.or(req.anchor.cwe);
     judge_opts.anchor_file = Some(req.anchor.file.clone());
     if req.judge_sees_anchor {
         judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
@@ -586,6 +591,49 @@ fn prepare(
         session,
         warnings,
         judge_opts,
+        task_cwe,
+    })
+}
+
+/// The CWE the task names, when the finding is a scanner's unconfirmed claim of another one:
+/// Bandit files `urlopen` under CWE-22, and an SSRF fix must not get the path-traversal
+/// checklist. The task's number (`CWE-918`) counts first, else the weakness its words name.
+fn overruling_cwe(
+    req: &BlameRequest,
+    session: Option<&Session>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<u32>> {
+    let Some(said) = req.anchor.cwe.filter(|_| req.unconfirmed && !req.cwe_given) else {
+        return Ok(None);
+    };
+    let Some(task) = req
+        .judge
+        .task
+        .as_deref()
+        .or(session.and_then(|s| s.scope.task.as_deref()))
+    else {
+        return Ok(None);
+    };
+    let named = match crate::finding::cwe_named_in(task) {
+        Some(n) => Some(n),
+        None => crate::judge::offline::Offline::in_langs(
+            "security",
+            task,
+            None,
+            None,
+            req.judge.templates_dir.as_deref(),
+            &crate::lang::written_in([task]),
+        )?
+        .first_cwe(),
+    };
+    Ok(match named {
+        Some(n) if n != said => {
+            warnings.push(format!(
+                "the scanner files this finding under CWE-{said}, the task is about CWE-{n}: the task's is used (keep the finding under sage.findings to confirm the scanner's)"
+            ));
+            Some(n)
+        }
+        _ => None,
     })
 }
 
@@ -638,7 +686,20 @@ pub(crate) fn blame(
         session,
         mut warnings,
         judge_opts,
+        task_cwe,
     } = prepare(repo, range, agents, &req)?;
+    // The finding as reported: the task's CWE over a scanner's guess, the guess kept as said.
+    let overruled;
+    let anchor = match task_cwe {
+        Some(cwe) => {
+            let mut a = req.anchor.clone();
+            a.source.said.get_or_insert_default().cwe = a.cwe;
+            a.cwe = Some(cwe);
+            overruled = a;
+            &overruled
+        }
+        None => req.anchor,
+    };
     let range = &range;
     let mut scores = match &session {
         Some(s) => {
@@ -708,7 +769,7 @@ pub(crate) fn blame(
         crate::report::recommend::recommendation(
             &origin,
             &missed,
-            req.anchor.cwe,
+            anchor.cwe,
             req.templates_dir.as_deref(),
             lang,
         )
@@ -739,7 +800,7 @@ pub(crate) fn blame(
         schema: REPORT_SCHEMA.into(),
         tool: Some(crate::tool::Tool::current()),
         repository: None,
-        finding: rj::finding(req.anchor, &prov),
+        finding: rj::finding(anchor, &prov),
         unconfirmed: req.unconfirmed,
         range: rj::range(range),
         provenance: rj::provenance(range, &prov, req.all_writes),

@@ -88,6 +88,7 @@ fn with_case<T>(
         templates_dir,
         all_writes: opts.all_writes,
         confirm_with: None,
+        cwe_given: false,
     };
     f(&repo, &range, &agents, req)
 }

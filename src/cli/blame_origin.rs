@@ -247,8 +247,12 @@ fn anchors(
             let given = args.finding.given();
             let mut out = Vec::new();
             for path in finding_files(ctx, settings, &args.finding)? {
+                let kept = super::util::is_kept(ctx, settings, &path);
                 for mut a in finding::load_all_checked(&path)? {
                     finding::apply_given(&mut a, &given)?;
+                    if kept {
+                        finding::confirm_kept(&mut a);
+                    }
                     let unconfirmed = a.unconfirmed;
                     out.push((a, unconfirmed));
                 }
@@ -256,7 +260,15 @@ fn anchors(
             out
         }
         None => {
-            let a = finding::load(&finding_request(ctx, settings, &args.finding)?)?;
+            let req = finding_request(ctx, settings, &args.finding)?;
+            let mut a = finding::load(&req)?;
+            if req
+                .finding
+                .as_deref()
+                .is_some_and(|p| super::util::is_kept(ctx, settings, p))
+            {
+                finding::confirm_kept(&mut a);
+            }
             let unconfirmed = a.unconfirmed;
             vec![(a, unconfirmed)]
         }
@@ -283,6 +295,7 @@ fn request<'a>(
         templates_dir: judge.templates_dir.clone(),
         all_writes,
         confirm_with,
+        cwe_given: args.finding.cwe.is_some(),
     }
 }
 

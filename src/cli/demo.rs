@@ -155,6 +155,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         // The example's repository is not the one the command runs in: only the flag counts.
         all_writes: args.writes.all_writes,
         confirm_with: None,
+        cwe_given: false,
     };
     let (mut doc, _) = pipeline::blame(&repo, &range, &AgentMatcher::everyone(), req)?;
     // The example's own name, not the temporary directory's: the same bytes wherever it runs.

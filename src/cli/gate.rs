@@ -36,7 +36,8 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     for pat in &settings.findings {
         for file in crate::finding::discover::glob(&root, pat) {
             match crate::finding::load_all(&file) {
-                Ok(all) => anchors.extend(all.into_iter().map(|a| {
+                Ok(all) => anchors.extend(all.into_iter().map(|mut a| {
+                    crate::finding::confirm_kept(&mut a);
                     let u = a.unconfirmed;
                     (a, u)
                 })),
@@ -75,6 +76,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
     )?;
     let write_notes = settings.notes;
     let mut present = 0;
+    let mut candidates = 0;
     let mut scoring: Option<crate::error::Error> = None;
     crate::say!(
         "{}",
@@ -99,6 +101,7 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
             templates_dir: None,
             all_writes: settings.all_writes,
             confirm_with: None,
+            cwe_given: false,
         };
         let (doc, _) = match pipeline::blame(repo, &range, &agents, req) {
             Ok(x) => x,
@@ -108,8 +111,12 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
             }
             Err(e) => return Err(e),
         };
+        // Only what a person confirmed blocks: a scanner's claim is reported, never enforced.
         if doc.provenance.status != ProvenanceStatus::NoCodeLocation {
-            present += 1;
+            match unconfirmed {
+                false => present += 1,
+                true => candidates += 1,
+            }
         }
         // Turns nobody judged: no origin is claimed and no note is shared; the hook runner
         // decides (a warning, or a stop under sage.strict).
@@ -159,6 +166,12 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
                     ("base", &&base[..7.min(base.len())]),
                 ],
             )
+        );
+    }
+    if settings.block && candidates > 0 && present == 0 {
+        crate::say!(
+            "{}",
+            crate::i18n::tf("hook.not_blocking", &[("n", &candidates)])
         );
     }
     if settings.block && present > 0 {

@@ -146,6 +146,21 @@ pub(crate) fn open_session(ctx: &Context, session: &str) -> Result<Input> {
 
 /// The finding a command analyses: the flags' when they name one, else the only finding file
 /// the repository keeps under `sage.findings` (as the hooks do). Several: the user picks one.
+/// Whether `path` is one of the finding files the repository keeps (`sage.findings`): a
+/// person put it there, so its scanner results are confirmed.
+pub(crate) fn is_kept(ctx: &Context, settings: &Settings, path: &Path) -> bool {
+    let Ok(repo) = ctx.repo() else {
+        return false;
+    };
+    let root = repo.workdir().unwrap_or_else(|| ctx.cwd.clone());
+    let Ok(me) = ctx.cwd.join(path).canonicalize() else {
+        return false;
+    };
+    crate::finding::discover::all(&root, &settings.findings)
+        .iter()
+        .any(|f| f.canonicalize().is_ok_and(|f| f == me))
+}
+
 pub(crate) fn finding_request(
     ctx: &Context,
     settings: &Settings,

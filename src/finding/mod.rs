@@ -179,6 +179,33 @@ pub fn load_all(path: &Path) -> Result<Vec<Anchor>> {
     from_text(&text, &shown)
 }
 
+/// The CWE a text names by number (`CWE-918`), if any.
+pub fn cwe_named_in(text: &str) -> Option<u32> {
+    let lower = text.to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    while let Some(i) = rest.find("cwe-") {
+        let digits: String = rest[i + 4..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if let Ok(n) = digits.parse::<u32>()
+            && n > 0
+        {
+            return Some(n);
+        }
+        rest = &rest[i + 4..];
+    }
+    None
+}
+
+/// A finding file the repository keeps among its findings (`sage.findings`) was put there by
+/// a person: its scanner results are confirmed. An anchor YAML says so itself.
+pub fn confirm_kept(a: &mut Anchor) {
+    if a.source.format != "anchor-yaml" {
+        a.unconfirmed = false;
+    }
+}
+
 /// The names scanners give line numbers (SARIF, Bandit, Semgrep).
 const LINE_KEYS: &[&str] = &[
     "startLine",
@@ -442,7 +469,9 @@ pub(crate) fn to_anchors(
                     said: None,
                     security_severity: r.security_severity.clone(),
                 },
-                unconfirmed: false,
+                // A scanner's result is its claim until a person confirms it: by keeping the
+                // file among the repository's findings (`confirm_kept`) or in an anchor YAML.
+                unconfirmed: true,
             }
         })
         .collect())

@@ -80,21 +80,7 @@ pub(crate) fn decide(f: &Facts) -> Verdict {
 
 /// The CWE a text names (`CWE-918`), if any.
 pub(crate) fn cwe_in(text: &str) -> Option<u32> {
-    let lower = text.to_ascii_lowercase();
-    let mut rest = lower.as_str();
-    while let Some(i) = rest.find("cwe-") {
-        let digits: String = rest[i + 4..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        if let Ok(n) = digits.parse::<u32>()
-            && n > 0
-        {
-            return Some(n);
-        }
-        rest = &rest[i + 4..];
-    }
-    None
+    crate::finding::cwe_named_in(text)
 }
 
 /// A user message that may open the task, numbered as in the whole session (secrets

@@ -73,13 +73,40 @@ fn the_users_cwe_wins_over_the_scanners_and_both_are_shown() {
     std::fs::write(&sarif, b310_sarif()).unwrap();
     let f = sarif.to_str().unwrap();
 
-    // The scanner alone: its CWE.
+    // The scanner alone, an unconfirmed claim: Bandit files urlopen under CWE-22, the task is
+    // an SSRF fix — the task's CWE is used, the scanner's kept as said (issue 43).
     let v = r
         .sage(&["-C", d, "blame-origin", "--finding", f, "--format", "json"])
         .ok()
         .json();
+    assert_eq!(v["unconfirmed"], true);
+    assert_eq!(v["finding"]["cwe"], 918);
+    assert_eq!(v["finding"]["source"]["said"]["cwe"], 22);
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("the task is about CWE-918"),
+        "{}",
+        v["warnings"]
+    );
+    // Kept among the repository's findings, it is confirmed: the scanner's CWE stands.
+    std::fs::copy(&sarif, dir.join(".sage/findings/b310.sarif")).unwrap();
+    let v = r
+        .sage(&[
+            "-C",
+            d,
+            "blame-origin",
+            "--finding",
+            ".sage/findings/b310.sarif",
+            "--format",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert!(v.get("unconfirmed").is_none_or(|u| u == false), "{v}");
     assert_eq!(v["finding"]["cwe"], 22);
     assert!(v["finding"]["source"].get("said").is_none());
+    std::fs::remove_file(dir.join(".sage/findings/b310.sarif")).unwrap();
 
     // The user's word: CWE-918 everywhere, the scanner's kept beside it.
     let base = [

@@ -846,3 +846,39 @@ fn a_session_name_with_a_line_break_writes_no_trailer() {
         "{msg}"
     );
 }
+
+/// Issue 43 (11): with `sage.scanner=bandit` and `sage.block=true`, the merge gate refused on
+/// the scanner's unconfirmed result (on code the base already had) and called it confirmed.
+/// A scanner's claim is reported, never enforced; a finding the repository keeps still blocks.
+#[test]
+fn the_merge_gate_blocks_on_kept_findings_only() {
+    let have_bandit = std::process::Command::new("python3")
+        .args(["-m", "bandit", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_bandit {
+        crate::common::skip("Bandit is not installed (python3 -m pip install bandit)");
+        return;
+    }
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    // No finding kept: the scanner's results stand in, unconfirmed.
+    let kept = d.join(".sage/findings/ssrf-preview.yaml");
+    let yaml = std::fs::read_to_string(&kept).unwrap();
+    std::fs::remove_file(&kept).unwrap();
+    run_git(&d, &r, &["config", "sage.scanner", "bandit"]).ok();
+    run_git(&d, &r, &["config", "sage.block", "true"]).ok();
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("unconfirmed:B310"), "{}", m.stderr);
+    assert!(m.stderr.contains("not blocking"), "{}", m.stderr);
+    assert!(!m.stderr.contains("refused"), "{}", m.stderr);
+    // Kept again: confirmed, and the gate refuses while it is present.
+    run_git(&d, &r, &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    std::fs::write(&kept, yaml).unwrap();
+    let m = merge(&d, &r);
+    assert_ne!(m.code, 0, "{m:?}");
+    assert!(m.stderr.contains("1 confirmed finding(s)"), "{}", m.stderr);
+}

@@ -179,7 +179,9 @@ fn two_results(dir: &Path) -> PathBuf {
 fn all_explains_every_result_of_a_scan_in_one_run() {
     let r = Repo::new();
     let d = r.demo();
-    let scan = two_results(r.path());
+    // Kept among the repository's findings: confirmed, so each result keeps its own CWE (an
+    // unconfirmed one in the SSRF task's code would take the task's).
+    let scan = two_results(&d.join(".sage/findings"));
     let md = r.path().join("all.md");
     let out = r.path().join("all.sarif");
     let json = r.path().join("all.json");
@@ -237,14 +239,21 @@ fn all_explains_every_result_of_a_scan_in_one_run() {
         2
     );
 
-    // Without --finding, --all reads every finding the repository keeps (the demo keeps one).
+    // Without --finding, --all reads every finding the repository keeps (the demo keeps one,
+    // and the scan kept beside it has two results).
     let kept = r
         .sage_in(&d, &["blame-origin", "--all", "--format", "json"])
         .ok()
         .json();
     assert_eq!(kept["schema"], "sage.reports/1");
-    assert_eq!(kept["reports"][0]["finding"]["id"], "ssrf-preview");
-    assert_eq!(kept["reports"].as_array().unwrap().len(), 1);
+    let ids: Vec<&str> = kept["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["finding"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids.contains(&"ssrf-preview"), "{ids:?}");
 
     // HTML holds one finding; `--all` says so and writes nothing.
     r.sage_in(
