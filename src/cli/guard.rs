@@ -141,6 +141,55 @@ fn check(ctx: &Context, a: &CheckArgs) -> i32 {
     code
 }
 
+/// The CWE of a finding the repository keeps that this write bears on (`Some(None)`: one
+/// without a CWE): a write of the finding's file, or of a file that uses it (names its module).
+/// A README typo fix is not a write on a kept SSRF finding.
+fn kept_finding_written(
+    root: &std::path::Path,
+    settings: &crate::settings::Settings,
+    call: &hook::Call,
+) -> Option<Option<u32>> {
+    let anchors: Vec<crate::anchor::Anchor> =
+        crate::finding::discover::all(root, &settings.findings)
+            .iter()
+            .filter_map(|f| crate::finding::load_all(f).ok())
+            .flatten()
+            .collect();
+    if anchors.is_empty() {
+        return None;
+    }
+    let cwd = call
+        .cwd
+        .as_deref()
+        .map_or_else(|| root.to_path_buf(), std::path::PathBuf::from);
+    let written: Vec<std::path::PathBuf> = call.paths.iter().map(|p| cwd.join(p)).collect();
+    anchors.iter().find_map(|a| {
+        let file = root.join(&a.file);
+        // The module a caller names: `fetcher` of media/fetcher.py.
+        let stem = std::path::Path::new(&a.file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| s.len() >= 3);
+        let bears = written.iter().any(|w| {
+            w == &file
+                || stem.as_deref().is_some_and(|stem| {
+                    crate::files::read_text(w, "file", 1 << 20)
+                        .is_ok_and(|text| names_word(&text, stem))
+                })
+        });
+        bears.then_some(a.cwe)
+    })
+}
+
+/// Whether `text` holds `word` as a whole identifier.
+fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
+}
+
 /// The decision, and the repository root the log goes under.
 fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::path::PathBuf>)> {
     if !call.writes {
@@ -160,14 +209,9 @@ fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::p
         None => Default::default(),
     };
     let root = repo.as_ref().and_then(|r| r.workdir());
-    let finding = root.as_ref().and_then(|root| {
-        let files = crate::finding::discover::all(root, &settings.findings);
-        let first = files.first()?;
-        let cwe = crate::finding::load_all(first)
-            .ok()
-            .and_then(|all| all.iter().find_map(|a| a.cwe));
-        Some(cwe)
-    });
+    let finding = root
+        .as_ref()
+        .and_then(|root| kept_finding_written(root, &settings, call));
     let state = repo
         .as_ref()
         .map(|r| r.git_dir().join("sage").join("guard").join("sessions"));

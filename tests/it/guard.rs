@@ -620,3 +620,47 @@ fn the_guard_log_holds_no_secret_and_never_follows_a_link_out() {
     assert!(err.contains("outside the worktree"), "{err}");
     assert!(code == 0 || code == 2, "{err}");
 }
+
+/// Issue 43 (12): while any finding was kept, the guard denied every write of every task — a
+/// README typo fix because an SSRF finding was kept on media/fetcher.py. A kept finding guards
+/// the writes that bear on it: its file, and files that use it.
+#[test]
+fn a_kept_finding_guards_its_own_file_and_its_callers_only() {
+    let r = Repo::new();
+    r.write("README.md", "# media\n");
+    r.write("media/fetcher.py", "def download(url):\n    pass\n");
+    r.write("media/views.py", "from media.fetcher import download\n");
+    r.write("media/other.py", "x = 1\n");
+    r.write(
+        ".sage/findings/ssrf.yaml",
+        "id: ssrf\ncwe: 918\nfile: media/fetcher.py\nlines: 1-2\n",
+    );
+    r.commit("base");
+    r.write(
+        "s.jsonl",
+        &claude_session("Fix the typo in the README.", &["I will fix the typo."]),
+    );
+    let call = |path: &str| {
+        let mut c = write_call(&r, "s.jsonl");
+        c["tool_input"]["file_path"] = json!(r.path().join(path));
+        c
+    };
+    let decision = |path: &str| {
+        let (out, err, code) = check(&r, &["--agent", "claude-code"], &call(path));
+        assert_eq!(code, 0, "{err}");
+        out.contains("\"deny\"")
+    };
+    assert!(
+        !decision("README.md"),
+        "a README fix is not a write on the finding"
+    );
+    assert!(
+        !decision("media/other.py"),
+        "nor a file that does not use it"
+    );
+    assert!(
+        decision("media/fetcher.py"),
+        "the finding's own file is guarded"
+    );
+    assert!(decision("media/views.py"), "and a file that uses it");
+}
