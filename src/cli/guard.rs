@@ -170,8 +170,10 @@ fn kept_finding_written(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .filter(|s| s.len() >= 3);
+        // A path the agent gave from elsewhere (its own checkout) still ends with the file.
         let bears = written.iter().any(|w| {
             w == &file
+                || w.ends_with(&a.file)
                 || stem.as_deref().is_some_and(|stem| {
                     crate::files::read_text(w, "file", 1 << 20)
                         .is_ok_and(|text| names_word(&text, stem))
