@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::hook::Agent;
+use super::splice;
 use crate::error::{Error, Result};
 
 /// The command every installed entry runs; an entry whose command starts with it is ours.
@@ -65,57 +66,161 @@ fn is_ours(v: &Value) -> bool {
 }
 
 /// `text` (the file, or `None` when absent) with our entry in it; `None` when it is there.
+/// An existing file is edited as text: our entry is spliced in, every other byte stays.
 pub(crate) fn with_entry(agent: Agent, text: Option<&str>, shown: &str) -> Result<Option<String>> {
-    let mut doc: Value = match text {
+    let doc = checked(agent, text, shown)?;
+    let (event, ours) = entry(agent);
+    if doc["hooks"][event]
+        .as_array()
+        .is_some_and(|l| l.iter().any(is_ours))
+    {
+        return Ok(None);
+    }
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        let mut doc = json!({});
+        if agent == Agent::Cursor {
+            doc["version"] = json!(1);
+        }
+        doc["hooks"] = json!({ event: [ours] });
+        return Ok(Some(pretty(&doc)));
+    };
+    let unreadable = || {
+        Error::input(format!("{shown}: cannot be edited in place"))
+            .hint("fix the file, or move it aside, then install again")
+    };
+    let mut t = text.to_string();
+    let top = splice::top(&t);
+    let last = |t: &str, open: usize, key: &str| {
+        splice::members(t, open).and_then(|m| m.into_iter().rev().find(|m| m.key == key))
+    };
+    if agent == Agent::Cursor && last(&t, top, "version").is_none() {
+        t = splice::add_member(&t, top, "version", &json!(1)).ok_or_else(unreadable)?;
+    }
+    t = match last(&t, top, "hooks") {
+        None => splice::add_member(&t, top, "hooks", &json!({ event: [ours] })),
+        Some(h) => match last(&t, h.value.0, event) {
+            None => splice::add_member(&t, h.value.0, event, &json!([ours])),
+            Some(e) => splice::add_element(&t, e.value.0, &ours),
+        },
+    }
+    .ok_or_else(unreadable)?;
+    Ok(Some(t))
+}
+
+/// The file as JSON, with the shape our entry needs (an object, `hooks` an object, the event a
+/// list), or one line naming what is wrong.
+fn checked(agent: Agent, text: Option<&str>, shown: &str) -> Result<Value> {
+    let doc: Value = match text {
         Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(|e| {
             Error::input(format!("{shown}:{}: not valid JSON: {e}", e.line()))
                 .hint("fix the file, or move it aside, then install again")
         })?,
         _ => json!({}),
     };
-    let Some(top) = doc.as_object_mut() else {
+    if !doc.is_object() {
         return Err(Error::input(format!("{shown}: not a JSON object")));
-    };
-    if agent == Agent::Cursor {
-        top.entry("version").or_insert(json!(1));
     }
-    let hooks = top.entry("hooks").or_insert_with(|| json!({}));
-    let Some(hooks) = hooks.as_object_mut() else {
-        return Err(Error::input(format!("{shown}: `hooks` is not an object")));
-    };
-    let (event, ours) = entry(agent);
-    let list = hooks.entry(event).or_insert_with(|| json!([]));
-    let Some(list) = list.as_array_mut() else {
+    match doc.get("hooks") {
+        Some(h) if !h.is_object() => {
+            return Err(Error::input(format!("{shown}: `hooks` is not an object")));
+        }
+        _ => {}
+    }
+    let (event, _) = entry(agent);
+    if doc["hooks"].get(event).is_some_and(|l| !l.is_array()) {
         return Err(Error::input(format!(
             "{shown}: `hooks.{event}` is not a list"
         )));
-    };
-    if list.iter().any(is_ours) {
-        return Ok(None);
     }
-    list.push(ours);
-    Ok(Some(pretty(&doc)))
+    Ok(doc)
 }
 
-/// `text` without our entries (and without the lists and objects only they needed).
-pub(crate) fn without_entry(agent: Agent, text: &str, shown: &str) -> Result<String> {
-    let mut doc: Value = serde_json::from_str(text)
-        .map_err(|e| Error::input(format!("{shown}:{}: not valid JSON: {e}", e.line())))?;
+/// `text` without our hooks — only ours: a user's hook in the same matcher group stays, and
+/// the group goes only when nothing else is left in it — and without the list and object
+/// only they needed. `None` when the guard is not in the file (nothing is rewritten).
+pub(crate) fn without_entry(agent: Agent, text: &str, shown: &str) -> Result<Option<String>> {
+    let doc = checked(agent, Some(text), shown)?;
     let (event, _) = entry(agent);
-    if let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) {
-        if let Some(list) = hooks.get_mut(event).and_then(Value::as_array_mut) {
-            list.retain(|v| !is_ours(v));
-            if list.is_empty() {
-                hooks.remove(event);
+    if !doc["hooks"][event]
+        .as_array()
+        .is_some_and(|l| l.iter().any(is_ours))
+    {
+        return Ok(None);
+    }
+    let unreadable = || Error::input(format!("{shown}: cannot be edited in place"));
+    let mut t = text.to_string();
+    let last = |t: &str, open: usize, key: &str| {
+        splice::members(t, open).and_then(|m| m.into_iter().rev().find(|m| m.key == key))
+    };
+    let member_spans = |t: &str, open: usize| -> Option<Vec<(usize, usize)>> {
+        Some(
+            splice::members(t, open)?
+                .iter()
+                .map(|m| (m.key_start, m.value.1))
+                .collect(),
+        )
+    };
+    // One removal at a time, the text skimmed again after each.
+    loop {
+        let top = splice::top(&t);
+        let hooks = last(&t, top, "hooks").ok_or_else(unreadable)?;
+        let list = last(&t, hooks.value.0, event).ok_or_else(unreadable)?;
+        let items = splice::elements(&t, list.value.0).ok_or_else(unreadable)?;
+        let runs_ours = |h: &Value| {
+            h.get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| c.trim_start().starts_with(COMMAND))
+        };
+        let mut next = None;
+        for (k, &(a, b)) in items.iter().enumerate() {
+            let v: Value = serde_json::from_str(&t[a..b]).map_err(|_| unreadable())?;
+            if !is_ours(&v) {
+                continue;
             }
+            let inner = v.get("hooks").and_then(Value::as_array);
+            let mixed = inner.is_some_and(|hs| hs.iter().any(|h| !runs_ours(h)));
+            next = Some(if mixed {
+                // Ours inside a group the user shares: only our hook goes.
+                let group = last(&t, a, "hooks").ok_or_else(unreadable)?;
+                let hs = splice::elements(&t, group.value.0).ok_or_else(unreadable)?;
+                let i = inner
+                    .and_then(|hs| hs.iter().position(runs_ours))
+                    .ok_or_else(unreadable)?;
+                splice::remove_sibling(&t, &hs, i)
+            } else {
+                splice::remove_sibling(&t, &items, k)
+            });
+            break;
         }
-        if hooks.is_empty()
-            && let Some(top) = doc.as_object_mut()
-        {
-            top.remove("hooks");
+        match next {
+            Some(n) => t = n,
+            None => break,
         }
     }
-    Ok(pretty(&doc))
+    // The list, then `hooks`, when nothing of the user's is left in them.
+    let top = splice::top(&t);
+    if let Some(hooks) = last(&t, top, "hooks")
+        && let Some(list) = last(&t, hooks.value.0, event)
+        && splice::elements(&t, list.value.0).is_some_and(|e| e.is_empty())
+    {
+        let spans = member_spans(&t, hooks.value.0).ok_or_else(unreadable)?;
+        let k = spans
+            .iter()
+            .position(|s| s.0 == list.key_start)
+            .ok_or_else(unreadable)?;
+        t = splice::remove_sibling(&t, &spans, k);
+        if let Some(hooks) = last(&t, top, "hooks")
+            && splice::members(&t, hooks.value.0).is_some_and(|m| m.is_empty())
+        {
+            let spans = member_spans(&t, top).ok_or_else(unreadable)?;
+            let k = spans
+                .iter()
+                .position(|s| s.0 == hooks.key_start)
+                .ok_or_else(unreadable)?;
+            t = splice::remove_sibling(&t, &spans, k);
+        }
+    }
+    Ok(Some(t))
 }
 
 fn pretty(v: &Value) -> String {
@@ -195,10 +300,9 @@ pub(crate) fn uninstall(root: &Path, git_dir: &Path, agent: Agent) -> Result<Str
         }
         // Edited since: only our entry goes.
         _ => {
-            let new = without_entry(agent, &now, rel)?;
-            if new == now {
+            let Some(new) = without_entry(agent, &now, rel)? else {
                 return Ok(format!("{rel}: the guard is not installed"));
-            }
+            };
             write(&path, &new)?;
             format!(
                 "{rel}: guard entry removed (the file changed since install, so the rest stays)"
@@ -242,8 +346,12 @@ mod tests {
             with_entry(Agent::ClaudeCode, Some(&once), "s").unwrap(),
             None
         );
-        let out: Value =
-            serde_json::from_str(&without_entry(Agent::ClaudeCode, &once, "s").unwrap()).unwrap();
+        let out: Value = serde_json::from_str(
+            &without_entry(Agent::ClaudeCode, &once, "s")
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(out, serde_json::from_str::<Value>(user).unwrap());
 
         let cursor = with_entry(Agent::Cursor, None, "c").unwrap().unwrap();

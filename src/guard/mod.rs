@@ -6,6 +6,7 @@ pub(crate) mod hook;
 pub(crate) mod install;
 pub(crate) mod policy;
 pub(crate) mod session;
+pub(crate) mod splice;
 
 use std::path::Path;
 use std::time::Instant;
