@@ -862,17 +862,7 @@ fn unjudged(judge_opts: &crate::judge::run::Options) -> crate::judge::scores::Ju
             .map(|j| j.name())
             .unwrap_or_default(),
         protocol: "prefix".into(),
-        repeat: None,
-        calls: 0,
-        cached: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cached_input_tokens: 0,
-        skipped: 0,
-        cost_usd: None,
-        redactions: 0,
-        lang: None,
-        warnings: Vec::new(),
+        ..Default::default()
     }
 }
 

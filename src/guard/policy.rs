@@ -185,34 +185,24 @@ fn judge_options(g: &Given, task: String, cwe: Option<u32>) -> crate::judge::run
         crate::judge::backends::Spec::Offline => crate::judge::cache::Cache::disabled(),
         _ => crate::judge::cache::Cache::new(crate::judge::cache::default_dir(g.cache_dir)),
     };
+    // One turn at a time, each scored, with a short wait and few retries: an agent is
+    // waiting on the answer.
     crate::judge::run::Options {
         judges: vec![spec],
-        protocol: crate::judge::run::Protocol::Prefix,
-        repeat: 1,
         jobs: 1,
-        rpm: None,
-        spend: None,
-        context_tokens: None,
-        quotes_required: true,
-        anchor_for_judge: None,
-        criterion: "security".into(),
         task: Some(task),
         cwe_hint: cwe,
-        anchor_file: None,
         templates_dir: g.templates.map(Path::to_path_buf),
         judge_lang: g.judge_lang,
         cache,
-        record: None,
         timeout: Duration::from_secs(20),
         tries: 2,
         answer_tries: 1,
         progress: false,
-        defer: None,
-        schedule: None,
         score_all: true,
-        features_out: None,
         // The guard asks whether the plan spells out each part: the phrase rules say.
         offline_model: false,
+        ..Default::default()
     }
 }
 

@@ -399,16 +399,9 @@ fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeIn
         protocol: protocol_name(opts.protocol).into(),
         // Numbered only when there are repeats: a plain run's header has no repeat at all.
         repeat: (opts.repeat > 1).then_some(r + 1),
-        calls: 0,
-        cached: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cached_input_tokens: 0,
-        skipped: 0,
-        cost_usd: None,
         redactions: redactions as u64,
-        lang: None,
-        warnings: Vec::new(),
+        // Nothing asked yet.
+        ..Default::default()
     }
 }
 

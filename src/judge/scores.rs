@@ -169,7 +169,7 @@ pub(crate) enum Skip {
 }
 
 /// Who judged, how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct JudgeInfo {
     pub name: String,
     pub protocol: String,

@@ -678,14 +678,22 @@ fn guard_install_and_uninstall_edit_only_their_own_bytes() {
     // Never installed: uninstall leaves the file as it is.
     let mine = "{\"z\": 1, \"a\": 12345678901234567890123,\n  \"e\": 1e5, \"n\": -0, \"d\": 1, \"d\": 2}\n";
     r.write(".claude/settings.json", mine);
-    let run = r.sage(&["guard", "uninstall", "--agent", "claude-code"]).ok();
+    let run = r
+        .sage(&["guard", "uninstall", "--agent", "claude-code"])
+        .ok();
     assert!(run.stderr.contains("not installed"), "{run:?}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
     // Installed, then the user adds a hook of their own to our matcher group and edits the
     // file: uninstall takes our hook only, and every other byte stays.
     r.sage(&["guard", "install", "--agent", "claude-code"]).ok();
     let installed = std::fs::read_to_string(&path).unwrap();
-    for kept in ["12345678901234567890123", "1e5", "-0", "\"d\": 1, \"d\": 2", "{\"z\": 1, \"a\""] {
+    for kept in [
+        "12345678901234567890123",
+        "1e5",
+        "-0",
+        "\"d\": 1, \"d\": 2",
+        "{\"z\": 1, \"a\"",
+    ] {
         assert!(installed.contains(kept), "{kept}: {installed}");
     }
     let ours = "\"command\": \"git sage guard check --agent claude-code\"";
@@ -697,10 +705,17 @@ fn guard_install_and_uninstall_edit_only_their_own_bytes() {
     );
     assert_ne!(shared, installed);
     std::fs::write(&path, &shared).unwrap();
-    r.sage(&["guard", "uninstall", "--agent", "claude-code"]).ok();
+    r.sage(&["guard", "uninstall", "--agent", "claude-code"])
+        .ok();
     let after = std::fs::read_to_string(&path).unwrap();
     assert!(!after.contains("git sage guard check"), "{after}");
-    assert!(after.contains("./lint.sh"), "the user's hook went too: {after}");
-    assert!(after.starts_with(mine.trim_end().trim_end_matches('}')), "{after}");
+    assert!(
+        after.contains("./lint.sh"),
+        "the user's hook went too: {after}"
+    );
+    assert!(
+        after.starts_with(mine.trim_end().trim_end_matches('}')),
+        "{after}"
+    );
     serde_json::from_str::<Value>(&after).unwrap();
 }
