@@ -47,6 +47,7 @@ pub(crate) fn run(ctx: &Context, _: &ConfigArgs) -> Result<i32> {
         };
         out.push_str(&format!("{var:<20} = {shown}\n"));
     }
-    ctx.print(&out)?;
+    // Values come from the user's and the repository's config: controls shown, not obeyed.
+    ctx.print_text(&out)?;
     Ok(0)
 }

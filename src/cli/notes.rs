@@ -38,8 +38,23 @@ pub(crate) fn run(ctx: &Context, args: &NotesArgs) -> Result<i32> {
     match &args.cmd {
         NotesCmd::Show { rev, json } => {
             let rev = rev.as_deref().unwrap_or("HEAD");
-            let id = repo.resolve_commit(rev)?;
-            match repo.read_note(id)? {
+            let mut id = repo.resolve_commit(rev)?;
+            let mut note = repo.read_note(id)?;
+            // A merge made with the hooks installed: the notes are on the branch it merged.
+            if note.is_none() {
+                for parent in repo.commit_info(id)?.parents.into_iter().skip(1) {
+                    if let Some(text) = repo.read_note(parent)? {
+                        crate::say!(
+                            "git-sage: {rev} ({}) is a merge; the note is on the branch it merged, {}",
+                            id.short(),
+                            parent.short()
+                        );
+                        (id, note) = (parent, Some(text));
+                        break;
+                    }
+                }
+            }
+            match note {
                 None => {
                     crate::say!("no {NOTES_REF} note on {rev} ({})", id.short());
                     Ok(1)

@@ -83,14 +83,32 @@ pub(crate) fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
                 bytes,
                 commit: None,
             }),
-            None => Err(Error::input(format!("{file} does not exist at {rev}"))
-                .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>")),
+            None => Err(not_at_rev(repo, rev, file)),
         };
     }
     Err(
         Error::input(format!("cannot read session {session}: no such file"))
             .hint("give a path, or REV:path for a file in git"),
     )
+}
+
+/// Why `REV:path` names no session file: a folder, or nothing at that revision.
+fn not_at_rev(repo: &Repo, rev: &str, file: &str) -> Error {
+    let folder = repo
+        .resolve_commit(rev)
+        .and_then(|c| repo.tree_of(c))
+        .and_then(|t| repo.dir_id(t, file.trim_end_matches('/')))
+        .is_ok_and(|d| d.is_some());
+    match folder {
+        true => {
+            Error::input(format!("{file} is a folder at {rev}, not a session file")).hint(format!(
+                "name a file in it, e.g. {rev}:{}/<file>",
+                file.trim_end_matches('/')
+            ))
+        }
+        false => Error::input(format!("{file} does not exist at {rev}"))
+            .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>"),
+    }
 }
 
 /// Opens a session named on the command line for streaming: a file, a conversation folder
@@ -126,8 +144,7 @@ pub(crate) fn open(session: &str, repo: &dyn Fn() -> Result<Repo>) -> Result<Inp
         let repo = repo()?;
         return match repo.file_at_rev(rev, file)? {
             Some(bytes) => Ok(Input::from_bytes(session, bytes)),
-            None => Err(Error::input(format!("{file} does not exist at {rev}"))
-                .hint("name a file committed at that revision, e.g. HEAD:.sage/sessions/<file>")),
+            None => Err(not_at_rev(&repo, rev, file)),
         };
     }
     Err(

@@ -882,3 +882,18 @@ fn the_merge_gate_blocks_on_kept_findings_only() {
     assert_ne!(m.code, 0, "{m:?}");
     assert!(m.stderr.contains("1 confirmed finding(s)"), "{}", m.stderr);
 }
+
+/// Issue 43 (17, part): right after a merge made with the hooks installed, `git sage notes
+/// show` looked at the merge commit and found nothing; the notes are on the merged branch.
+#[test]
+fn notes_show_after_a_hook_driven_merge_finds_the_merged_branchs_note() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    r.sage(&["-C", ds, "hooks", "install"]).ok();
+    let m = merge(&d, &r);
+    assert_eq!(m.code, 0, "{m:?}");
+    let show = r.sage(&["-C", ds, "notes", "show"]).ok();
+    assert!(show.stdout.contains("origin turn 1"), "{show:?}");
+    assert!(show.stderr.contains("is a merge"), "{}", show.stderr);
+}

@@ -270,3 +270,28 @@ fn sarif_uris_are_percent_encoded_and_read_back() {
         .json();
     assert_eq!(back["finding"]["file"], path, "{back}");
 }
+
+/// Issue 43 (17, part): `git sage config` printed raw ESC from a value; `HEAD:media` (a folder)
+/// was "does not exist".
+#[test]
+fn config_shows_controls_and_a_folder_at_a_revision_is_named_one() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    r.sage(&["-C", ds, "turns", "HEAD:media"])
+        .bad_input("media is a folder at HEAD, not a session file");
+    let g = Command::new("git")
+        .args([
+            "-C",
+            ds,
+            "config",
+            "sage.task",
+            "fix \u{1b}]0;pwned\u{7} it",
+        ])
+        .status()
+        .unwrap();
+    assert!(g.success());
+    let out = r.sage(&["-C", ds, "config"]).ok().stdout;
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("\\x1b]0;pwned\\x07"), "{out}");
+}
