@@ -179,6 +179,113 @@ fn plain_secret(v: &str, quoted: bool) -> bool {
 
 /// Redacts plain text; returns the new text and how many secrets were taken out.
 pub(crate) fn redact(text: &str) -> (String, usize) {
+    let (text, wrapped) = redact_base64(text);
+    let (out, n) = redact_plain(&text);
+    (out, n + wrapped)
+}
+
+/// Base64 whose decoded text holds a secret (`echo QUtJQV… | base64 -d`, a basic-auth header
+/// built by hand) goes whole: the secret cannot be cut out of the encoding.
+fn redact_base64(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    use base64::Engine;
+    // Most text has no padded run and says nothing of base64: found at memchr speed, without
+    // looking at every byte.
+    let t = text.as_bytes();
+    let said = |w: &[u8]| memchr::memmem::find(t, w).is_some();
+    if memchr::memchr(b'=', t).is_none() && !said(b"ase64") && !said(b"asic ") && !said(b"ASE64") {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    // Built once: an engine holds its decoding tables.
+    static ENGINES: OnceLock<[base64::engine::GeneralPurpose; 2]> = OnceLock::new();
+    let [standard, url] = ENGINES.get_or_init(|| {
+        let engine = |alphabet| {
+            base64::engine::GeneralPurpose::new(
+                alphabet,
+                base64::engine::GeneralPurposeConfig::new()
+                    .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+            )
+        };
+        [
+            engine(&base64::alphabet::STANDARD),
+            engine(&base64::alphabet::URL_SAFE),
+        ]
+    });
+    let mut out = String::new();
+    let mut last = 0;
+    let mut count = 0;
+    for (start, end) in base64_runs(text.as_bytes()) {
+        let s = &text[start..end];
+        // Encoded text comes in whole quanta; it is decoded when padded (`base64` pads unless
+        // the text's length is a multiple of 3) or said to be base64 (`… | base64 -d`, `Basic …`).
+        if !s.len().is_multiple_of(4) || !(s.ends_with('=') || hinted(text, start, end)) {
+            continue;
+        }
+        let decoded = standard.decode(s).or_else(|_| url.decode(s));
+        // Only text: random bytes (hashes, keys of other kinds) say nothing here.
+        let Some(plain) = decoded
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .filter(|p| p.chars().all(|c| !c.is_control() || c.is_whitespace()))
+        else {
+            continue;
+        };
+        if redact_plain(&plain).1 > 0 {
+            out.push_str(&text[last..start]);
+            out.push_str("[REDACTED:base64]");
+            last = end;
+            count += 1;
+        }
+    }
+    if count == 0 {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    out.push_str(&text[last..]);
+    (std::borrow::Cow::Owned(out), count)
+}
+
+/// Whether the 16 bytes around the run from `start` to `end` say it is base64 (`Basic …`,
+/// `base64 -d <<< …`, `echo … | base64 -d`).
+fn hinted(text: &str, start: usize, end: usize) -> bool {
+    let t = text.as_bytes();
+    let near = |a: usize, b: usize| String::from_utf8_lossy(&t[a..b]).to_ascii_lowercase();
+    let (before, after) = (
+        near(start.saturating_sub(16), start),
+        near(end, (end + 16).min(t.len())),
+    );
+    before.contains("basic ") || before.contains("base64") || after.contains("base64")
+}
+
+/// The runs of 24 or more base64 characters (with their `=` padding) that stand as words. A
+/// byte loop: this looks at every byte of every session, and a regex per call costs more.
+fn base64_runs(t: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-');
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < t.len() {
+            if !b64(t[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < t.len() && b64(t[i]) {
+                i += 1;
+            }
+            let mut end = i;
+            while end < t.len() && end - i < 2 && t[end] == b'=' {
+                end += 1;
+            }
+            // A word of its own: not the tail of a longer run of other word bytes.
+            if end - start >= 24 && (start == 0 || !t[start - 1].is_ascii_alphanumeric()) {
+                i = end;
+                return Some((start, end));
+            }
+        }
+        None
+    })
+}
+
+/// The rules over plain text.
+fn redact_plain(text: &str) -> (String, usize) {
     // One pass of all patterns together first: most text holds no secret at all.
     static ANY: OnceLock<regex::RegexSet> = OnceLock::new();
     let any = ANY.get_or_init(|| {
@@ -535,6 +642,27 @@ mod tests {
             "password = \"changeme\"",
         ] {
             assert_eq!(redact(code).0, code, "{code}");
+        }
+    }
+
+    #[test]
+    fn base64_holding_a_secret_goes_whole_and_other_base64_stays() {
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        // Unpadded (27 characters encode to 36), said to be base64 after it.
+        let unpadded = b64("key AKIAQWERTYUIOPASDFGH xy");
+        assert!(!unpadded.ends_with('='));
+        assert_eq!(redact(&format!("echo {unpadded} | base64 -d")).1, 1);
+        let key = b64("aws_key=AKIAQWERTYUIOPASDFGH");
+        let (out, n) = redact(&format!("echo {key} | base64 -d"));
+        assert_eq!((out.as_str(), n), ("echo [REDACTED:base64] | base64 -d", 1));
+        let auth = b64("admin:ghp_Zq8Xw2Ve4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Mn2");
+        assert_eq!(redact(&format!("Authorization: Basic {auth}")).1, 1);
+        for plain in [
+            b64("just an ordinary sentence here"),
+            "3f786850e387550fdab836ed7e6dc881de23001b".to_string(),
+        ] {
+            assert_eq!(redact(&plain).0, plain);
         }
     }
 
