@@ -180,8 +180,121 @@ fn plain_secret(v: &str, quoted: bool) -> bool {
 /// Redacts plain text; returns the new text and how many secrets were taken out.
 pub(crate) fn redact(text: &str) -> (String, usize) {
     let (text, wrapped) = redact_base64(text);
-    let (out, n) = redact_plain(&text);
-    (out, n + wrapped)
+    // One pass says whether any rule or a cut token may be there: most text holds neither.
+    let any = any_rule();
+    if !any.is_match(&text) {
+        return (text.into_owned(), wrapped);
+    }
+    let hits = any.matches(&text);
+    let (text, split) = match hits.matched(rules().len()) {
+        true => redact_split(&text),
+        false => (text, 0),
+    };
+    let (out, n) = apply_rules(&text, &hits);
+    (out, n + wrapped + split)
+}
+
+/// All rules' patterns, then the start of a cut token, as one set.
+fn any_rule() -> &'static regex::RegexSet {
+    static ANY: OnceLock<regex::RegexSet> = OnceLock::new();
+    ANY.get_or_init(|| {
+        let split = split_res().0.as_str();
+        regex::RegexSet::new(rules().iter().map(|r| r.re.as_str()).chain([split]))
+            .expect("valid redaction regexes")
+    })
+}
+
+/// The start of a token of a known format followed by a seam, and a seam alone.
+fn split_res() -> &'static (Regex, Regex) {
+    static RES: OnceLock<(Regex, Regex)> = OnceLock::new();
+    RES.get_or_init(|| {
+        let prefixes = r"(?:AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt)-|sk-ant-|sk-(?:proj-|svcacct-|admin-)?|[rs]k_(?:live|test)_|whsec_|xox[abposre]-|AIza)";
+        (
+            Regex::new(&format!(
+                r"(?-u:\b){prefixes}[A-Za-z0-9_\-]{{2,}}{SEAM}[A-Za-z0-9_\-]"
+            ))
+            .expect("valid split regex"),
+            Regex::new(&format!("^{SEAM}")).expect("valid seam regex"),
+        )
+    })
+}
+
+/// The characters of the tokens that have a known prefix.
+fn token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// Where a token may be cut: a line break (a terminal's wrap, a shell's `\` continuation) or
+/// the seam of a literal split for line length (`"…"\n    "…"`, `"…" + "…"`, `'…' '…'`).
+const SEAM: &str = r#"(?:["'][ \t]*\+?[ \t]*\\?\r?\n?[ \t]*["']|\\?\r?\n[ \t]*)"#;
+
+/// A token of a known format cut in pieces (`ghp_Ab…⏎Cd…`) goes whole when its pieces, put
+/// together, make one: each piece alone is too short for its rule. Pieces are joined until
+/// the token is whole, so the line after a wrapped token keeps its words.
+fn redact_split(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    let (start, seam) = split_res();
+    let t = text.as_bytes();
+    let run_end = |mut i: usize| {
+        while i < t.len() && token_byte(t[i]) {
+            i += 1;
+        }
+        i
+    };
+    // A real token mixes letters and digits; `sk-learn-compatible⏎estimators` does not.
+    let tokenish = |s: &str| {
+        s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
+    };
+    let mut spans = Vec::new();
+    let mut covered = 0;
+    for m in start.find_iter(text) {
+        if m.start() < covered {
+            continue;
+        }
+        let first = run_end(m.start());
+        let mut joined = text[m.start()..first].to_string();
+        if redact_plain(&joined).1 > 0 {
+            continue;
+        }
+        let mut pos = first;
+        // A token is cut in a few pieces at most: a 93-character token at 20 columns is five.
+        for _ in 0..6 {
+            let Some(s) = seam.find(&text[pos..]) else {
+                break;
+            };
+            let piece_start = pos + s.end();
+            let piece_end = run_end(piece_start);
+            if piece_end == piece_start {
+                break;
+            }
+            joined.push_str(&text[piece_start..piece_end]);
+            pos = piece_end;
+            if tokenish(&joined) && redact_plain(&joined).1 > 0 {
+                spans.push((m.start(), pos, redact_kind(&joined)));
+                covered = pos;
+                break;
+            }
+        }
+    }
+    if spans.is_empty() {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (a, b, kind) in &spans {
+        out.push_str(&text[last..*a]);
+        out.push_str(&format!("[REDACTED:{kind}]"));
+        last = *b;
+    }
+    out.push_str(&text[last..]);
+    (std::borrow::Cow::Owned(out), spans.len())
+}
+
+/// The kind of the first rule that takes out `token`.
+fn redact_kind(token: &str) -> &'static str {
+    rules()
+        .iter()
+        .find(|r| r.check == Check::None && r.re.is_match(token))
+        .map_or("token", |r| r.kind)
 }
 
 /// Base64 whose decoded text holds a secret (`echo QUtJQV… | base64 -d`, a basic-auth header
@@ -286,18 +399,18 @@ fn base64_runs(t: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
 
 /// The rules over plain text.
 fn redact_plain(text: &str) -> (String, usize) {
-    // One pass of all patterns together first: most text holds no secret at all.
-    static ANY: OnceLock<regex::RegexSet> = OnceLock::new();
-    let any = ANY.get_or_init(|| {
-        regex::RegexSet::new(rules().iter().map(|r| r.re.as_str()))
-            .expect("valid redaction regexes")
-    });
-    // A yes/no search stops at the first hit and skips the overlapping search that says which
-    // rules match: most text answers no.
+    // One pass of all patterns together first: most text holds no secret at all. A yes/no
+    // search stops at the first hit and skips the overlapping search that says which rules
+    // match: most text answers no.
+    let any = any_rule();
     if !any.is_match(text) {
         return (text.to_string(), 0);
     }
-    let hits = any.matches(text);
+    apply_rules(text, &any.matches(text))
+}
+
+/// The rules that `hits` says may match, in order, over `text`.
+fn apply_rules(text: &str, hits: &regex::SetMatches) -> (String, usize) {
     let mut out = std::borrow::Cow::Borrowed(text);
     let mut count = 0;
     for (i, rule) in rules().iter().enumerate() {
@@ -388,16 +501,15 @@ pub(crate) fn redact_value(v: &serde_json::Value) -> (serde_json::Value, usize) 
 }
 
 fn redact_nested(text: &str, depth: usize) -> (String, usize) {
-    let mut out = String::with_capacity(text.len());
+    // Built only once a literal changes: most text is copied once, by `redact`, or not at all.
+    let mut out = String::new();
     let mut count = 0;
     let bytes = text.as_bytes();
     let mut last = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'"' {
-            i += 1;
-            continue;
-        }
+    // memchr jumps from quote to quote: this loop sees every byte of every session.
+    while let Some(q) = memchr::memchr(b'"', &bytes[i..]) {
+        i += q;
         let Some(end) = literal_end(bytes, i) else {
             i += 1;
             continue;
@@ -419,6 +531,9 @@ fn redact_nested(text: &str, depth: usize) -> (String, usize) {
         }
         i = end + 1;
     }
+    if count == 0 {
+        return redact(text);
+    }
     out.push_str(&text[last..]);
     let (out, n) = redact(&out);
     (out, count + n)
@@ -428,12 +543,15 @@ fn redact_nested(text: &str, depth: usize) -> (String, usize) {
 /// is one (no raw line break inside).
 fn literal_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
-    while i < bytes.len() {
+    while let Some(k) = bytes
+        .get(i..)
+        .and_then(|b| memchr::memchr3(b'"', b'\\', b'\n', b))
+    {
+        i += k;
         match bytes[i] {
             b'"' => return Some(i),
             b'\\' => i += 2,
-            b'\n' => return None,
-            _ => i += 1,
+            _ => return None,
         }
     }
     None
@@ -642,6 +760,50 @@ mod tests {
             "password = \"changeme\"",
         ] {
             assert_eq!(redact(code).0, code, "{code}");
+        }
+    }
+
+    #[test]
+    fn a_token_cut_over_lines_or_literals_goes_whole_and_the_next_line_stays() {
+        let gh = "ghp_Zq8Xw2Ve4Rt6Yu8Io0Pa2Sd4Fg6Hj8Kl0Mn2";
+        let (a, b) = gh.split_at(18);
+        let aws = "AKIAQWERTYUIOPASDFG7";
+        let (c, d) = aws.split_at(9);
+        for (text, kind) in [
+            // a terminal's wrap, with and without the next line's indent
+            (format!("token: {a}\n{b}\nThe next line"), "github-token"),
+            (format!("  {a}\n  {b}"), "github-token"),
+            // a shell continuation
+            (format!("export T={a}\\\n{b}"), "github-token"),
+            // literals split for line length, Python and JavaScript
+            (format!("T = (\"{a}\"\n     \"{b}\")"), "github-token"),
+            (format!("const t = '{c}' + '{d}';"), "aws-access-key"),
+            (format!("key = \"{c}\" \"{d}\""), "aws-access-key"),
+            // three pieces
+            (
+                format!("{}\n{}\n{}", &gh[..12], &gh[12..26], &gh[26..]),
+                "github-token",
+            ),
+        ] {
+            let (out, n) = redact(&text);
+            assert_eq!(n, 1, "{text:?} -> {out:?}");
+            assert!(out.contains(&format!("[REDACTED:{kind}]")), "{out}");
+            for piece in [&a[4..], b, &c[4..], d] {
+                assert!(!out.contains(piece), "{piece} in {out:?}");
+            }
+        }
+        // Only what makes the token: the next line's words stay.
+        let (out, _) = redact(&format!("{a}\n{b}\nThe next line"));
+        assert_eq!(out, "[REDACTED:github-token]\nThe next line");
+        // Words that start like a token but are not one stay.
+        for text in [
+            "pip install sk-learn\nscikit-learn-extra",
+            "use sk-\nlearn",
+            "gh_pages\nbranch",
+            "AKIA\nprefix",
+            "sk-proj-alpha\nbeta-gamma-delta-epsilon-zeta",
+        ] {
+            assert_eq!(redact(text), (text.to_string(), 0), "{text:?}");
         }
     }
 
