@@ -240,9 +240,14 @@ fn redact_split(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
         }
         i
     };
-    // A real token mixes letters and digits; `sk-learn-compatible⏎estimators` does not.
+    // `sk-` also starts words (`sk-learn-compatible⏎estimators`): a token after it has a
+    // digit or mixes cases. The other prefixes are formats of their own.
     let tokenish = |s: &str| {
-        s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
+        let Some(tail) = s.strip_prefix("sk-") else {
+            return true;
+        };
+        let has = |f: fn(&u8) -> bool| tail.bytes().any(|b| f(&b));
+        has(u8::is_ascii_digit) || (has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase))
     };
     let mut spans = Vec::new();
     let mut covered = 0;

@@ -100,17 +100,27 @@ impl Cache {
         let Some(p) = self.path(key) else {
             return Err(std::io::Error::other("the cache is disabled"));
         };
-        crate::files::write_atomic(
-            &p,
-            &serde_json::to_vec(entry).map_err(std::io::Error::other)?,
-        )
+        crate::files::write_atomic(&p, &stored(entry).map_err(std::io::Error::other)?)
     }
 
     /// Stores an answer; a cache that cannot be written only costs a repeat call later.
     pub(crate) fn put(&self, key: &str, entry: &Entry) {
         let Some(p) = self.path(key) else { return };
-        let _ = crate::files::write_atomic(&p, &serde_json::to_vec(entry).unwrap_or_default());
+        let _ = crate::files::write_atomic(&p, &stored(entry).unwrap_or_default());
     }
+}
+
+/// An entry as stored: a model may say a secret it was never shown (from its training, or a
+/// guess), and what is kept on disk is redacted like everything else.
+fn stored(entry: &Entry) -> serde_json::Result<Vec<u8>> {
+    let (answer, n) = crate::redact::redact_document(&entry.answer);
+    if n == 0 {
+        return serde_json::to_vec(entry);
+    }
+    serde_json::to_vec(&Entry {
+        answer,
+        ..entry.clone()
+    })
 }
 
 #[cfg(test)]

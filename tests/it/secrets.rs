@@ -1,7 +1,10 @@
 //! No secret survives: generated secrets of every kind, in every place a session log can hold
-//! them, escaped or not, must be gone from what `record` commits, from the judge's prompts,
-//! from `judge --out` and from every report format.
+//! them — escaped, nested or cut over lines — must be gone from every channel the product
+//! writes to: what `record` commits, the judge's prompts (a command's stdin and an HTTP
+//! provider's requests), its stored answers and cache, a failing judge's stderr, the manual
+//! judge's files, every report format, origin notes, Agent Trace records and the guard's log.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use proptest::prelude::*;
@@ -133,9 +136,37 @@ fn secret() -> BoxedStrategy<Secret> {
     .boxed()
 }
 
+/// Places a session log holds a secret in.
+const PLACES: usize = 8;
+
+/// The secret as a terminal shows it, wrapped at 20 columns, for the kinds whose format has
+/// a prefix (`ghp_`, `AKIA`, …); `None` for the others.
+fn wrapped(s: &Secret) -> Option<String> {
+    let prefixed = [
+        "aws key pair",
+        "github token",
+        "github fine-grained token",
+        "gitlab token",
+        "stripe key",
+        "openai key",
+        "anthropic key",
+    ];
+    if !prefixed.contains(&s.kind) {
+        return None;
+    }
+    let token = &s.cores[0];
+    let lines: Vec<&str> = token
+        .as_bytes()
+        .chunks(20)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    Some(s.text.replace(token.as_str(), &lines.join("\n")))
+}
+
 /// A Claude Code log with `s[i]` in place i: the task, a message, reasoning, a tool call's
-/// input, its output, a JSON document inside the output, and a `\u`-escaped copy.
-fn session(s: &[Secret; 7]) -> String {
+/// input, its output, a JSON document inside the output, a `\u`-escaped copy, and a tool's
+/// output that wraps the secret over lines (or shows it whole when its kind has no prefix).
+fn session(s: &[Secret; PLACES]) -> String {
     let line = |v: Value| serde_json::to_string(&v).unwrap();
     let nested = serde_json::to_string(&json!({"config": {"env": s[5].text}})).unwrap();
     let mut lines = vec![
@@ -169,6 +200,11 @@ fn session(s: &[Secret; 7]) -> String {
     lines.push(format!(
         "{{\"type\":\"assistant\",\"sessionId\":\"s\",\"uuid\":\"u5\",\"timestamp\":\"2026-01-01T00:00:04Z\",\"message\":{{\"id\":\"m2\",\"model\":\"claude-x\",\"content\":[{{\"type\":\"text\",\"text\":\"Tests are green with {escaped}.\"}}]}}}}"
     ));
+    let shown = wrapped(&s[7]).unwrap_or_else(|| s[7].text.clone());
+    lines.push(line(
+        json!({"type": "user", "sessionId": "s", "uuid": "u6", "timestamp": "2026-01-01T00:00:05Z",
+        "message": {"role": "user", "content": format!("Terminal:\n{shown}\nDone.")}}),
+    ));
     lines.join("\n") + "\n"
 }
 
@@ -198,7 +234,10 @@ fn all_strings(text: &str, out: &mut Vec<String>) {
     }
 }
 
-fn assert_clean(what: &str, text: &str, secrets: &[Secret]) {
+/// How many secrets each output channel was checked for, over all cases.
+type Tally = BTreeMap<&'static str, usize>;
+
+fn assert_clean(tally: &mut Tally, channel: &'static str, text: &str, secrets: &[Secret]) {
     let mut strings = Vec::new();
     all_strings(text, &mut strings);
     for s in secrets {
@@ -206,13 +245,32 @@ fn assert_clean(what: &str, text: &str, secrets: &[Secret]) {
             for t in &strings {
                 assert!(
                     !t.contains(core.as_str()),
-                    "{what} still holds a {} ({core}):\n{}",
+                    "{channel} still holds a {} ({core}):\n{}",
                     s.kind,
                     &t[..t.len().min(3000)]
                 );
             }
         }
     }
+    *tally.entry(channel).or_default() += secrets.len();
+}
+
+/// Every file under `dir`, as text.
+fn files_under(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                out.push((p.display().to_string(), text));
+            }
+        }
+    }
+    out
 }
 
 /// A judge that keeps every prompt it is sent and scores nothing.
@@ -229,8 +287,41 @@ fn dump_judge(dir: &Path) -> String {
     format!("command:python3 {}", script.display())
 }
 
-/// Runs one case through the real binary: record, judge (prompts and --out), every report.
-fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
+/// A judge that fails saying the secrets on its stderr, as a provider's error that echoes a
+/// header or a config would.
+fn failing_judge(dir: &Path, secrets: &[Secret]) -> String {
+    let said = dir.join("said.txt");
+    let text: Vec<&str> = secrets.iter().map(|s| s.text.as_str()).collect();
+    std::fs::write(&said, text.join("\n")).unwrap();
+    let script = dir.join("fail.sh");
+    std::fs::write(
+        &script,
+        format!("cat > /dev/null\ncat '{}' >&2\nexit 1\n", said.display()),
+    )
+    .unwrap();
+    format!("command:sh {}", script.display())
+}
+
+/// An OpenAI-compatible provider whose model quotes a secret it was never shown: the quote
+/// is rejected, and kept only redacted.
+struct Provider {
+    quote: String,
+}
+
+impl wiremock::Respond for Provider {
+    fn respond(&self, req: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        let turn = crate::judge::asked_turn(user);
+        wiremock::ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"message": {"role": "assistant", "content": crate::judge::answer(turn, &self.quote)}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+        }))
+    }
+}
+
+/// Runs one case through the real binary, every channel.
+fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; PLACES], tally: &mut Tally) {
     let dir = r.home().join(format!("case{n}"));
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("session.jsonl");
@@ -240,6 +331,7 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
     // the original log must still carry them, or the test proves nothing
     let original = std::fs::read_to_string(&log).unwrap();
     assert!(original.contains(&secrets[0].cores[0]));
+    *tally.entry("(cut over lines)").or_default() += usize::from(wrapped(&secrets[7]).is_some());
 
     let rec = r
         .sage(&[
@@ -253,11 +345,8 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
         ])
         .ok();
     let recorded = demo.join(rec.stdout.trim());
-    assert_clean(
-        "the recorded session",
-        &std::fs::read_to_string(&recorded).unwrap(),
-        secrets,
-    );
+    let text = std::fs::read_to_string(&recorded).unwrap();
+    assert_clean(tally, "record: the committed session", &text, secrets);
     std::fs::remove_file(&recorded).unwrap();
 
     let scores = dir.join("scores.json");
@@ -278,16 +367,144 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
             scores.to_str().unwrap(),
         ])
         .ok();
-    assert_clean("judge's stdout", &run.stdout, secrets);
-    assert_clean(
-        "judge --out",
-        &std::fs::read_to_string(&scores).unwrap(),
-        secrets,
-    );
+    assert_clean(tally, "judge: stdout", &run.stdout, secrets);
+    let text = std::fs::read_to_string(&scores).unwrap();
+    assert_clean(tally, "judge: --out scores", &text, secrets);
     let prompts = std::fs::read_to_string(dir.join("prompts.txt")).unwrap();
     assert!(prompts.contains("Score turn"), "the judge was called");
-    assert_clean("the judge prompts", &prompts, secrets);
+    assert_clean(tally, "judge: a command's prompts", &prompts, secrets);
 
+    // A provider over HTTP: its requests, and what is kept of its answers (scores, cache).
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(wiremock::MockServer::start());
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(Provider {
+                quote: secrets[n % PLACES].text.clone(),
+            })
+            .mount(&server),
+    );
+    let cache = dir.join("cache");
+    let http_scores = dir.join("http.json");
+    let run = r.sage_env(
+        demo,
+        &[
+            "judge",
+            logs,
+            "--judge",
+            "openai:test-model",
+            "--format",
+            "json",
+            "--out",
+            http_scores.to_str().unwrap(),
+        ],
+        &[
+            ("OPENAI_BASE_URL", &format!("{}/v1", server.uri())),
+            ("OPENAI_API_KEY", "test-key"),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+        ],
+    );
+    let requests = rt.block_on(server.received_requests()).unwrap_or_default();
+    assert!(!requests.is_empty(), "the provider was asked: {run:?}");
+    for q in &requests {
+        let body = String::from_utf8_lossy(&q.body);
+        assert_clean(tally, "judge: an HTTP provider's requests", &body, secrets);
+    }
+    let text = std::fs::read_to_string(&http_scores).unwrap_or_default();
+    assert!(text.contains("rejected"), "the quote was rejected: {text}");
+    assert_clean(tally, "judge: rejected quotes kept", &text, secrets);
+    assert_clean(tally, "judge: stderr", &run.stderr, secrets);
+    let cached = files_under(&cache);
+    assert!(!cached.is_empty(), "answers were cached");
+    for (_, text) in &cached {
+        assert_clean(tally, "judge: the answer cache", text, secrets);
+    }
+
+    // A provider that refuses, saying the secrets back in its error.
+    let refusing = rt.block_on(wiremock::MockServer::start());
+    let said: Vec<&str> = secrets.iter().map(|s| s.text.as_str()).collect();
+    rt.block_on(
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(wiremock::ResponseTemplate::new(401).set_body_json(
+                json!({"error": {"message": format!("invalid key; request had {}", said.join(" "))}}),
+            ))
+            .mount(&refusing),
+    );
+    let refused = dir.join("refused.json");
+    let run = r.sage_env(
+        demo,
+        &[
+            "judge",
+            logs,
+            "--judge",
+            "openai:test-model",
+            "--format",
+            "json",
+            "--out",
+            refused.to_str().unwrap(),
+        ],
+        &[
+            ("OPENAI_BASE_URL", &format!("{}/v1", refusing.uri())),
+            ("OPENAI_API_KEY", "test-key"),
+            ("XDG_CACHE_HOME", dir.join("cache2").to_str().unwrap()),
+        ],
+    );
+    assert_ne!(run.code, 0, "the provider refused");
+    assert!(run.stderr.contains("401"), "{run:?}");
+    assert_clean(tally, "judge: a provider's error", &run.stderr, secrets);
+    let text = std::fs::read_to_string(&refused).unwrap_or_default();
+    assert_clean(tally, "judge: a provider's error recorded", &text, secrets);
+
+    // A judge that fails, saying secrets: each try waits longer, so two cases, which
+    // together hold every kind.
+    if n % 6 != 0 {
+        return check_rest(r, demo, n, secrets, tally, &dir, logs);
+    }
+    let failed = dir.join("failed.json");
+    let run = r.sage(&[
+        "-C",
+        ds,
+        "judge",
+        logs,
+        "--judge",
+        &failing_judge(&dir, secrets),
+        "--turns",
+        "1",
+        "--format",
+        "json",
+        "--out",
+        failed.to_str().unwrap(),
+    ]);
+    assert_ne!(run.code, 0, "the judge failed");
+    assert_clean(
+        tally,
+        "judge: a failing judge's stderr",
+        &run.stderr,
+        secrets,
+    );
+    let text = std::fs::read_to_string(&failed).unwrap_or_default();
+    assert_clean(
+        tally,
+        "judge: a failing judge's recorded error",
+        &text,
+        secrets,
+    );
+
+    check_rest(r, demo, n, secrets, tally, &dir, logs);
+}
+
+/// The channels after the judge's: the manual judge's files, reports, notes, Agent Trace
+/// records and the guard.
+fn check_rest(
+    r: &Repo,
+    demo: &Path,
+    n: usize,
+    secrets: &[Secret; PLACES],
+    tally: &mut Tally,
+    dir: &Path,
+    logs: &str,
+) {
+    let ds = demo.to_str().unwrap();
     // The manual judge's files leave the machine too, pasted into a chat.
     let manual = dir.join("manual");
     r.sage(&[
@@ -299,35 +516,95 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; 7]) {
         manual.to_str().unwrap(),
     ])
     .ok();
-    let mut exported = 0;
-    for e in std::fs::read_dir(&manual).unwrap() {
-        let p = e.unwrap().path();
-        let text = std::fs::read_to_string(&p).unwrap();
-        exported += usize::from(text.contains("Score turn"));
-        assert_clean(&format!("the exported {}", p.display()), &text, secrets);
+    let exported = files_under(&manual);
+    assert!(exported.iter().any(|(_, t)| t.contains("Score turn")));
+    for (_, text) in &exported {
+        assert_clean(tally, "judge: the manual judge's files", text, secrets);
     }
-    assert!(exported > 0, "prompts were exported");
 
-    for format in ["json", "md", "html", "sarif", "text"] {
-        let run = r
-            .blame_demo(demo, &["-q", "--session", logs, "--format", format])
-            .ok();
-        assert_clean(&format!("the {format} report"), &run.stdout, secrets);
+    // Every report format, origin notes and Agent Trace records, written by one run.
+    let trace = demo.join(".agent-trace/git-sage.jsonl");
+    let _ = std::fs::remove_file(&trace);
+    let formats = [
+        ("json", "report: JSON"),
+        ("md", "report: Markdown"),
+        ("html", "report: HTML"),
+        ("sarif", "report: SARIF"),
+        ("txt", "report: text"),
+    ];
+    let reports: Vec<String> = formats
+        .iter()
+        .map(|(ext, _)| dir.join(format!("report.{ext}")).display().to_string())
+        .collect();
+    let mut args = vec!["-q", "--session", logs, "--notes", "--agent-trace"];
+    for p in &reports {
+        args.extend(["--out", p.as_str()]);
     }
+    let run = r.blame_demo(demo, &args).ok();
+    assert_clean(
+        tally,
+        "report: stdout and stderr",
+        &(run.stdout + &run.stderr),
+        secrets,
+    );
+    for ((_, channel), p) in formats.iter().zip(&reports) {
+        let text = std::fs::read_to_string(p).unwrap();
+        assert!(text.len() > 200, "{p} was written");
+        assert_clean(tally, channel, &text, secrets);
+    }
+    let notes = r.git(&["-C", ds, "log", "-p", "refs/notes/sage"]);
+    assert!(notes.contains("sage"), "notes were written");
+    assert_clean(tally, "notes: refs/notes/sage", &notes, secrets);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert_clean(tally, "Agent Trace records", &text, secrets);
+
+    // The guard's log: a write whose session id, file path and content carry the secrets.
+    let guard_log = demo.join(".sage/guard.log");
+    let _ = std::fs::remove_file(&guard_log);
+    let call = json!({"session_id": secrets[n % PLACES].text, "transcript_path": logs,
+        "cwd": demo, "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": format!("{}/media/{}.py", demo.display(), secrets[(n + 1) % PLACES].text),
+            "content": secrets[(n + 2) % PLACES].text}});
+    let mut cmd = r.sage_command(demo, &["guard", "check", "--agent", "claude-code"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(call.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = std::fs::read_to_string(&guard_log).unwrap_or_default();
+    assert!(!text.is_empty(), "the guard logged: {out:?}");
+    assert_clean(tally, "guard: .sage/guard.log", &text, secrets);
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_clean(tally, "guard: its answer", &said, secrets);
 }
 
 #[test]
-fn no_generated_secret_survives_record_prompts_scores_or_reports() {
+fn no_generated_secret_survives_any_output_channel() {
     let r = Repo::new();
     let demo = r.demo();
     let mut runner = TestRunner::new(Config::with_cases(1));
     // Every kind in every place: case j puts kind (j + p) mod 12 in place p, with values drawn
     // afresh for each case.
-    let draws: Vec<Vec<Secret>> = (0..7).map(|_| secret_per_kind(&mut runner)).collect();
+    let draws: Vec<Vec<Secret>> = (0..PLACES).map(|_| secret_per_kind(&mut runner)).collect();
     let kinds = draws[0].len();
+    let mut tally = Tally::new();
     for j in 0..kinds {
-        let case: [Secret; 7] = std::array::from_fn(|p| draws[p][(j + p) % kinds].clone());
-        check_case(&r, &demo, j, &case);
+        let case: [Secret; PLACES] = std::array::from_fn(|p| draws[p][(j + p) % kinds].clone());
+        check_case(&r, &demo, j, &case, &mut tally);
+    }
+    // The counts docs/reliability.md gives: secrets checked per channel.
+    eprintln!("secrets checked per output channel ({kinds} cases of {PLACES} secrets):");
+    for (channel, n) in &tally {
+        eprintln!("  {n:>4}  {channel}");
     }
 }
 
