@@ -457,7 +457,7 @@ fn check_case(r: &Repo, demo: &Path, n: usize, secrets: &[Secret; PLACES], tally
 
     // A judge that fails, saying secrets: each try waits longer, so two cases, which
     // together hold every kind.
-    if n % 6 != 0 {
+    if !n.is_multiple_of(6) {
         return check_rest(r, demo, n, secrets, tally, &dir, logs);
     }
     let failed = dir.join("failed.json");
