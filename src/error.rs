@@ -73,6 +73,12 @@ impl Error {
         self
     }
 
+    /// Names what the error is about in front of its message (`f.sarif (result 3): …`).
+    pub fn prefix(mut self, what: &str) -> Self {
+        self.message = format!("{what}: {}", self.message);
+        self
+    }
+
     /// What went wrong, as the exit code sees it.
     pub fn kind(&self) -> ErrorKind {
         self.kind

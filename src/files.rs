@@ -344,7 +344,30 @@ pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, shown: &str
             "{shown}:{line}: nested deeper than {YAML_MAX_DEPTH} levels"
         )));
     }
-    serde_yaml::from_str(text).map_err(|e| yaml_error(shown, &e))
+    serde_yaml::from_str(text).map_err(|e| match control_char(text) {
+        // The library says where only as a byte position on "line 1".
+        Some((line, col, c)) if e.to_string().contains("control characters") => {
+            Error::input(format!(
+                "{shown}:{line}: control character U+{:04X} at column {col}; YAML allows tab, \
+                 line breaks and printable characters only",
+                c as u32
+            ))
+        }
+        _ => yaml_error(shown, &e),
+    })
+}
+
+/// The line and column (from 1) of the first character YAML does not allow in a file.
+fn control_char(text: &str) -> Option<(usize, usize, char)> {
+    let bad = |c: char| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{85}'))
+            || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
+    text.lines().enumerate().find_map(|(i, l)| {
+        l.chars()
+            .position(bad)
+            .map(|col| (i + 1, col + 1, l.chars().nth(col).expect("found there")))
+    })
 }
 
 /// A YAML error as `file:line: message` (the library's own " at line L column C" dropped).
@@ -376,6 +399,17 @@ mod tests {
         assert!(e.to_string().starts_with("f.yaml:2: nested deeper"), "{e}");
         let e = parse_yaml::<serde_json::Value>("a: [1\nb: 2\n", "f.yaml").unwrap_err();
         assert!(e.to_string().starts_with("f.yaml:"), "{e}");
+    }
+
+    #[test]
+    fn a_control_character_is_named_on_its_own_line() {
+        let text = "a: 1\n# x\n\n\n\n\n\nb: \"x\u{1}y\"\n";
+        let e = parse_yaml::<serde_json::Value>(text, "f.yaml").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("f.yaml:8: control character U+0001 at column 6"),
+            "{e}"
+        );
     }
 
     #[test]

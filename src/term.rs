@@ -69,7 +69,13 @@ pub(crate) fn say_line(s: &str) {
 /// One line on stderr whatever `-q` says: the error a command ends with.
 pub(crate) fn error_line(s: &str) {
     use std::io::Write;
+    // One line: a newline inside (a path, a name from the repository) is shown as `\n`, so a
+    // script reading line by line sees one message, as with git's quoted paths.
     let s = clean(s);
+    let s = match s.contains('\n') {
+        true => Cow::Owned(s.trim_end_matches('\n').replace('\n', "\\n")),
+        false => s,
+    };
     let s = match COLOR_ERR.load(Ordering::Relaxed) {
         true => paint_prefix(&s),
         false => s,

@@ -434,14 +434,19 @@ fn analyse_range(
     let n = trees.len();
     let tip_tree = trees.last().copied().unwrap_or(base_tree);
 
+    // Every error names the finding (its file, and its result when a file holds several):
+    // under `--all` it is one of many.
+    let what = match (&anchor.source.path, anchor.source.index) {
+        (Some(p), Some(i)) if i > 1 || anchor.source.format != "anchor-yaml" => {
+            format!("{p} (result {i})")
+        }
+        (Some(p), _) => p.clone(),
+        (None, _) => format!("anchor {}", anchor.id),
+    };
     let t = stage("locate file");
-    let file = locate_file(repo, &anchor.file, tip_tree, base_tree, &mut notes)?;
+    let file = locate_file(repo, &anchor.file, tip_tree, base_tree, &mut notes)
+        .map_err(|e| e.prefix(&what))?;
     drop(t);
-    let what = anchor
-        .source
-        .path
-        .clone()
-        .unwrap_or_else(|| format!("anchor {}", anchor.id));
 
     // Snapshots at the tip's path, then renames followed back from the tip.
     let t = stage("tree lookups");
@@ -490,6 +495,15 @@ fn analyse_range(
     drop(t);
 
     if base_blob.is_none() && blobs.iter().all(Option::is_none) {
+        if repo.dir_id(tip_tree, &file)?.is_some() {
+            return Err(Error::input(format!(
+                "{what}: {file} is a folder at {}; a finding names a file in it",
+                range.tip_name
+            ))
+            .hint(format!(
+                "give the file the weakness is in, e.g. {file}/<file>"
+            )));
+        }
         return Err(Error::input(format!(
             "{what}: {file} is not in the repository at any commit of {}..{}",
             range.base.short(),
@@ -867,10 +881,10 @@ fn locate_file(
 ) -> Result<String> {
     let path = paths::normalise(raw);
     if paths::escapes(&path) {
-        return Err(Error::input(format!(
-            "the finding's path {raw} leads out of the repository"
-        ))
-        .hint("paths in a finding are relative to the repository's top directory"));
+        return Err(
+            Error::input(format!("the path {raw} leads out of the repository"))
+                .hint("paths in a finding are relative to the repository's top directory"),
+        );
     }
     if !paths::is_absolute(&path)
         && (repo.entry_at(tip_tree, &path)?.is_some() || repo.entry_at(base_tree, &path)?.is_some())

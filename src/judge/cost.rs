@@ -469,11 +469,16 @@ impl Spend {
         let mut s = self.state.lock().expect("spend");
         let committed = s.0 + s.1;
         if committed + projected > self.limit {
+            // Spent is what calls that are back cost; calls in flight are only set aside.
+            let in_flight = match s.1 > 0.0 {
+                true => format!(", ${} set aside for calls in flight", money(s.1)),
+                false => String::new(),
+            };
             return Err(format!(
-                "not sent: the call (about ${}) would take the run past --max-cost ${} (${} spent, ${} left)",
+                "not sent: the call (about ${}) would take the run past --max-cost ${} (${} spent{in_flight}, ${} left)",
                 money(projected),
                 money(self.limit),
-                money(committed),
+                money(s.0),
                 money((self.limit - committed).max(0.0))
             ));
         }
@@ -701,7 +706,7 @@ mod tests {
         assert!(s.reserve(0.4).is_ok());
         let why = s.reserve(0.3).unwrap_err();
         assert!(
-            why.contains("$0.80 spent") && why.contains("$0.20 left"),
+            why.contains("($0.00 spent, $0.80 set aside for calls in flight, $0.20 left)"),
             "{why}"
         );
         // The first call came back cheaper than projected: room for the third.

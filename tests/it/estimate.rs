@@ -371,3 +371,84 @@ async fn the_report_shows_what_the_judge_calls_cost() {
         md.stdout
     );
 }
+
+/// An OpenAI-compatible server that answers each request after a second.
+struct Slow;
+
+impl Respond for Slow {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let turn = asked_turn(body["messages"][1]["content"].as_str().unwrap());
+        ResponseTemplate::new(200)
+            .set_delay(std::time::Duration::from_millis(1000))
+            .set_body_json(serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": answer(turn, "")}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+            }))
+    }
+}
+
+/// Issue 43 (17): a call refused under `--max-cost` while another was in flight said the
+/// in-flight call's reservation was spent. Spent is what calls that are back cost.
+#[tokio::test(flavor = "multi_thread")]
+async fn max_cost_tells_spent_from_set_aside() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Slow)
+        .mount(&server)
+        .await;
+    let r = Repo::new();
+    r.write("s.yaml", SESSION);
+    let base = format!("{}/v1", server.uri());
+    let env = [("OPENAI_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "k")];
+    let judge = |limit: &str, jobs: &str| {
+        r.sage_env(
+            r.path(),
+            &[
+                "judge",
+                "s.yaml",
+                "--judge",
+                "openai:gpt-4.1",
+                "--jobs",
+                jobs,
+                "--max-cost",
+                limit,
+                "--format",
+                "json",
+            ],
+            &env,
+        )
+    };
+    // What each call is projected to cost, from the refusals of a zero limit.
+    let about = |e: &Value| -> f64 {
+        let e = e.as_str().unwrap();
+        let at = e.find("(about $").unwrap() + "(about $".len();
+        e[at..].split(')').next().unwrap().parse().unwrap()
+    };
+    let zero = judge("0", "1").json();
+    let projected: Vec<f64> = zero["failed_turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| about(&f["error"]))
+        .collect();
+    let max = projected.iter().cloned().fold(0.0, f64::max);
+    let min = projected.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(2.0 * min > 1.1 * max, "{projected:?}");
+    // Room for one call at a time: the second of two workers is refused while the first is
+    // in flight, with nothing spent yet.
+    let run = judge(&format!("{:.6}", 1.1 * max), "2");
+    let v = run.json();
+    let errors: Vec<&str> = v["failed_turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["error"].as_str().unwrap())
+        .collect();
+    assert!(!errors.is_empty(), "{run:?}");
+    let first = errors[0];
+    assert!(
+        first.contains("$0.00 spent, $") && first.contains("set aside for calls in flight"),
+        "{first}"
+    );
+}

@@ -458,12 +458,23 @@ fn a_reply_that_cannot_be_used_is_bad_input_naming_its_file_and_line() {
     s.judge(&["--import", "review", "-q"]).ok();
 
     // Answers are read only against the prompts they were given for.
+    // Issue 43 (17): the message named the same session twice; it says what differs.
     s.judge(&["--import", "review", "--turns", "2-6", "-q"])
-        .bad_input("review: its prompts are for another session, turn range or task");
+        .bad_input(
+            "review: its prompts are for turns 1-6 of .sage/sessions/fix-ssrf.yaml, not turns 2-6",
+        );
     s.judge(&["--import", "review", "--criterion", "privacy", "-q"])
         .bad_input("review: its prompts were exported with criterion security, not privacy");
-    s.judge(&["--import", "review", "--task", "Make it fast.", "-q"])
-        .bad_input("review: its prompts are for another session");
+    let other = s.judge(&["--import", "review", "--task", "Make it fast.", "-q"]);
+    let other = other.bad_input(
+        "review: its prompts are for another version of .sage/sessions/fix-ssrf.yaml: its task or turns",
+    );
+    assert_eq!(
+        other.stderr.matches("fix-ssrf.yaml").count(),
+        1,
+        "{}",
+        other.stderr
+    );
     let templates = s.r.home().join("templates");
     std::fs::create_dir_all(templates.join("judge")).unwrap();
     std::fs::write(

@@ -295,3 +295,98 @@ fn config_shows_controls_and_a_folder_at_a_revision_is_named_one() {
     assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
     assert!(out.contains("\\x1b]0;pwned\\x07"), "{out}");
 }
+
+/// Issue 43 (17): a control character on line 8 of a YAML file was reported on line 1; under
+/// `--all` a finding whose path is wrong, leads out or names a folder did not say which
+/// finding file (or which result of a SARIF file) it was.
+#[test]
+fn yaml_controls_are_placed_and_every_path_error_names_its_finding() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    let yaml = r.home().join("f.yaml");
+    std::fs::write(
+        &yaml,
+        "id: x\ncwe: 918\nfile: media/fetcher.py\nlines: 1-2\n# a\n# b\n# c\ntitle: \"a\u{1}b\"\n",
+    )
+    .unwrap();
+    r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--finding",
+        yaml.to_str().unwrap(),
+    ])
+    .bad_input("f.yaml:8: control character U+0001 at column 10");
+    let session = r.home().join("s.yaml");
+    std::fs::write(&session, "turns:\n  - text: ok\n\n  - text: \"a\u{7}b\"\n").unwrap();
+    r.sage(&["-C", ds, "turns", session.to_str().unwrap()])
+        .bad_input("s.yaml:4: control character U+0007 at column 13");
+
+    let extra = d.join(".sage/findings/zz.yaml");
+    for (file, says) in [
+        (
+            "media/nope.py",
+            "zz.yaml: media/nope.py is not in the repository",
+        ),
+        (
+            "../../etc/x.py",
+            "zz.yaml: the path ../../etc/x.py leads out of the repository",
+        ),
+        (
+            "media",
+            "zz.yaml: media is a folder at HEAD; a finding names a file in it",
+        ),
+    ] {
+        std::fs::write(
+            &extra,
+            format!("id: y\ncwe: 918\nfile: {file}\nlines: 1-2\n"),
+        )
+        .unwrap();
+        r.sage(&["-C", ds, "blame-origin", "--all", "-q"])
+            .bad_input(says);
+    }
+    std::fs::remove_file(&extra).unwrap();
+    let sarif = r.home().join("two.sarif");
+    let result = |uri: &str| {
+        serde_json::json!({"ruleId": "r", "message": {"text": "ssrf"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}}}]})
+    };
+    std::fs::write(
+        &sarif,
+        serde_json::json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+            "results": [result("media/fetcher.py"), result("media/nope.py")]}]})
+        .to_string(),
+    )
+    .unwrap();
+    let run = r.sage(&[
+        "-C",
+        ds,
+        "blame-origin",
+        "--all",
+        "--finding",
+        sarif.to_str().unwrap(),
+    ]);
+    assert!(
+        run.stderr
+            .contains("two.sarif (result 2): media/nope.py is not in the repository"),
+        "{run:?}"
+    );
+}
+
+/// Issue 43 (17): a repository path holding a newline split one-line messages in two.
+#[test]
+fn a_newline_in_the_repository_path_keeps_messages_on_one_line() {
+    let r = Repo::new();
+    let odd = r.home().join("a\nb");
+    std::fs::create_dir_all(&odd).unwrap();
+    let d = odd.join("demo");
+    r.sage(&["demo", "--keep", d.to_str().unwrap(), "--format", "json"])
+        .ok();
+    let run = r
+        .sage(&["-C", d.to_str().unwrap(), "hooks", "install"])
+        .ok();
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{:?}", run.stderr);
+    assert!(lines[0].contains("a\\nb/demo"), "{lines:?}");
+}

@@ -80,11 +80,22 @@ impl Manifest {
         let fresh = "export this session into another directory (git sage judge SESSION --export NEW_DIR), or run with what the prompts were exported with";
         let s = &self.session;
         if s.digest != session.digest {
-            return Err(Error::input(format!(
-                "{d}: its prompts are for another session, turn range or task ({}, turns {}), not {} (turns {})",
-                s.source, s.turns, session.source, session.turns
-            ))
-            .hint(fresh));
+            // Say what differs: naming the same session twice tells the user nothing.
+            let why = match (s.source == session.source, s.turns == session.turns) {
+                (false, _) => format!(
+                    "for {} (turns {}), not {} (turns {})",
+                    s.source, s.turns, session.source, session.turns
+                ),
+                (true, false) => format!(
+                    "for turns {} of {}, not turns {}",
+                    s.turns, s.source, session.turns
+                ),
+                (true, true) => format!(
+                    "for another version of {}: its task or turns (turns {}) have changed since",
+                    s.source, s.turns
+                ),
+            };
+            return Err(Error::input(format!("{d}: its prompts are {why}")).hint(fresh));
         }
         let differs = |what: &str, was: &str, now: &str| {
             Error::input(format!(

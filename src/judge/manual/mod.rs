@@ -381,7 +381,7 @@ mod tests {
         export(dir, &session("d"), &jobs).unwrap();
         let e = collect(dir, &session("other"), &jobs).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message().contains("another session"), "{e}");
+        assert!(e.message().contains("another version of"), "{e}");
         let mut changed = [job(1), job(2)];
         changed[1].prompt.instruction.push_str(" Now.");
         let e = collect(dir, &session("d"), &changed).unwrap_err();
