@@ -71,6 +71,12 @@ pub(crate) fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
         ctx.print(&block)?;
         return Ok(0);
     };
+    // An agent file the repository commits as a link out of the worktree (CLAUDE.md →
+    // ~/.bashrc) is not written through; a link inside (CLAUDE.md → AGENTS.md) is.
+    if let Some(worktree) = ctx.repo().ok().and_then(|r| r.workdir()) {
+        let full = std::env::current_dir().map_or_else(|_| path.clone(), |d| d.join(path));
+        crate::files::refuse_link_out(&worktree, &full, "checkpoint")?;
+    }
     let existing = crate::files::read_text_if_exists(path, "agent file", crate::files::DOC_CAP)?;
     let created = existing.is_none();
     let old = existing.unwrap_or_else(|| {

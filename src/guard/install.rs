@@ -243,6 +243,9 @@ fn kept(git_dir: &Path, agent: Agent) -> (PathBuf, PathBuf) {
 pub(crate) fn install(root: &Path, git_dir: &Path, agent: Agent) -> Result<String> {
     let rel = config_file(agent);
     let path = root.join(rel);
+    // A committed settings file that links out of the worktree (to the user's own settings)
+    // is not ours to edit.
+    crate::files::refuse_link_out(root, &path, "agent settings")?;
     let before = read(&path)?;
     let Some(new) = with_entry(agent, before.as_deref(), rel)? else {
         return Ok(format!("{rel}: the guard is already installed"));
@@ -273,6 +276,7 @@ pub(crate) fn install(root: &Path, git_dir: &Path, agent: Agent) -> Result<Strin
 pub(crate) fn uninstall(root: &Path, git_dir: &Path, agent: Agent) -> Result<String> {
     let rel = config_file(agent);
     let path = root.join(rel);
+    crate::files::refuse_link_out(root, &path, "agent settings")?;
     let (was, wrote) = kept(git_dir, agent);
     let Some(now) = read(&path)? else {
         let _ = std::fs::remove_file(&was);

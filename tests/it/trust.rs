@@ -113,6 +113,37 @@ fn agent_trace_records_never_follow_a_link_out_of_the_worktree() {
     assert!(d.join(".agent-trace/mine.jsonl").exists());
 }
 
+/// Issue 43 (6): every file git sage writes in the worktree by its own choice of path refuses
+/// a committed link out of it: an agent's settings file (`guard install` and `uninstall`) and
+/// an agent file the repository commits (`checkpoint --agent-file CLAUDE.md`).
+#[test]
+fn settings_and_agent_files_never_follow_a_link_out_of_the_worktree() {
+    let r = Repo::new();
+    let d = r.demo();
+    let ds = d.to_str().unwrap();
+    let outside = r.home().join("user-settings.json");
+    std::fs::write(&outside, "{\"theme\": \"dark\"}\n").unwrap();
+    std::fs::create_dir_all(d.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&outside, d.join(".claude/settings.json")).unwrap();
+    for verb in ["install", "uninstall"] {
+        r.sage(&["-C", ds, "guard", verb, "--agent", "claude-code"])
+            .bad_input("outside the worktree");
+    }
+    let bashrc = r.home().join("bashrc");
+    std::fs::write(&bashrc, "alias ll='ls -l'\n").unwrap();
+    std::os::unix::fs::symlink(&bashrc, d.join("CLAUDE.md")).unwrap();
+    r.sage(&["-C", ds, "checkpoint", "--agent-file", "CLAUDE.md"])
+        .bad_input("CLAUDE.md is a symbolic link to");
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "{\"theme\": \"dark\"}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).unwrap(),
+        "alias ll='ls -l'\n"
+    );
+}
+
 /// Issue 43 (4): a token pasted into a commit subject appeared in the JSON report's
 /// `introducing_write.summary` and on the HTML page.
 #[test]
