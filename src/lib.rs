@@ -17,6 +17,7 @@ pub mod cli;
 pub mod error;
 pub(crate) mod files;
 pub mod finding;
+pub(crate) mod forge;
 pub mod git;
 pub(crate) mod guard;
 pub(crate) mod history;

@@ -427,17 +427,17 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
             super::gate::check(ctx, &repo, &base.to_string(), &head.to_string(), "merge")
         }
         "pre-push" => {
+            // The pre-commit framework keeps stdin to itself and passes the range in its
+            // environment instead: then stdin is not read (it may be a terminal).
             let mut input = String::new();
-            std::io::stdin().read_to_string(&mut input).ok();
-            // The pre-commit framework keeps stdin to itself and passes the range
-            // in its environment instead.
-            if input.trim().is_empty()
-                && let (Ok(from), Ok(to)) = (
-                    std::env::var("PRE_COMMIT_FROM_REF"),
-                    std::env::var("PRE_COMMIT_TO_REF"),
-                )
-            {
-                input = format!("local {to} remote {from}\n");
+            match (
+                std::env::var("PRE_COMMIT_FROM_REF"),
+                std::env::var("PRE_COMMIT_TO_REF"),
+            ) {
+                (Ok(from), Ok(to)) => input = format!("local {to} remote {from}\n"),
+                _ => {
+                    std::io::stdin().read_to_string(&mut input).ok();
+                }
             }
             let mut code = 0;
             for line in input.lines() {

@@ -19,6 +19,7 @@ pub(crate) mod markers;
 pub(crate) mod notes;
 pub(crate) mod origin;
 pub(crate) mod output;
+pub(crate) mod pr_comment;
 pub(crate) mod provenance;
 pub(crate) mod record;
 pub(crate) mod screen;
@@ -104,6 +105,7 @@ pub(crate) enum Command {
     Checkpoint(checkpoint::CheckpointArgs),
     Guard(guard::GuardArgs),
     Notes(notes::NotesArgs),
+    PrComment(pr_comment::PrCommentArgs),
     Hooks(hooks::HooksArgs),
     Record(record::RecordArgs),
     Config(config::ConfigArgs),
@@ -261,6 +263,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::Checkpoint(a) => checkpoint::run(&ctx, a),
         Command::Guard(a) => guard::run(&ctx, a),
         Command::Notes(a) => notes::run(&ctx, a),
+        Command::PrComment(a) => pr_comment::run(&ctx, a),
         Command::Hooks(a) => hooks::run(&ctx, a),
         Command::Hook(a) => hooks::run_hook(&ctx, a),
         Command::Record(a) => record::run(&ctx, a),

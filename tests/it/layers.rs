@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["origin"],
     &["report"],
     &["notes", "trace"],
+    &["forge"],
     &["guard"],
     &["scanners"],
     &["screen"],

@@ -28,6 +28,8 @@ mod judge;
 mod lang;
 mod layers;
 mod manual;
+mod pr_comment;
+mod precommit;
 mod provenance;
 mod sarif;
 mod schedule;
