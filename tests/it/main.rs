@@ -5,6 +5,7 @@
 // The test crate is its own program: its helpers are shared between files, not published.
 #![allow(unreachable_pub)]
 
+mod action;
 mod agent_trace;
 mod batch;
 mod blame;

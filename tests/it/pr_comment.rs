@@ -10,14 +10,14 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use crate::common::{Repo, Run};
 
 /// What the mock does with the n-th request of a method (from 0): `None` serves it.
-type Plan = fn(&str, usize) -> Option<ResponseTemplate>;
+pub(crate) type Plan = fn(&str, usize) -> Option<ResponseTemplate>;
 
 /// A pull request's comments, kept as GitHub would.
 #[derive(Default)]
-struct State {
-    comments: Vec<(u64, String)>,
+pub(crate) struct State {
+    pub(crate) comments: Vec<(u64, String)>,
     next: u64,
-    seen: Vec<String>,
+    pub(crate) seen: Vec<String>,
 }
 
 struct GitHub {
@@ -71,7 +71,7 @@ impl Respond for GitHub {
     }
 }
 
-async fn github(plan: Plan, existing: &[&str]) -> (MockServer, Arc<Mutex<State>>) {
+pub(crate) async fn github(plan: Plan, existing: &[&str]) -> (MockServer, Arc<Mutex<State>>) {
     let server = MockServer::start().await;
     let state = Arc::new(Mutex::new(State::default()));
     {
@@ -90,7 +90,7 @@ async fn github(plan: Plan, existing: &[&str]) -> (MockServer, Arc<Mutex<State>>
     (server, state)
 }
 
-fn serve(_: &str, _: usize) -> Option<ResponseTemplate> {
+pub(crate) fn serve(_: &str, _: usize) -> Option<ResponseTemplate> {
     None
 }
 
