@@ -46,7 +46,7 @@ if [ "${SKIP_CARGO_INSTALL:-0}" != 1 ]; then
     set -e
     CARGO_TARGET_DIR='$work/target' cargo install --locked --quiet --path '$root' --root '$work/root'
     mkdir -p '$work/h2' && cd '$work/h2'
-    HOME='$work/h2' PATH='$work/root/bin:\$PATH' git sage demo --keep demo >/dev/null
+    HOME='$work/h2' PATH=\"$work/root/bin:\$PATH\" git sage demo --keep demo >/dev/null
   "
   cargo_s=$(python3 - "$out/cargo-install.time" <<'PY'
 import sys
