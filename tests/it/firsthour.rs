@@ -1,5 +1,6 @@
 //! A new user's first hour: the finding the repository keeps is used, a missing one says what
-//! is there, and the user's word on a finding wins over the scanner's.
+//! is there, and the user's word on a finding wins over the scanner's; and the list of issue 44
+//! (licence files, settings that name nothing, what `--out` and the hooks say).
 
 use crate::common::{DEMO_FINDING, Repo};
 
@@ -229,4 +230,43 @@ fn the_report_shows_the_task_the_judge_was_given() {
         .ok()
         .json();
     assert_eq!(s["scope"]["task"], given);
+}
+
+/// Issue 44 (1): Cargo.toml's `license` names the texts that ship beside it, and README says so.
+#[test]
+fn the_declared_licences_ship() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("license = \"MIT OR Apache-2.0\""),
+        "Cargo.toml's licence changed: update the files and this test"
+    );
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    for (file, first, names) in [
+        (
+            "LICENSE-MIT",
+            "MIT License",
+            "Copyright (c) the git-sage contributors",
+        ),
+        (
+            "LICENSE-APACHE",
+            "Apache License",
+            "END OF TERMS AND CONDITIONS",
+        ),
+    ] {
+        let text =
+            std::fs::read_to_string(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            text.split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" "),
+            first
+        );
+        assert!(text.contains(names), "{file} lacks {names:?}");
+        assert!(
+            readme.contains(&format!("]({file})")),
+            "README does not link {file}"
+        );
+    }
 }
