@@ -270,3 +270,65 @@ fn the_declared_licences_ship() {
         );
     }
 }
+
+/// Issue 44 (2): a templates folder that is not there was ignored without a word
+/// (`screen --check-tables --templates my-tables` said "0 did not hold"). Every command that
+/// takes `--templates` or reads `sage.templates` now says so, as bad input naming it.
+#[test]
+fn a_templates_folder_that_is_not_there_is_named() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    std::fs::write(dir.join("a-file"), "x\n").unwrap();
+    let session = ".sage/sessions/fix-ssrf.yaml";
+    let manifest = dir.join("corpus.yaml");
+    std::fs::write(
+        &manifest,
+        format!("cases:\n  - {{id: demo, repo: {d}, finding: {DEMO_FINDING}}}\n"),
+    )
+    .unwrap();
+    let m = manifest.to_str().unwrap();
+    let commands: [&[&str]; 6] = [
+        &["screen", "--check-tables"],
+        &["screen"],
+        &["blame-origin"],
+        &["judge", session],
+        &["checkpoint", "--cwe", "918"],
+        &["batch", m, "--results", "out.jsonl"],
+    ];
+    for args in commands {
+        for (folder, says) in [
+            (
+                "my-tables",
+                "--templates my-tables: there is no such folder",
+            ),
+            ("a-file", "--templates a-file: is not a folder"),
+        ] {
+            let run = r.sage(&[&["-C", d][..], args, &["--templates", folder]].concat());
+            run.bad_input(says);
+        }
+    }
+    // The setting, relative to the working tree's top, in every command that reads it (and
+    // in `git sage config`: tests/it/gitint.rs).
+    r.git(&["-C", d, "config", "sage.templates", "my-tables"]);
+    for args in commands {
+        r.sage(&[&["-C", d][..], args].concat())
+            .bad_input("git config sage.templates = my-tables: there is no such folder");
+    }
+    r.sage(&["-C", d, "config"])
+        .bad_input("sage.templates = my-tables");
+    // A folder that is there is used, from any directory of the working tree.
+    std::fs::create_dir_all(dir.join("my-tables")).unwrap();
+    r.sage(&["-C", d, "screen", "--check-tables"]).ok();
+    r.sage(&["-C", dir.join("media").to_str().unwrap(), "checkpoint"])
+        .ok();
+    r.sage(&[
+        "-C",
+        d,
+        "screen",
+        "--check-tables",
+        "--templates",
+        "my-tables",
+    ])
+    .ok();
+}

@@ -680,6 +680,7 @@ fn bad_settings_are_named_everywhere() {
         ("sage.block", "sometimes"),
         ("sage.vrMax", "9"),
         ("sage.scanner", "lint"),
+        ("sage.templates", "nowhere"),
     ] {
         r.git(&["config", key, value]);
         r.sage(&["config"]).bad_input(&format!("git config {key}"));
