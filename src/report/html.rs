@@ -352,7 +352,10 @@ fn origin_card(doc: &ReportDoc) -> String {
                         "html.bound",
                         &[
                             ("bound", &b),
-                            ("why", &esc(o.bound_by.as_deref().unwrap_or("")))
+                            (
+                                "why",
+                                &esc(&super::bound_words(o.bound_by.as_deref().unwrap_or("")))
+                            )
                         ],
                     )
                 );

@@ -332,3 +332,66 @@ fn a_templates_folder_that_is_not_there_is_named() {
     ])
     .ok();
 }
+
+/// Issue 44 (3): the Russian and Chinese reports kept English pieces — the origin's bound
+/// ("(кандидаты до хода 3, the introducing write)") and, in Markdown, the provenance line
+/// ("introduced by write 2 (…) at turn 3"); and Russian called the agent's fix "ремонт".
+#[test]
+fn the_russian_and_chinese_reports_have_no_english_pieces() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let english = [
+        "introducing write",
+        "introduced by",
+        "by write",
+        "at turn",
+        "candidates up to",
+        "the last turn in scope",
+        "delivered repair",
+        "mapped by",
+    ];
+    for (lang, bound, provenance) in [
+        (
+            "ru",
+            "(кандидаты до хода 3: запись, внёсшая код)",
+            "внесено записью агента 2 (`40feeea`) на ходе 3",
+        ),
+        (
+            "zh",
+            "（候选至第 3 轮，引入代码的写入）",
+            "由智能体的第 2 次写入引入（`40feeea`），在第 3 轮",
+        ),
+    ] {
+        for format in ["text", "md", "html"] {
+            let out = r
+                .blame_demo(&dir, &["--lang", lang, "--format", format, "-q"])
+                .ok()
+                .stdout;
+            for e in english {
+                assert!(!out.contains(e), "{lang} {format}: {e:?} in\n{out}");
+            }
+            assert!(!out.contains("ремонт"), "{lang} {format}: {out}");
+            match format {
+                "text" => assert!(out.contains(bound), "{lang}: {out}"),
+                "md" => assert!(out.contains(provenance), "{lang}: {out}"),
+                _ => {}
+            }
+        }
+    }
+    let md = r
+        .blame_demo(&dir, &["--lang", "ru", "--format", "md", "-q"])
+        .ok()
+        .stdout;
+    assert!(md.contains("где исправление впервые пошло не так"), "{md}");
+    // English says what it said, and JSON keeps its English `bound_by`.
+    let en = r.blame_demo(&dir, &["-q"]).ok().stdout;
+    assert!(
+        en.contains("(candidates up to turn 3, the introducing write)"),
+        "{en}"
+    );
+    let v = r
+        .blame_demo(&dir, &["--lang", "zh", "--format", "json", "-q"])
+        .ok()
+        .json();
+    assert_eq!(v["origin"]["bound_by"], "the introducing write");
+}
