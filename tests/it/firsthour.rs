@@ -395,3 +395,75 @@ fn the_russian_and_chinese_reports_have_no_english_pieces() {
         .json();
     assert_eq!(v["origin"]["bound_by"], "the introducing write");
 }
+
+/// Issue 44 (5): `man git-sage-guard` sent readers to git-sage-guard-install(1) and
+/// git-sage-guard-check(1), which were not installed (nor the hooks' and notes' pages), and
+/// git-sage(1)'s synopsis showed `[-C ]` without its value. Every page a page names is
+/// installed, and every synopsis shows each option's value.
+#[test]
+fn every_man_page_a_page_names_is_installed() {
+    let r = Repo::new();
+    let man = r.home().join("man");
+    r.sage(&["install-man", "--dir", man.to_str().unwrap()])
+        .ok();
+    let dir = man.join("man1");
+    let pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let named = regex::Regex::new(r"git\\-sage(\\-[a-z]+)*\(1\)").unwrap();
+    let mut references = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        for m in named.find_iter(&text) {
+            let name = m.as_str().replace("\\-", "-").replace("(1)", ".1");
+            assert!(
+                pages.contains(&name),
+                "{page} names {}, which is not installed ({pages:?})",
+                m.as_str()
+            );
+            references += 1;
+        }
+        // The synopsis is the command as typed, with each option's value.
+        let synopsis = text
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .and_then(|s| s.lines().next())
+            .unwrap_or_else(|| panic!("{page} has no synopsis"));
+        let typed = synopsis
+            .strip_prefix("\\fB")
+            .and_then(|s| s.split("\\fR").next())
+            .unwrap_or_else(|| panic!("{page}: {synopsis}"))
+            .replace("\\-", "-");
+        assert!(typed.starts_with("git sage"), "{page}: {synopsis}");
+        assert_eq!(
+            format!("{}.1", typed.replace(' ', "-")),
+            *page,
+            "{page}: the synopsis is not the command as typed: {synopsis}"
+        );
+        assert!(
+            !synopsis.contains(" \\fR]"),
+            "{page}: an option without its value: {synopsis}"
+        );
+    }
+    for page in [
+        "git-sage-guard-install.1",
+        "git-sage-guard-check.1",
+        "git-sage-hooks-install.1",
+        "git-sage-notes-show.1",
+    ] {
+        assert!(pages.iter().any(|p| p == page), "{page} is not installed");
+    }
+    assert!(!pages.iter().any(|p| p.ends_with("-help.1")), "{pages:?}");
+    assert!(references >= 25, "{references}");
+    let top = std::fs::read_to_string(dir.join("git-sage.1")).unwrap();
+    assert!(
+        top.contains("[\\fB\\-C\\fR \\fIDIR\\fR]"),
+        "git-sage(1) synopsis lacks -C DIR: {top}"
+    );
+    let screen = std::fs::read_to_string(dir.join("git-sage-screen.1")).unwrap();
+    assert!(
+        screen.contains("[\\fB\\-\\-templates\\fR \\fIDIR\\fR]"),
+        "{screen}"
+    );
+}
