@@ -467,3 +467,52 @@ fn every_man_page_a_page_names_is_installed() {
         "{screen}"
     );
 }
+
+/// Issue 44 (6): the HTML report said it was the offline judge's draft only among the warnings
+/// at the foot of the page. It says so under the verdict's heading, in the page's language;
+/// a model judge's page has no such notice.
+#[test]
+fn the_html_report_says_at_the_verdict_that_it_is_an_offline_draft() {
+    let r = Repo::new();
+    let page = r.sage(&["demo", "--format", "html"]).ok().stdout;
+    let verdict = page
+        .split("<section class=\"verdict\"")
+        .nth(1)
+        .and_then(|s| s.split("<div class=\"cards\">").next())
+        .unwrap();
+    assert!(
+        verdict.contains("<strong>Offline draft.</strong>"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("confirm the verdict with an LLM judge"),
+        "{verdict}"
+    );
+    // Before the timeline and the cards: the first thing read after the header.
+    let at = page.find("Offline draft.").unwrap();
+    assert!(at < page.find("class=\"cards\"").unwrap());
+    let ru = r
+        .sage(&["demo", "--format", "html", "--lang", "ru"])
+        .ok()
+        .stdout;
+    assert!(
+        ru.contains("<strong>Черновик офлайн-судьи.</strong>"),
+        "{ru}"
+    );
+
+    // A model judge (here a command giving every turn zeros) has no notice.
+    let dir = r.demo();
+    let script = r.home().join("zeros.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nturn=$(grep -o 'Score turn [0-9]*' | head -1 | tr -dc 0-9)\nprintf '{\"turn\": %s, \"applicable\": true, \"opportunity\": false, \"kind\": \"planning\", \"scores\": {\"tr\":0,\"di\":0,\"vr\":0,\"sa\":0}, \"quotes\": {\"tr\":null,\"di\":null,\"vr\":null,\"sa\":null}}\\n' \"$turn\"\n",
+    )
+    .unwrap();
+    let judge = format!("command:sh {}", script.display());
+    let page = r
+        .blame_demo(&dir, &["--judge", &judge, "--format", "html", "-q"])
+        .ok()
+        .stdout;
+    assert!(page.contains("<section class=\"verdict\""), "{page}");
+    assert!(!page.contains("Offline draft"), "{page}");
+}
