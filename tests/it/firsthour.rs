@@ -516,3 +516,40 @@ fn the_html_report_says_at_the_verdict_that_it_is_an_offline_draft() {
     assert!(page.contains("<section class=\"verdict\""), "{page}");
     assert!(!page.contains("Offline draft"), "{page}");
 }
+
+/// Issue 44 (7): a test that skipped for want of a tool or fixture was listed as `ok`, and
+/// said so only in output libtest hides. Run here as a program of its own (this test binary,
+/// one conformance test, the fixtures pointed nowhere), the skip is listed by name, with why,
+/// after libtest's summary.
+#[test]
+fn a_skipped_test_is_listed_as_skipped() {
+    let test = "conformance::every_real_finding_file_parses";
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads", "1"])
+        .env("SAGE_REAL_FIXTURES", "/nonexistent/real")
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert!(
+        stderr.contains("1 test(s) skipped: they passed without running"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "test {test} ... skipped: /nonexistent/real/findings is absent"
+        )),
+        "{stderr}"
+    );
+    // Under CI the same skip fails the run.
+    let ci = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact"])
+        .env("SAGE_REAL_FIXTURES", "/nonexistent/real")
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert!(!ci.status.success());
+}
