@@ -30,6 +30,15 @@ impl Scanner {
     pub(crate) fn parse(v: &str) -> Option<Scanner> {
         <Scanner as clap::ValueEnum>::from_str(v, true).ok()
     }
+
+    /// The name `sage.scanner` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scanner::Bandit => "bandit",
+            Scanner::Semgrep => "semgrep",
+            Scanner::Screen => "screen",
+        }
+    }
 }
 
 /// One setting as `git sage config` lists it.
