@@ -553,3 +553,68 @@ fn a_skipped_test_is_listed_as_skipped() {
         .unwrap();
     assert!(!ci.status.success());
 }
+
+/// Issue 44 (9): `--out r.pdf` wrote text without a word, and no `--out` said what it wrote.
+/// An extension that names no format is bad input naming the ones the command writes; each
+/// file written is one line on stderr, which `-q` keeps quiet.
+#[test]
+fn out_names_what_it_writes_and_refuses_what_it_cannot() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    let run = r
+        .sage(&["-C", d, "blame-origin", "--out", "r.pdf"])
+        .bad_input("--out r.pdf: blame-origin writes .txt, .json, .md, .html, .sarif");
+    assert!(run.stderr.contains("--format"), "{}", run.stderr);
+    assert!(!dir.join("r.pdf").exists());
+    r.sage(&["-C", d, "provenance", "--out", "p.docx"])
+        .bad_input("--out p.docx: provenance writes .txt, .json,");
+    // --format says which: the name is the user's.
+    r.sage(&[
+        "-C",
+        d,
+        "provenance",
+        "--out",
+        "p.log",
+        "--format",
+        "json",
+        "-q",
+    ])
+    .ok();
+    assert!(
+        std::fs::read_to_string(dir.join("p.log"))
+            .unwrap()
+            .starts_with('{')
+    );
+
+    let run = r
+        .sage(&[
+            "-C",
+            d,
+            "blame-origin",
+            "--out",
+            "r.json",
+            "--out",
+            "r.md",
+            "--out",
+            "r.txt",
+        ])
+        .ok();
+    for line in [
+        "git-sage: wrote r.json (JSON)",
+        "git-sage: wrote r.md (Markdown)",
+        "git-sage: wrote r.txt (text)",
+    ] {
+        assert!(
+            run.stderr.lines().any(|l| l == line),
+            "{line}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(run.stdout, "");
+    let run = r
+        .sage(&["-C", d, "blame-origin", "--out", "r.html", "-q"])
+        .ok();
+    assert_eq!(run.stderr, "", "-q: nothing on stderr");
+    assert!(dir.join("r.html").is_file());
+}
