@@ -496,7 +496,8 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     out.push_str(&missed_section(doc, w));
     out.push_str(&crate::i18n::t("label.recommendation"));
     out.push('\n');
-    for line in doc.shown_recommendation().lines() {
+    // Markdown in the document; its emphasis marks would show on a terminal.
+    for line in super::mdlite::to_text(doc.shown_recommendation()).lines() {
         out.push_str(format!("  {line}").trim_end());
         out.push('\n');
     }

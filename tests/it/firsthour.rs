@@ -618,3 +618,49 @@ fn out_names_what_it_writes_and_refuses_what_it_cannot() {
     assert_eq!(run.stderr, "", "-q: nothing on stderr");
     assert!(dir.join("r.html").is_file());
 }
+
+/// Issue 44 (9): the text report showed the recommendation's Markdown as written, so a
+/// terminal read "Require a **bypass check**". Text drops emphasis marks, in every language
+/// and in `git sage origin`; Markdown and HTML keep their emphasis.
+#[test]
+fn no_markdown_emphasis_in_text_reports() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let d = dir.to_str().unwrap();
+    for lang in ["en", "ru", "zh"] {
+        let text = r.blame_demo(&dir, &["--lang", lang, "-q"]).ok().stdout;
+        assert!(!text.contains("**"), "{lang}: {text}");
+    }
+    let text = r.blame_demo(&dir, &["-q"]).ok().stdout;
+    assert!(text.contains("Require a bypass check:"), "{text}");
+    let md = r.blame_demo(&dir, &["--format", "md", "-q"]).ok().stdout;
+    assert!(md.contains("Require a **bypass check**:"), "{md}");
+    let html = r.blame_demo(&dir, &["--format", "html", "-q"]).ok().stdout;
+    assert!(html.contains("<strong>bypass check</strong>"));
+    r.sage(&[
+        "-C",
+        d,
+        "judge",
+        ".sage/sessions/fix-ssrf.yaml",
+        "--out",
+        "s.json",
+        "-q",
+    ])
+    .ok();
+    r.sage(&["-C", d, "provenance", "--out", "p.json", "-q"])
+        .ok();
+    let origin = r
+        .sage(&[
+            "-C",
+            d,
+            "origin",
+            "--scores",
+            "s.json",
+            "--provenance",
+            "p.json",
+        ])
+        .ok()
+        .stdout;
+    assert!(origin.contains("bypass check"), "{origin}");
+    assert!(!origin.contains("**"), "{origin}");
+}
