@@ -664,3 +664,30 @@ fn no_markdown_emphasis_in_text_reports() {
     assert!(origin.contains("bypass check"), "{origin}");
     assert!(!origin.contains("**"), "{origin}");
 }
+
+/// Issue 44 (9): `--estimate` priced `claude-sonnet-4-5` as `claude-sonnet-4` and said so
+/// under Sonnet 4's name. Sonnet 4.5 has its own entry; a model priced by its family's entry
+/// is named with whose prices they are.
+#[test]
+fn the_estimate_prices_a_model_as_what_it_is() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let estimate = |judge: &str| {
+        r.blame_demo(&dir, &["--judge", judge, "--estimate", "-q"])
+            .ok()
+            .stdout
+    };
+    let out = estimate("anthropic:claude-sonnet-4-5");
+    assert!(
+        out.contains("    claude-sonnet-4-5: $3.00 input, $0.30 cached, $15.00 output"),
+        "{out}"
+    );
+    assert!(!out.contains("claude-sonnet-4:"), "{out}");
+    let out = estimate("anthropic:claude-opus-4-1");
+    assert!(
+        out.contains(
+            "    claude-opus-4-1 at claude-opus-4's prices (no entry of its own): $15.00 input"
+        ),
+        "{out}"
+    );
+}
