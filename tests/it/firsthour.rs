@@ -691,3 +691,26 @@ fn the_estimate_prices_a_model_as_what_it_is() {
         "{out}"
     );
 }
+
+/// Issue 44 (9): the SARIF message put a full stop after a quote that ended with one
+/// (`rejected.".`).
+#[test]
+fn the_sarif_message_ends_each_sentence_once() {
+    let r = Repo::new();
+    let dir = r.demo();
+    let v: serde_json::Value =
+        serde_json::from_str(&r.blame_demo(&dir, &["--format", "sarif", "-q"]).ok().stdout)
+            .unwrap();
+    let text = v["runs"][0]["results"][0]["message"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(!text.contains(".\"."), "{text}");
+    assert!(
+        text.contains("plain http is rejected.\" The defect was introduced by commit"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Missed opportunities at turns 2, 3, 5, 6."),
+        "{text}"
+    );
+}
