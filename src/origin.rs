@@ -197,22 +197,27 @@ fn undetermined(
     }
 }
 
+/// What can set the bound, as `bound_by` says it: in English, as JSON is language-neutral;
+/// the reports people read say it in their language (`report::bound_words`).
+pub(crate) const BOUND_BY_WRITE: &str = "the introducing write";
+/// The introducing write maps to no turn.
+pub(crate) const BOUND_BY_LAST_UNMAPPED: &str =
+    "the last turn in scope (the introducing write maps to no turn)";
+/// Not introduced by the agent: its last mapped write.
+pub(crate) const BOUND_BY_DELIVERED: &str = "the delivered repair";
+/// No write maps to a turn.
+pub(crate) const BOUND_BY_LAST_NONE: &str = "the last turn in scope (no write maps to a turn)";
+
 /// The bound B, what set it, and whether (iii) may apply at it.
 fn bound(input: &Input) -> (u32, String, bool) {
     match (input.status, input.introducing_turn) {
-        (ProvenanceStatus::Introduced, Some(t)) => (t, "the introducing write".to_string(), true),
-        (ProvenanceStatus::Introduced, None) => (
-            input.last_turn,
-            "the last turn in scope (the introducing write maps to no turn)".to_string(),
-            false,
-        ),
+        (ProvenanceStatus::Introduced, Some(t)) => (t, BOUND_BY_WRITE.to_string(), true),
+        (ProvenanceStatus::Introduced, None) => {
+            (input.last_turn, BOUND_BY_LAST_UNMAPPED.to_string(), false)
+        }
         (_, _) => match input.delivered_turn {
-            Some(t) => (t, "the delivered repair".to_string(), false),
-            None => (
-                input.last_turn,
-                "the last turn in scope (no write maps to a turn)".to_string(),
-                false,
-            ),
+            Some(t) => (t, BOUND_BY_DELIVERED.to_string(), false),
+            None => (input.last_turn, BOUND_BY_LAST_NONE.to_string(), false),
         },
     }
 }

@@ -1,7 +1,7 @@
 //! Every `sage.*` setting in one place: its key, type, default and parse, loaded once from git
 //! config. A value that does not parse is bad input naming the key, in every command and hook.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::git::Repo;
@@ -29,6 +29,15 @@ pub(crate) enum Scanner {
 impl Scanner {
     pub(crate) fn parse(v: &str) -> Option<Scanner> {
         <Scanner as clap::ValueEnum>::from_str(v, true).ok()
+    }
+
+    /// The name `sage.scanner` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scanner::Bandit => "bandit",
+            Scanner::Semgrep => "semgrep",
+            Scanner::Screen => "screen",
+        }
     }
 }
 
@@ -276,7 +285,15 @@ impl Settings {
             s.rpm = Some(number(&v, "sage.rpm", 1, 1_000_000)?);
         }
         s.task = get("sage.task")?;
-        s.templates = get("sage.templates")?.map(PathBuf::from);
+        if let Some(v) = get("sage.templates")? {
+            // Relative to the working tree's top, as the hooks see it, wherever a command runs.
+            let dir = match repo.workdir() {
+                Some(top) => top.join(v.trim()),
+                None => PathBuf::from(v.trim()),
+            };
+            check_templates(&dir, &format!("git config sage.templates = {}", v.trim()))?;
+            s.templates = Some(dir);
+        }
         // "auto", as the default is, means the log's language.
         if let Some(v) = get("sage.judgeLang")?.filter(|v| !v.trim().eq_ignore_ascii_case("auto")) {
             s.judge_lang = Some(Lang::parse(&v).ok_or_else(|| {
@@ -349,6 +366,22 @@ impl Settings {
             .and_then(|v| parse_bool(&v))
             .unwrap_or(false)
     }
+}
+
+/// A templates folder (`--templates DIR`, `sage.templates`; `named` says which, as written):
+/// one that is missing or is a file would leave the embedded templates in force without a
+/// word, so it is bad input.
+pub(crate) fn check_templates(dir: &Path, named: &str) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let what = match dir.exists() {
+        true => "is not a folder",
+        false => "there is no such folder",
+    };
+    Err(Error::input(format!("{named}: {what}")).hint(
+        "name a folder whose files override the embedded templates (docs/judge.md#templates)",
+    ))
 }
 
 /// git's booleans: true/yes/on/1 and false/no/off/0, any case.

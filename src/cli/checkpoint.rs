@@ -33,6 +33,7 @@ pub(crate) struct CheckpointArgs {
     pub remove: bool,
 
     /// A directory whose checkpoint.md / checklists.yaml override the embedded ones
+    /// [default: git config sage.templates]
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
 }
@@ -66,7 +67,9 @@ pub(crate) fn splice(text: &str, block: Option<&str>) -> String {
 }
 
 pub(crate) fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
-    let block = crate::report::recommend::checkpoint(args.cwe, args.templates.as_deref())?;
+    // The same folder the guard reads the checkpoint from (docs/guard.md).
+    let templates = super::util::templates_dir(args.templates.as_deref(), ctx.settings()?)?;
+    let block = crate::report::recommend::checkpoint(args.cwe, templates.as_deref())?;
     let Some(path) = &args.agent_file else {
         ctx.print(&block)?;
         return Ok(0);

@@ -28,8 +28,16 @@ fn hook_options(settings: &Settings) -> Result<Options> {
     })
 }
 
-/// Analyses `base..tip`; returns the exit code for the hook (1 only when blocking).
-pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &str) -> Result<i32> {
+/// Analyses `base..tip` for the hook `hook` (`what` it checks: a merge, a push); returns the
+/// exit code for the hook (1 only when blocking).
+pub(crate) fn check(
+    ctx: &Context,
+    repo: &Repo,
+    range: (&str, &str),
+    what: &str,
+    hook: &str,
+) -> Result<i32> {
+    let (base, tip) = range;
     let settings = ctx.settings()?;
     let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
     let mut anchors: Vec<(Anchor, bool)> = Vec::new();
@@ -46,20 +54,25 @@ pub(crate) fn check(ctx: &Context, repo: &Repo, base: &str, tip: &str, what: &st
         }
     }
     let range = crate::history::range::resolve(repo, Some(tip), Some(base), None)?;
+    // Nothing to check still says one line: a user must be able to tell that the hooks ran.
     if anchors.is_empty() {
-        if let Some(scanner) = settings.scanner {
-            anchors.push((
-                crate::screen::anchorless::find_anchor(
-                    repo,
-                    &range,
-                    scanner,
-                    settings.templates.clone(),
-                    None,
-                )?,
-                true,
-            ));
-        } else {
+        let Some(scanner) = settings.scanner else {
+            crate::say!("{}", crate::i18n::tf("hook.nothing", &[("hook", &hook)]));
             return Ok(0);
+        };
+        use crate::screen::anchorless::{Scan, scan};
+        match scan(repo, &range, scanner, settings.templates.clone(), None)? {
+            Scan::Found(a) => anchors.push((*a, true)),
+            Scan::Nothing(_) => {
+                crate::say!(
+                    "{}",
+                    crate::i18n::tf(
+                        "hook.scanner_nothing",
+                        &[("scanner", &scanner.name()), ("hook", &hook)]
+                    )
+                );
+                return Ok(0);
+            }
         }
     }
     let agents = crate::history::range::AgentMatcher::from_settings(

@@ -424,7 +424,13 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
             let base = repo
                 .merge_base(repo.resolve_commit("HEAD")?, head)
                 .ok_or_else(|| Error::env("the branches being merged share no history"))?;
-            super::gate::check(ctx, &repo, &base.to_string(), &head.to_string(), "merge")
+            super::gate::check(
+                ctx,
+                &repo,
+                (&base.to_string(), &head.to_string()),
+                "merge",
+                &args.name,
+            )
         }
         "pre-push" => {
             // The pre-commit framework keeps stdin to itself and passes the range in its
@@ -471,9 +477,9 @@ fn hook(ctx: &Context, args: &HookArgs) -> Result<i32> {
                 code = code.max(super::gate::check(
                     ctx,
                     &repo,
-                    &base.to_string(),
-                    &tip.to_string(),
+                    (&base.to_string(), &tip.to_string()),
                     "push",
+                    &args.name,
                 )?);
             }
             Ok(code)

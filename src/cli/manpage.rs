@@ -51,25 +51,116 @@ fn default_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The pages: git-sage.1 and one per visible subcommand (git-sage-blame-origin.1, …).
+/// The pages: git-sage.1 and one per visible subcommand at every depth (git-sage-blame-origin.1,
+/// git-sage-guard-install.1, …): a page's SUBCOMMANDS section names the pages of its
+/// subcommands, so each one named is written.
 fn pages() -> Result<Vec<(String, Vec<u8>)>> {
-    let cmd = Cli::command().name("git-sage");
-    let mut cmds = vec![("git-sage".to_string(), cmd.clone())];
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("git-sage-{}", sub.get_name());
-        // clap's names are &'static str without its `string` feature; a few bytes, once.
-        let leaked: &'static str = name.clone().leak();
-        cmds.push((name, sub.clone().name(leaked)));
-    }
+    let top = Cli::command().name("git-sage");
+    let mut cmds = Vec::new();
+    collect(top, "git-sage", "git sage", &mut cmds);
     cmds.into_iter()
         .map(|(name, c)| {
             let mut buf = Vec::new();
-            clap_mangen::Man::new(c)
+            clap_mangen::Man::new(c.clone())
                 .render(&mut buf)
                 .map_err(|e| Error::env(format!("cannot render {name}.1: {e}")))?;
-            Ok((format!("{name}.1"), buf))
+            let page = with_synopsis(&String::from_utf8_lossy(&buf), &synopsis(c));
+            Ok((format!("{name}.1"), page.into_bytes()))
         })
         .collect()
+}
+
+/// `cmd` as page `name` (`git-sage-guard`, typed `git sage guard`), then its visible
+/// subcommands. `help` subcommands are left out: clap adds them, `-h` says the same.
+fn collect(cmd: clap::Command, name: &str, typed: &str, out: &mut Vec<(String, clap::Command)>) {
+    // clap's names are &'static str without its `string` feature; a few bytes, once.
+    let leak = |s: String| -> &'static str { s.leak() };
+    let cmd = cmd
+        .name(leak(name.to_string()))
+        .bin_name(typed)
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_subcommand(true);
+    let subs: Vec<clap::Command> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    out.push((name.to_string(), cmd));
+    for sub in subs {
+        let n = format!("{name}-{}", sub.get_name());
+        let t = format!("{typed} {}", sub.get_name());
+        collect(sub, &n, &t, out);
+    }
+}
+
+/// `text` with roff's special characters escaped.
+fn roff(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('-', "\\-")
+}
+
+/// The SYNOPSIS line of a page: every visible option with its value, the operands, the
+/// subcommand. clap_mangen's shows no option's value, and for an option with only a short
+/// name not even where it goes (`[-C ]`).
+fn synopsis(mut cmd: clap::Command) -> String {
+    cmd.build();
+    let bold = |s: &str| format!("\\fB{}\\fR", roff(s));
+    let value = |a: &Arg| {
+        let names = a
+            .get_value_names()
+            .map(|v| v.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+        format!("\\fI{}\\fR", roff(&names))
+    };
+    let mut parts = vec![bold(cmd.get_bin_name().unwrap_or(cmd.get_name()))];
+    let mut options: Vec<&Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !a.is_positional())
+        .collect();
+    options.sort_by_key(|a| a.get_display_order());
+    for a in options {
+        let mut s = match (a.get_short(), a.get_long()) {
+            (Some(c), Some(l)) => format!("{}|{}", bold(&format!("-{c}")), bold(&format!("--{l}"))),
+            (Some(c), None) => bold(&format!("-{c}")),
+            (None, Some(l)) => bold(&format!("--{l}")),
+            (None, None) => continue,
+        };
+        match a.get_num_args() {
+            Some(n) if n.takes_values() && n.min_values() == 0 => {
+                s = format!("{s} [{}]", value(a));
+            }
+            Some(n) if n.takes_values() => s = format!("{s} {}", value(a)),
+            _ => {}
+        }
+        parts.push(match a.is_required_set() {
+            true => s,
+            false => format!("[{s}]"),
+        });
+    }
+    for a in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let more = match a.get_num_args() {
+            Some(n) if n.max_values() > 1 => "...",
+            _ => "",
+        };
+        let v = format!("{}{more}", value(a));
+        parts.push(match a.is_required_set() {
+            true => v,
+            false => format!("[{v}]"),
+        });
+    }
+    if cmd.has_subcommands() {
+        parts.push("\\fICOMMAND\\fR".to_string());
+    }
+    parts.join(" ")
+}
+
+/// The page `page` with `line` as its SYNOPSIS.
+fn with_synopsis(page: &str, line: &str) -> String {
+    const HEAD: &str = ".SH SYNOPSIS\n";
+    let Some(at) = page.find(HEAD).map(|i| i + HEAD.len()) else {
+        return page.to_string();
+    };
+    let end = page[at..].find("\n.SH ").map_or(page.len(), |i| at + i + 1);
+    format!("{}{line}\n{}", &page[..at], &page[end..])
 }
 
 fn write_pages(base: &Path, pages: &[(String, Vec<u8>)]) -> std::result::Result<PathBuf, String> {

@@ -155,7 +155,7 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             } else {
                 missed.join("; ")
             },
-            shown
+            crate::report::mdlite::to_text(&shown)
         ));
         Ok(s)
     })?;

@@ -52,6 +52,28 @@ impl Format {
         }
     }
 
+    /// What it is called in a sentence ("wrote r.json (JSON)").
+    pub(crate) fn title(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "JSON",
+            Format::Md => "Markdown",
+            Format::Html => "HTML",
+            Format::Sarif => "SARIF",
+        }
+    }
+
+    /// The extension `--out` names it by (`of_path` takes a few more spellings).
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            Format::Text => ".txt",
+            Format::Json => ".json",
+            Format::Md => ".md",
+            Format::Html => ".html",
+            Format::Sarif => ".sarif",
+        }
+    }
+
     /// The format a file's extension names, if any.
     pub(crate) fn of_path(p: &Path) -> Option<Format> {
         let ext = p.extension()?.to_str()?.to_ascii_lowercase();
@@ -100,8 +122,9 @@ pub(crate) struct Target {
 
 impl OutputArgs {
     /// Where the result goes, in which format; `allowed` is what the command writes (its first
-    /// is the default). An `--out` whose extension names a format the command cannot write is
-    /// bad input, so `--out r.html` never quietly writes text.
+    /// is the default). An `--out` whose extension names a format the command cannot write, or
+    /// no format at all (`r.pdf`), is bad input unless `--format` says which, so `--out r.html`
+    /// never quietly writes text; a name without an extension gets the default.
     pub(crate) fn targets(&self, command: &str, allowed: &[Format]) -> Result<Vec<Target>> {
         let check = |f: Format, why: String| -> Result<Format> {
             if allowed.contains(&f) {
@@ -135,6 +158,15 @@ impl OutputArgs {
             let format = match (self.format, Format::of_path(p)) {
                 (Some(f), _) => f,
                 (None, Some(f)) if !stdout => check(f, format!("--out {}", p.display()))?,
+                (None, None) if !stdout && p.extension().is_some() => {
+                    let known: Vec<&str> = allowed.iter().map(|f| f.extension()).collect();
+                    return Err(Error::input(format!(
+                        "--out {}: {command} writes {}, and no other extension names a format",
+                        p.display(),
+                        known.join(", ")
+                    ))
+                    .hint("name the file with one of those extensions, or pass --format"));
+                }
                 (None, _) => default,
             };
             out.push(Target {
@@ -179,8 +211,12 @@ pub(crate) fn emit<T: serde::Serialize>(
             }
         };
         match &t.path {
-            Some(p) => crate::files::write_output(p, text.as_bytes())
-                .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?,
+            Some(p) => {
+                crate::files::write_output(p, text.as_bytes())
+                    .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
+                // A file written is said, as nothing else on the terminal shows it.
+                crate::say!("git-sage: wrote {} ({})", p.display(), t.format.title());
+            }
             None if t.format == Format::Text => ctx.print_report(&text)?,
             None => ctx.print(&text)?,
         }
@@ -243,5 +279,20 @@ mod tests {
                 .contains("provenance writes text, json; --out r.html asks for html"),
             "{e}"
         );
+        // An extension that names no format is bad input, unless --format says which.
+        let e = args(None, &["r.pdf"]).targets("x", &all).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains(
+                "--out r.pdf: x writes .txt, .json, .md, .html, .sarif, and no other extension names a format"
+            ),
+            "{e}"
+        );
+        let t = args(Some(Format::Json), &["r.pdf"])
+            .targets("x", &all)
+            .unwrap();
+        assert_eq!(t[0].format, Format::Json);
+        let t = args(None, &["report"]).targets("x", &all).unwrap();
+        assert_eq!(t[0].format, Format::Text);
     }
 }

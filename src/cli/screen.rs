@@ -110,10 +110,7 @@ pub(crate) struct ScreenArgs {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ScreenArgs) -> Result<i32> {
-    let templates_dir = args
-        .templates
-        .clone()
-        .or_else(|| ctx.settings().ok().and_then(|s| s.templates.clone()));
+    let templates_dir = super::util::templates_dir(args.templates.as_deref(), ctx.settings()?)?;
     if args.check_tables {
         return check_tables(ctx, templates_dir.as_deref());
     }

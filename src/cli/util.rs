@@ -2,7 +2,7 @@
 //! their output, origin-rule levers and judge options from flags over settings, sessions named
 //! on the command line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Context;
@@ -35,6 +35,18 @@ pub(crate) fn render(doc: &ReportDoc, format: Format) -> Result<String> {
             s
         }
     })
+}
+
+/// The templates folder of a command: `--templates DIR`, which must be a folder, else
+/// `sage.templates` (checked when the settings were read).
+pub(crate) fn templates_dir(flag: Option<&Path>, settings: &Settings) -> Result<Option<PathBuf>> {
+    match flag {
+        Some(dir) => {
+            crate::settings::check_templates(dir, &format!("--templates {}", dir.display()))?;
+            Ok(Some(dir.to_path_buf()))
+        }
+        None => Ok(settings.templates.clone()),
+    }
 }
 
 /// Origin-rule levers: flags, then settings.
@@ -95,7 +107,7 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
         task: a.task.clone().or_else(|| settings.task.clone()),
         cwe_hint: None,
         anchor_file: None,
-        templates_dir: a.templates.clone().or_else(|| settings.templates.clone()),
+        templates_dir: templates_dir(a.templates.as_deref(), settings)?,
         judge_lang: a.judge_lang.or(settings.judge_lang),
         cache,
         record: a.record.clone(),

@@ -229,6 +229,21 @@ impl Prices {
     }
 }
 
+/// The price entry a judge's estimate used, as the estimate names it: the entry alone when it
+/// is the model's own, else saying whose prices they are (`claude-opus-4-1` at
+/// `claude-opus-4`'s), so a model priced as its family is never shown as another model.
+fn priced_as(judge: &str, entry: &str) -> String {
+    let model = judge
+        .split_once(':')
+        .map_or(judge, |(_, m)| m)
+        .to_lowercase();
+    let model = model.rsplit('/').next().unwrap_or(&model);
+    match model == entry {
+        true => entry.to_string(),
+        false => format!("{model} at {entry}'s prices (no entry of its own)"),
+    }
+}
+
 /// What one judge (one repeat) would send, counted before anything is sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Estimate {
@@ -389,7 +404,7 @@ impl EstimateDoc {
             if let Some(p) = &e.price {
                 out.push_str(&format!(
                     "    {}: ${} input, ${} cached, ${} output per million tokens; tokens: {}\n",
-                    p.model,
+                    priced_as(&e.judge, &p.model),
                     money(p.input),
                     money(p.cached_input),
                     money(p.output),
@@ -673,10 +688,31 @@ mod tests {
         let opus = p.for_model("claude-opus-4-5-20251101").unwrap();
         assert_eq!((opus.model.as_str(), opus.input), ("claude-opus-4-5", 5.0));
         assert_eq!(p.for_model("claude-opus-4-1").unwrap().input, 15.0);
+        // Sonnet 4.5 has its own entry, not Sonnet 4's (issue 44); a dated name finds it.
+        for m in ["claude-sonnet-4-5", "claude-sonnet-4-5-20250929"] {
+            assert_eq!(p.for_model(m).unwrap().model, "claude-sonnet-4-5", "{m}");
+        }
+        assert_eq!(
+            p.for_model("claude-sonnet-4-20250514").unwrap().model,
+            "claude-sonnet-4"
+        );
         assert!(p.for_model("llama3.1:8b").is_none());
         let haiku = p.for_model("claude-haiku-4-5").unwrap();
         assert_eq!((haiku.min_cached_prefix, haiku.batch), (2048, 0.5));
         assert_eq!(p.for_model("gpt-4.1").unwrap().answer_tokens, 250);
+    }
+
+    #[test]
+    fn an_estimate_names_whose_prices_it_used() {
+        assert_eq!(
+            priced_as("anthropic:claude-sonnet-4-5", "claude-sonnet-4-5"),
+            "claude-sonnet-4-5"
+        );
+        assert_eq!(priced_as("openai:openai/GPT-4.1", "gpt-4.1"), "gpt-4.1");
+        assert_eq!(
+            priced_as("anthropic:claude-opus-4-1", "claude-opus-4"),
+            "claude-opus-4-1 at claude-opus-4's prices (no entry of its own)"
+        );
     }
 
     #[test]

@@ -352,7 +352,10 @@ fn origin_card(doc: &ReportDoc) -> String {
                         "html.bound",
                         &[
                             ("bound", &b),
-                            ("why", &esc(o.bound_by.as_deref().unwrap_or("")))
+                            (
+                                "why",
+                                &esc(&super::bound_words(o.bound_by.as_deref().unwrap_or("")))
+                            )
                         ],
                     )
                 );
@@ -620,6 +623,18 @@ fn turns_table(doc: &ReportDoc) -> String {
     out
 }
 
+/// Under the verdict's heading, when the offline judge scored the turns: the page must not
+/// read as a model's verdict until someone scrolls to the warnings at its foot.
+fn offline_notice(doc: &ReportDoc) -> String {
+    match doc.judge.name == "offline" {
+        true => format!(
+            "<p class=\"banner\" role=\"note\">{}</p>\n",
+            t("html.offline_draft")
+        ),
+        false => String::new(),
+    }
+}
+
 pub(crate) fn report(doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let title = match (doc.origin.status, doc.origin.turn) {
@@ -647,7 +662,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
 <meta name=\"color-scheme\" content=\"light dark\">\
 <title>git sage — {title}</title><style>{STYLE}</style></head><body>\n\
 {header}<main>\n\
-<section class=\"verdict\" aria-labelledby=\"h-verdict\"><h2 id=\"h-verdict\">{h_verdict}</h2>\n<div class=\"cards\">\n{prov}{origin}</div>\n{missed}</section>\n\
+<section class=\"verdict\" aria-labelledby=\"h-verdict\"><h2 id=\"h-verdict\">{h_verdict}</h2>\n{draft}<div class=\"cards\">\n{prov}{origin}</div>\n{missed}</section>\n\
 <section class=\"timeline\" id=\"timeline\" aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">{h_timeline}</h2>\n{chart}</section>\n\
 <section class=\"rec\" id=\"recommendation\" aria-labelledby=\"h-rec\"><h2 id=\"h-rec\">{h_rec}</h2>\n{rec}</section>\n\
 <section class=\"turns-s\" aria-labelledby=\"h-turns\"><h2 id=\"h-turns\">{h_turns}</h2>\n{turns}</section>\n\
@@ -659,6 +674,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         prov = provenance_card(doc),
         origin = origin_card(doc),
         missed = missed_line(doc),
+        draft = offline_notice(doc),
         chart = super::chart::timeline(doc),
         rec = super::mdlite::to_html(doc.shown_recommendation()),
         lang = crate::i18n::lang().code(),

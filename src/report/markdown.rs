@@ -109,7 +109,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         None => origin,
     };
     let p = &doc.provenance;
-    let prov = super::provenance_words(p, |c| format!("`{c}`"));
+    let prov = super::provenance_words(p, |c| format!("`{c}`"), escape);
     out.push_str(&format!(
         "{} {origin}  \n{} {prov} · {}  \n",
         t("md.origin"),

@@ -1,6 +1,7 @@
 //! The small Markdown subset the recommendation templates use — paragraphs, `-` and `1.`
-//! lists, `**bold**` and `` `code` `` — rendered to HTML. Everything is escaped first, so a
-//! template (or a user's override of one) can never put markup of its own on the page.
+//! lists, `**bold**` and `` `code` `` — rendered to HTML, or to text for a terminal. Everything
+//! is escaped first, so a template (or a user's override of one) can never put markup of its
+//! own on the page.
 
 use super::html::esc;
 
@@ -80,6 +81,23 @@ impl Blocks {
     }
 }
 
+/// `text` for a terminal, line by line: the `**` of bold dropped (a terminal would show the
+/// asterisks); code spans, lists and unpaired marks stay as they are.
+pub(crate) fn to_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&spans(
+            line,
+            |code| format!("`{code}`"),
+            |t| bold(t, "", ""),
+        ));
+    }
+    out
+}
+
 /// `1. text` → `text`.
 fn ordered_item(t: &str) -> Option<&str> {
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
@@ -90,34 +108,43 @@ fn ordered_item(t: &str) -> Option<&str> {
 }
 
 /// Inline markup of one block: code spans first (their text is shown as it is), then bold
-/// outside them. A backtick without a partner stays a backtick.
+/// outside them.
 fn inline(text: &str) -> String {
-    let escaped = esc(text);
-    let parts: Vec<&str> = escaped.split('`').collect();
+    spans(
+        &esc(text),
+        |code| format!("<code>{code}</code>"),
+        |t| bold(t, "<strong>", "</strong>"),
+    )
+}
+
+/// `text` with each code span through `code` and the text between them through `other`. A
+/// backtick without a partner stays a backtick.
+fn spans(text: &str, code: impl Fn(&str) -> String, other: impl Fn(&str) -> String) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
     // Parts 1, 3, … up to the last pair are code.
     let last_code = (parts.len() - 1) / 2 * 2;
     let mut out = String::new();
     for (i, part) in parts.iter().enumerate() {
         if i % 2 == 1 && i < last_code {
-            out.push_str(&format!("<code>{part}</code>"));
+            out.push_str(&code(part));
         } else {
             if i % 2 == 1 {
                 out.push('`');
             }
-            out.push_str(&bold(part));
+            out.push_str(&other(part));
         }
     }
     out
 }
 
-/// `**x**` → `<strong>x</strong>`; a `**` without a partner stays as it is.
-fn bold(text: &str) -> String {
+/// `**x**` → `{open}x{close}`; a `**` without a partner stays as it is.
+fn bold(text: &str, open: &str, close: &str) -> String {
     let parts: Vec<&str> = text.split("**").collect();
     let last_bold = (parts.len() - 1) / 2 * 2;
     let mut out = String::new();
     for (i, part) in parts.iter().enumerate() {
         if i % 2 == 1 && i < last_bold {
-            out.push_str(&format!("<strong>{part}</strong>"));
+            out.push_str(&format!("{open}{part}{close}"));
         } else {
             if i % 2 == 1 {
                 out.push_str("**");
@@ -156,6 +183,17 @@ mod tests {
             html.contains("<code>**not bold** &lt;i&gt;</code>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn text_drops_the_marks_of_bold_only() {
+        let md = "Require a **bypass check**: run `git sage **x**`.\n\n- **a** b\n- c ** d\n";
+        assert_eq!(
+            to_text(md),
+            "Require a bypass check: run `git sage **x**`.\n\n- a b\n- c ** d\n"
+        );
+        assert_eq!(to_text("a ` **b**"), "a ` b");
+        assert_eq!(to_text(""), "");
     }
 
     #[test]

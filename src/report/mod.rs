@@ -84,19 +84,75 @@ pub(crate) fn judge_cost(j: &crate::judge::scores::JudgeInfo) -> Option<String> 
     )
 }
 
-/// The provenance in words, the commit shown through `commit` (plain, or as code).
+/// The provenance in words, in the run's language: who wrote the anchored code, in which
+/// write and commit (shown through `commit`: plain, or as code), at which turn; the reasons
+/// git history gave are shown through `reason` (plain, or escaped for Markdown).
 pub(crate) fn provenance_words(
     p: &json::ProvenanceJson,
     commit: impl Fn(&str) -> String,
+    reason: impl Fn(&str) -> String,
 ) -> String {
-    let status = p.status.as_str().replace('_', " ");
-    match &p.introducing_write {
-        Some(w) => format!(
-            "{status} by write {} ({}){}",
-            w.write,
-            commit(&w.commit[..w.commit.len().min(7)]),
-            w.turn.map(|t| format!(" at turn {t}")).unwrap_or_default()
+    use crate::history::ProvenanceStatus as S;
+    use crate::i18n::{t, tf};
+    let short = |c: &str| commit(&c[..c.len().min(7)]);
+    let merge = |w: &json::IntroducingWrite| {
+        w.via_merge
+            .as_deref()
+            .map(|m| tf("prov.merged_by", &[("commit", &short(m))]))
+            .unwrap_or_default()
+    };
+    match (&p.status, &p.introducing_write) {
+        (S::Inherited, _) => t("prov.inherited"),
+        (S::Introduced, Some(w)) => {
+            let at = match (w.turn, &w.unmapped_reason) {
+                (Some(turn), _) => tf(
+                    "prov.at_turn",
+                    &[
+                        ("turn", &turn),
+                        ("by", &w.mapped_by.map_or("?", |m| m.as_str())),
+                    ],
+                ),
+                (None, Some(r)) => tf("prov.unmapped_why", &[("why", &reason(r))]),
+                (None, None) => t("prov.unmapped"),
+            };
+            let wrote = tf(
+                "prov.introduced",
+                &[
+                    ("write", &w.write),
+                    ("commit", &short(&w.commit)),
+                    ("merge", &merge(w)),
+                ],
+            );
+            format!("{wrote}{at}")
+        }
+        (S::IntroducedByOther, Some(w)) => tf(
+            "prov.by_other",
+            &[
+                ("write", &w.write),
+                ("commit", &short(&w.commit)),
+                ("merge", &merge(w)),
+            ],
         ),
-        None => status,
+        (s, _) => format!(
+            "{}{}",
+            s.as_str(),
+            p.reason
+                .as_deref()
+                .map(|r| format!(": {}", reason(r)))
+                .unwrap_or_default()
+        ),
     }
+}
+
+/// What set the origin's bound (`bound_by`, English in JSON) in the run's language; one this
+/// version does not know (a document written by another) as it is.
+pub(crate) fn bound_words(by: &str) -> String {
+    let key = match by {
+        crate::origin::BOUND_BY_WRITE => "bound.write",
+        crate::origin::BOUND_BY_LAST_UNMAPPED => "bound.last_unmapped",
+        crate::origin::BOUND_BY_DELIVERED => "bound.delivered",
+        crate::origin::BOUND_BY_LAST_NONE => "bound.last_none",
+        other => return other.to_string(),
+    };
+    crate::i18n::t(key)
 }

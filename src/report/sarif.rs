@@ -116,11 +116,26 @@ fn fingerprint(doc: &ReportDoc) -> String {
         .collect()
 }
 
+/// `s` ended as a sentence: a full stop, unless it already ends with one (or `!`, `?`, `…`,
+/// their CJK forms), inside closing quotes or brackets too — a quote ending `rejected."` must
+/// not become `rejected.".`.
+fn sentence(s: String) -> String {
+    let last = s
+        .trim_end()
+        .trim_end_matches(['"', '\'', '”', '’', '»', ')', '」', '』'])
+        .chars()
+        .next_back();
+    match last {
+        Some('.' | '!' | '?' | '…' | '。' | '！' | '？') => s,
+        _ => s + ".",
+    }
+}
+
 fn message(doc: &ReportDoc) -> String {
     let o = &doc.origin;
-    let origin = match o.status {
+    let origin = sentence(match o.status {
         Status::Localized => format!(
-            "The repair first went wrong at turn {} ({}){}.",
+            "The repair first went wrong at turn {} ({}){}",
             o.turn.unwrap_or(0),
             o.kind.map(|k| k.words()).unwrap_or("?"),
             o.quote
@@ -132,10 +147,10 @@ fn message(doc: &ReportDoc) -> String {
                 .unwrap_or_default()
         ),
         Status::Undetermined => format!(
-            "The origin is undetermined: {}.",
+            "The origin is undetermined: {}",
             o.detail.as_deref().unwrap_or("no candidate")
         ),
-    };
+    });
     let p = &doc.provenance;
     let prov = match &p.introducing_write {
         Some(w) => format!(
@@ -283,4 +298,27 @@ pub(crate) fn log(rules: Vec<Value>, results: Vec<Value>) -> Value {
             "results": results
         }]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sentence;
+
+    #[test]
+    fn a_sentence_ends_once() {
+        let s = |t: &str| sentence(t.to_string());
+        assert_eq!(s("turn 1"), "turn 1.");
+        assert_eq!(
+            s("turn 1: \"plain http is rejected.\""),
+            "turn 1: \"plain http is rejected.\""
+        );
+        assert_eq!(s("turn 1: \"is it safe?\""), "turn 1: \"is it safe?\"");
+        assert_eq!(s("turn 1: \"no stop\""), "turn 1: \"no stop\".");
+        assert_eq!(s("第 1 轮：「已拒绝。」"), "第 1 轮：「已拒绝。」");
+        assert_eq!(
+            s("undetermined: no candidate (x)."),
+            "undetermined: no candidate (x)."
+        );
+        assert_eq!(s(""), ".");
+    }
 }

@@ -496,7 +496,8 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
     out.push_str(&missed_section(doc, w));
     out.push_str(&crate::i18n::t("label.recommendation"));
     out.push('\n');
-    for line in doc.shown_recommendation().lines() {
+    // Markdown in the document; its emphasis marks would show on a terminal.
+    for line in super::mdlite::to_text(doc.shown_recommendation()).lines() {
         out.push_str(format!("  {line}").trim_end());
         out.push('\n');
     }
@@ -584,57 +585,10 @@ fn turns_section(doc: &crate::report::doc::ReportDoc) -> String {
 
 /// What git history says of the anchored code: who wrote it, in which write, at which turn.
 fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> String {
-    use crate::i18n::{t, tf};
+    use crate::i18n::tf;
     let mut out = String::new();
     let p = &doc.provenance;
-    let merge = |wr: &crate::report::json::IntroducingWrite| {
-        wr.via_merge
-            .as_deref()
-            .map(|m| tf("prov.merged_by", &[("commit", &short(m))]))
-            .unwrap_or_default()
-    };
-    let prov = match (&p.status, &p.introducing_write) {
-        (crate::history::ProvenanceStatus::Inherited, _) => t("prov.inherited"),
-        (crate::history::ProvenanceStatus::Introduced, Some(wr)) => format!(
-            "{}{}",
-            tf(
-                "prov.introduced",
-                &[
-                    ("write", &wr.write),
-                    ("commit", &short(&wr.commit)),
-                    ("merge", &merge(wr)),
-                ],
-            ),
-            wr.turn
-                .map(|turn| tf(
-                    "prov.at_turn",
-                    &[
-                        ("turn", &turn),
-                        ("by", &wr.mapped_by.map_or("?", MappedBy::as_str)),
-                    ],
-                ))
-                .unwrap_or_else(|| match &wr.unmapped_reason {
-                    Some(r) => tf("prov.unmapped_why", &[("why", r)]),
-                    None => t("prov.unmapped"),
-                })
-        ),
-        (crate::history::ProvenanceStatus::IntroducedByOther, Some(wr)) => tf(
-            "prov.by_other",
-            &[
-                ("write", &wr.write),
-                ("commit", &short(&wr.commit)),
-                ("merge", &merge(wr)),
-            ],
-        ),
-        (s, _) => format!(
-            "{}{}",
-            s.as_str(),
-            p.reason
-                .as_deref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
-        ),
-    };
+    let prov = super::provenance_words(p, str::to_string, str::to_string);
     out.push_str(&format!(
         "{}{prov}\n{ind}{}\n\n",
         label("label.provenance", w),
@@ -669,7 +623,13 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
                 o.bound
                     .map(|b| tf(
                         "origin.bound",
-                        &[("bound", &b), ("why", &o.bound_by.as_deref().unwrap_or(""))],
+                        &[
+                            ("bound", &b),
+                            (
+                                "why",
+                                &super::bound_words(o.bound_by.as_deref().unwrap_or(""))
+                            )
+                        ],
                     ))
                     .unwrap_or_default()
             ));

@@ -13,6 +13,14 @@ use crate::history::range::Range;
 use crate::scanners::{self, Kind, Scratch};
 use crate::settings::Scanner;
 
+/// What a scanner made of the range: its strongest result, or nothing (and what it looked at).
+pub(crate) enum Scan {
+    Found(Box<Anchor>),
+    Nothing(String),
+}
+
+/// The strongest result as the anchor; a scanner that finds nothing is bad input here, as
+/// the user asked for an anchor (`--find-anchor`).
 pub(crate) fn find_anchor(
     repo: &Repo,
     range: &Range,
@@ -20,6 +28,21 @@ pub(crate) fn find_anchor(
     templates_dir: Option<PathBuf>,
     task_cwe: Option<u32>,
 ) -> Result<Anchor> {
+    match scan(repo, range, scanner, templates_dir, task_cwe)? {
+        Scan::Found(a) => Ok(*a),
+        Scan::Nothing(why) => Err(Error::input(why).hint("pass --finding with a confirmed defect")),
+    }
+}
+
+/// Runs `scanner` over the files the range changed. Finding nothing is an answer, not a
+/// failure: the hooks say it as such (a scanner that cannot run is an error).
+pub(crate) fn scan(
+    repo: &Repo,
+    range: &Range,
+    scanner: Scanner,
+    templates_dir: Option<PathBuf>,
+    task_cwe: Option<u32>,
+) -> Result<Scan> {
     let kind = match scanner {
         Scanner::Screen => return top_candidate(repo, range, templates_dir, task_cwe),
         Scanner::Bandit => Kind::Bandit,
@@ -31,10 +54,9 @@ pub(crate) fn find_anchor(
     let tree = Scratch::of_changes(repo, base_tree, tip_tree)?;
     let files = tree.files();
     if files == 0 {
-        return Err(Error::input(
-            "the range changes no files that exist at the tip, so there is nothing to scan",
-        )
-        .hint("pass --finding with a confirmed defect"));
+        return Ok(Scan::Nothing(
+            "the range changes no files that exist at the tip, so there is nothing to scan".into(),
+        ));
     }
     let installed = scanners::probe(kind).ok_or_else(|| {
         Error::env(format!("{scanner} is not installed")).hint(match kind {
@@ -58,17 +80,16 @@ pub(crate) fn find_anchor(
         .into_iter()
         .enumerate()
         .max_by_key(|(i, r)| (r.severity, std::cmp::Reverse(*i)))
-        .map(|(_, r)| r)
-        .ok_or_else(|| {
-            Error::input(format!(
-                "{scanner} found nothing in the {files} file(s) the range changed"
-            ))
-            .hint("pass --finding with a confirmed defect")
-        })?;
+        .map(|(_, r)| r);
+    let Some(best) = best else {
+        return Ok(Scan::Nothing(format!(
+            "{scanner} found nothing in the {files} file(s) the range changed"
+        )));
+    };
     let mut anchors = crate::finding::to_anchors(vec![best], installed.kind.format(), scanner)?;
     let mut a = anchors.remove(0);
     a.id = format!("unconfirmed:{}", a.id);
-    Ok(a)
+    Ok(Scan::Found(Box::new(a)))
 }
 
 /// `screen`: the strongest candidate of the range, as an unconfirmed anchor on its lines.
@@ -78,7 +99,7 @@ fn top_candidate(
     range: &Range,
     templates_dir: Option<PathBuf>,
     task_cwe: Option<u32>,
-) -> Result<Anchor> {
+) -> Result<Scan> {
     let opts = Options {
         templates_dir,
         task_cwe,
@@ -86,13 +107,12 @@ fn top_candidate(
     };
     let doc = screen(repo, range, &opts)?;
     let Some(c) = doc.candidates.first() else {
-        return Err(Error::input(format!(
+        return Ok(Scan::Nothing(format!(
             "git sage screen found no candidate among the {} Python file(s) the range changed",
             doc.counts.files
-        ))
-        .hint("pass --finding with a confirmed defect"));
+        )));
     };
-    Ok(Anchor {
+    Ok(Scan::Found(Box::new(Anchor {
         id: format!("unconfirmed:screen:{}:{}", c.path, c.start),
         cwe: c.cwe,
         class: None,
@@ -118,5 +138,5 @@ fn top_candidate(
             security_severity: None,
         },
         unconfirmed: true,
-    })
+    })))
 }

@@ -650,7 +650,7 @@ async fn anthropic_message_batches() {
         "--judge",
         "offline",
         "--batch-api",
-        "--out",
+        "--results",
         "other.jsonl",
     ]);
     run.bad_input("--batch-api works with openai:MODEL and anthropic:MODEL judges");

@@ -239,12 +239,57 @@ impl Run {
 
 /// A test that cannot run here for want of a tool or fixture: "skipped" on a developer's
 /// machine, a failure under CI (`CI=true`), where everything must be present.
+///
+/// libtest has no "skipped": such a test passes, is listed as `ok`, and what it printed is
+/// shown only for failures. So each skip is kept, and when the test program exits — after
+/// libtest's summary, whether the run passed or failed — they are listed on stderr, one
+/// `test NAME ... skipped: WHY` line each (the name is the test thread's, as libtest names it).
 pub fn skip(why: &str) {
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
         "{why} (CI=true: a missing tool or fixture fails the run)"
     );
     eprintln!("skipped: {why}");
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("(unnamed)")
+        .to_string();
+    SKIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(format!("test {test} ... skipped: {why}"));
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: atexit(3) only records the function; `list_skips` takes no arguments,
+        // returns nothing and never unwinds.
+        unsafe {
+            atexit(list_skips);
+        }
+    });
+}
+
+/// The skips of this run, in the order they happened.
+static SKIPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" {
+    fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
+}
+
+/// Lists the skips after libtest's own summary: written to stderr directly, as libtest's
+/// capture of a test's output has ended by then. Nothing here may panic (it would abort).
+extern "C" fn list_skips() {
+    use std::io::Write;
+    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "{} test(s) skipped: they passed without running (CI=true makes them fail):",
+        skipped.len()
+    );
+    for line in skipped.iter() {
+        let _ = writeln!(err, "{line}");
+    }
+    let _ = writeln!(err);
 }
 
 /// The shared real third-party fixtures, when this checkout has them.

@@ -203,7 +203,7 @@ fn blame_origin_and_batch_estimate_their_cases() {
         .json();
     let est = &one["estimates"][0];
     assert!(est["calls"].as_u64().unwrap() > 0);
-    assert_eq!(est["price"]["model"], "claude-sonnet-4");
+    assert_eq!(est["price"]["model"], "claude-sonnet-4-5");
     assert!(est["warnings"].to_string().contains("approximated"));
     assert!(est["cost_usd"].as_f64().unwrap() > 0.0);
     let md = r.sage(&["-C", ds, "blame-origin", "--estimate", "--format", "md"]);

@@ -680,6 +680,7 @@ fn bad_settings_are_named_everywhere() {
         ("sage.block", "sometimes"),
         ("sage.vrMax", "9"),
         ("sage.scanner", "lint"),
+        ("sage.templates", "nowhere"),
     ] {
         r.git(&["config", key, value]);
         r.sage(&["config"]).bad_input(&format!("git config {key}"));
@@ -896,4 +897,65 @@ fn notes_show_after_a_hook_driven_merge_finds_the_merged_branchs_note() {
     let show = r.sage(&["-C", ds, "notes", "show"]).ok();
     assert!(show.stdout.contains("origin turn 1"), "{show:?}");
     assert!(show.stderr.contains("is a merge"), "{}", show.stderr);
+}
+
+/// Issue 44 (8): with the hooks installed and nothing to check, a merge printed nothing, so
+/// nobody could tell the hooks ran; and with `sage.scanner=screen`, a screen that found no
+/// candidate read "hook could not run". Each now says one line of what it did.
+#[test]
+fn hooks_with_nothing_to_check_say_so() {
+    let r = Repo::new();
+    r.write("app.py", "def add(a, b):\n    return a + b\n");
+    r.commit_as(HUMAN, "base");
+    r.sage(&["hooks", "install"]).ok();
+    let diverge = |n: u32| {
+        r.git(&["checkout", "-q", "-b", &format!("side{n}"), "main"]);
+        r.write(&format!("util{n}.py"), "def double(x):\n    return 2 * x\n");
+        r.commit_as(AGENT, "add a helper");
+        r.git(&["checkout", "-q", "main"]);
+        r.write(&format!("notes{n}.txt"), "main moves\n");
+        r.commit_as(HUMAN, "main moves");
+    };
+    // No finding kept, no scanner.
+    diverge(1);
+    let m = run_git(r.path(), &r, &["merge", "--no-edit", "side1"]);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(
+        m.stderr
+            .contains("git sage: no finding to check (pre-merge-commit)"),
+        "{}",
+        m.stderr
+    );
+    assert_eq!(m.stderr.matches("git sage").count(), 1, "{}", m.stderr);
+    // The scanner is git sage's screening, and it finds no candidate.
+    r.git(&["config", "sage.scanner", "screen"]);
+    diverge(2);
+    let m = run_git(r.path(), &r, &["merge", "--no-edit", "side2"]);
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(
+        m.stderr
+            .contains("git sage: screen found nothing to check (pre-merge-commit)"),
+        "{}",
+        m.stderr
+    );
+    assert!(!m.stderr.contains("could not run"), "{}", m.stderr);
+    // A push with nothing to check says so too, in the language asked for.
+    let remote = r.home().join("remote.git");
+    run_git(
+        r.home(),
+        &r,
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    )
+    .ok();
+    r.git(&["config", "sage.lang", "ru"]);
+    r.git(&["config", "--unset", "sage.scanner"]);
+    diverge(3);
+    let p = run_git(r.path(), &r, &["push", remote.to_str().unwrap(), "side3"]);
+    assert_eq!(p.code, 0, "{p:?}");
+    assert!(
+        p.stderr
+            .contains("git sage: нет находок для проверки (pre-push)"),
+        "{}",
+        p.stderr
+    );
 }

@@ -292,7 +292,13 @@ fn export_paste_some_import_paste_the_rest_and_blame_origin_reports() {
             "-",
         ])
         .ok();
-    assert!(manual.stderr.is_empty(), "{}", manual.stderr);
+    // Nothing but the file written (stdout is the other --out).
+    assert_eq!(
+        manual.stderr,
+        format!("git-sage: wrote {} (JSON)\n", scores.display()),
+        "{}",
+        manual.stderr
+    );
     let manual = manual.json();
     assert!(manual.get("failed_turns").is_none(), "{manual}");
     assert_eq!(manual["judge"]["calls"], 6);

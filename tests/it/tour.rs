@@ -1,6 +1,7 @@
 //! README's tour is a test: the demo's output is what README shows, and every line of the
 //! tour's command block runs as written on `git sage demo --keep`, in order (the line that asks
-//! OpenAI and Anthropic runs against a local server).
+//! OpenAI and Anthropic runs against a local server); and the demo's branch, finding and session
+//! that README's and the docs' other commands name are the ones the demo has.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -149,4 +150,72 @@ async fn every_line_of_the_tour_runs_as_written() {
         let n = n.load(Ordering::SeqCst);
         assert!((15..=18).contains(&n), "{name}: {n} calls");
     }
+}
+
+/// The `git sage` command lines of README's and the docs' shell blocks.
+fn documented_command_lines() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.strip_prefix(root).unwrap().display().to_string();
+        let mut shell = false;
+        for line in text.lines() {
+            if let Some(lang) = line.trim_start().strip_prefix("```") {
+                shell = !shell && matches!(lang.trim(), "sh" | "bash" | "console" | "shell");
+                continue;
+            }
+            if shell && line.contains("git sage") {
+                out.push((name.clone(), line.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Issue 44 (4): README's screening line named `agent/fix` and docs/languages.md
+/// `.sage/findings/ssrf.yaml`, which the demo does not have (its branch is `agent/fix-ssrf`,
+/// its finding `ssrf-preview.yaml`): a reader trying them on the demo got an error. Every
+/// `agent/…` branch and every file under `.sage/findings/` or `.sage/sessions/` that a
+/// documented command names is the demo's.
+#[test]
+fn documented_commands_name_what_the_demo_has() {
+    let r = Repo::new();
+    let demo = r.demo();
+    let git = |args: &[&str]| r.git(&[&["-C", demo.to_str().unwrap()][..], args].concat());
+    let branches = git(&["for-each-ref", "--format=%(refname:short)", "refs/heads/"]);
+    let branch = regex::Regex::new(r"\bagent/[A-Za-z0-9._-]+").unwrap();
+    let kept = regex::Regex::new(r"\.sage/(findings|sessions)/[A-Za-z0-9._-]+\.[a-z]+").unwrap();
+    let lines = documented_command_lines();
+    assert!(lines.len() > 30, "{lines:?}");
+    let mut checked = 0;
+    for (file, line) in &lines {
+        // What the command runs, not what its comment says.
+        let command = line.split(" # ").next().unwrap();
+        for m in branch.find_iter(command) {
+            assert!(
+                branches.lines().any(|b| b == m.as_str()),
+                "{file}: {line}\nnames branch {} — the demo has {branches:?}",
+                m.as_str()
+            );
+            checked += 1;
+        }
+        for m in kept.find_iter(command) {
+            assert!(
+                demo.join(m.as_str()).is_file(),
+                "{file}: {line}\nnames {}, which the demo does not keep",
+                m.as_str()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "only {checked} names checked");
 }
