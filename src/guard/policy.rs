@@ -126,13 +126,14 @@ fn openers(users: &[User], turns: u32) -> (Option<usize>, Option<usize>) {
 }
 
 impl Prior {
-    /// What a window that starts at `cut` needs from before it.
-    pub(crate) fn before(mut self, cut: super::session::Cut) -> Prior {
-        if cut.offset == 0 {
+    /// What a window needs from before it, when it starts `offset` bytes into the session
+    /// after `turns` finished turns (the session's cut).
+    pub(crate) fn before(mut self, offset: u64, turns: u32) -> Prior {
+        if offset == 0 {
             self.users.clear();
         } else {
-            self.users.retain(|u| u.before_turn <= cut.turns + 1);
-            let (cur, prev) = openers(&self.users, cut.turns + 1);
+            self.users.retain(|u| u.before_turn <= turns + 1);
+            let (cur, prev) = openers(&self.users, turns + 1);
             self.users = prev
                 .into_iter()
                 .chain(cur)

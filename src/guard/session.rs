@@ -232,7 +232,7 @@ impl Window {
             }
             _ => self.cut,
         };
-        let prior = prior.before(cut);
+        let prior = prior.before(cut.offset, cut.turns);
         let rec = Record {
             version: VERSION,
             transcript: self.transcript.source.clone(),

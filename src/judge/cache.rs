@@ -8,31 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::prompt::hex;
-
-/// Tokens and cost a provider reported for one call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Usage {
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
-    #[serde(default)]
-    pub cached_input_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-}
-
-impl Usage {
-    pub(crate) fn add(&mut self, o: &Usage) {
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
-        self.cached_input_tokens += o.cached_input_tokens;
-        if let Some(c) = o.cost_usd {
-            *self.cost_usd.get_or_insert(0.0) += c;
-        }
-    }
-}
+pub(crate) use super::usage::Usage;
 
 /// A stored answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,6 +97,11 @@ fn stored(entry: &Entry) -> serde_json::Result<Vec<u8>> {
         answer,
         ..entry.clone()
     })
+}
+
+/// Bytes as lowercase hexadecimal: the cache's keys, prompt digests and template versions.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::backends::Spec;
-use super::cache::Usage;
 use super::prompt::Prompt;
+use super::spec::Spec;
+pub(crate) use super::tokens::{Tokenizer, overhead};
+use super::usage::Usage;
 use crate::error::Result;
 
 const EMBEDDED: &str = include_str!("../../templates/prices.yaml");
@@ -17,39 +18,6 @@ const EMBEDDED: &str = include_str!("../../templates/prices.yaml");
 const DEFAULT_BUDGET: u64 = 32_000;
 /// Tokens kept free of the budget for the answer.
 const ANSWER_ROOM: u64 = 8_000;
-
-/// How a model's tokens are counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Tokenizer {
-    /// OpenAI's o200k_base (GPT-4o, 4.1, 5, o-series): exact.
-    #[serde(rename = "o200k_base")]
-    O200k,
-    /// OpenAI's cl100k_base (GPT-4, GPT-3.5): exact.
-    #[serde(rename = "cl100k_base")]
-    Cl100k,
-    /// o200k_base counts standing in for a tokenizer nobody publishes (Anthropic's).
-    Approx,
-}
-
-impl Tokenizer {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Tokenizer::O200k => "o200k_base",
-            Tokenizer::Cl100k => "cl100k_base",
-            Tokenizer::Approx => "approx (o200k_base counts)",
-        }
-    }
-
-    /// The tokens of `text`.
-    pub(crate) fn count(self, text: &str) -> u64 {
-        let bpe = match self {
-            Tokenizer::Cl100k => tiktoken_rs::cl100k_base_singleton(),
-            Tokenizer::O200k | Tokenizer::Approx => tiktoken_rs::o200k_base_singleton(),
-        };
-        bpe.encode_ordinary(text).len() as u64
-    }
-}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -552,14 +520,6 @@ impl Counter {
             .map(|s| self.part(s))
             .collect()
     }
-}
-
-/// Tokens per request beyond the text: message framing, and the answer schema a provider
-/// is sent beside the prompt (its size as text, counted once per call).
-pub(crate) fn overhead(schema_tokens: u64) -> u64 {
-    // Two messages' role and separator tokens, as OpenAI's chat format counts them.
-    const FRAMING: u64 = 8;
-    FRAMING + schema_tokens
 }
 
 /// The estimate of a run whose prompts are `prompts` (in the order they would be sent),

@@ -1,7 +1,7 @@
 //! Where an HTTP judge is and the key it sends, from the environment only — checked before
 //! the first request, so a missing key is one clear line instead of a failure per turn.
 
-use super::backends::Spec;
+use super::spec::Spec;
 use crate::error::{Error, Result};
 
 /// The base URL and API key of an HTTP judge, from the environment (keys only from there).

@@ -17,8 +17,8 @@ use tokio::task::JoinSet;
 use super::answer::{self, Answer};
 use super::backends::{Backend, CallError, Reply, Request};
 use super::cache::{self, Cache, Entry, Usage};
+use super::options::{Deferred, Options};
 use super::prompt::Prompt;
-use super::run::{Deferred, Options};
 use super::scores::FailureCause;
 use crate::error::{Error, Result};
 

@@ -11,10 +11,15 @@ mod jobs;
 mod lexicon;
 pub(crate) mod manual;
 pub(crate) mod offline;
+pub(crate) mod options;
+mod outcome;
 pub(crate) mod prompt;
 pub(crate) mod run;
 pub(crate) mod schedule;
 pub(crate) mod scores;
+pub(crate) mod spec;
+pub(crate) mod tokens;
+pub(crate) mod usage;
 pub(crate) mod verify;
 mod words;
 

@@ -11,6 +11,7 @@ use minijinja::value::Serde;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::cache::hex;
 use crate::error::{Error, Result};
 use crate::lang::Lang;
 use crate::redact::redact;
@@ -251,10 +252,6 @@ impl Templates {
         }
         Ok(env)
     }
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One tool call as rendered.
@@ -501,7 +498,7 @@ pub(crate) struct Renderer<'t> {
     /// Budget in tokens; `None`: no limit.
     pub context_tokens: Option<usize>,
     /// What the budget's tokens are counted with: the judge's tokenizer, else 4 bytes each.
-    tokenizer: Option<super::cost::Tokenizer>,
+    tokenizer: Option<super::tokens::Tokenizer>,
 }
 
 /// What stands in for old tool output, then old tool arguments, then old reasoning cut to
@@ -574,7 +571,7 @@ impl<'t> Renderer<'t> {
     pub(crate) fn with_budget(
         &self,
         context_tokens: Option<usize>,
-        tokenizer: Option<super::cost::Tokenizer>,
+        tokenizer: Option<super::tokens::Tokenizer>,
     ) -> Renderer<'t> {
         Renderer {
             context_tokens,
@@ -681,7 +678,7 @@ impl<'t> Renderer<'t> {
             return Ok(vec![0; n]);
         }
         let fixed = fixed.iter().map(|s| self.measure(s)).sum::<usize>()
-            + super::cost::overhead(self.measure(&schema) as u64) as usize;
+            + super::tokens::overhead(self.measure(&schema) as u64) as usize;
         let rendered: Vec<usize> = blocks.iter().map(|b| self.measure(b)).collect();
         let save: Vec<[usize; PASSES]> = views
             .iter()
@@ -1153,7 +1150,7 @@ turns:
     /// and punctuation, under 4 bytes a token) fits, where counting 4 bytes a token does not.
     #[test]
     fn a_tokenizer_counted_budget_holds_in_tokens() {
-        use super::super::cost::{Tokenizer, overhead};
+        use super::super::tokens::{Tokenizer, overhead};
         let (tpl, _, _) = setup();
         let views = session(40, |n| TurnView {
             calls: vec![CallView {

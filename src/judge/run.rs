@@ -3,128 +3,30 @@
 //! pacing (`--rpm`), retries, the on-disk cache (which is also how an interrupted run
 //! resumes) and token accounting — is `jobs`'.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::Value;
 use tokio::runtime::Runtime;
 
-use super::answer::Answer;
 use super::backends::{Backend, Spec, family};
-use super::cache::{self, Cache};
+use super::cache;
 use super::endpoint::check_credentials;
-use super::jobs::{self, Job, JobError, JobResult, Ran, Recorder};
+use super::jobs::{self, Job, JobResult, Ran, Recorder};
 use super::manual;
 use super::offline::Offline;
+pub(crate) use super::options::{Deferred, Options, Protocol};
+use super::outcome::{
+    Outcome, failed_turn, not_applicable, put_to_judge, result_for, scored_turn, skipped_turn,
+};
 use super::prompt::{Renderer, Templates, TurnView, fence_for, views};
 use super::scores::{
-    FailedTurn, FailureCause, JudgeInfo, SCORES_SCHEMA, ScoreSet, Scores, ScoresDoc, TurnScore,
+    FailedTurn, FailureCause, JudgeInfo, SCORES_SCHEMA, ScoreSet, ScoresDoc, TurnScore,
 };
-use super::verify::verify;
 use crate::error::{Error, Result};
 use crate::lang::Lang;
 use crate::transcript::mapping::Scope;
 use crate::transcript::{Transcript, TurnKind};
-
-/// How turns are put to the judge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Protocol {
-    /// One call per turn, turns 1..t only (the default).
-    Prefix,
-    /// One call for all turns (cheaper; the judge sees later turns).
-    Single,
-}
-
-/// Everything `git sage judge` and `blame-origin` let the user set.
-#[derive(Debug, Clone)]
-pub(crate) struct Options {
-    pub judges: Vec<Spec>,
-    pub protocol: Protocol,
-    pub repeat: u32,
-    pub jobs: usize,
-    pub rpm: Option<u32>,
-    /// `--max-cost`: what every judge call of the run (all judges, repeats and cases) may
-    /// spend together.
-    pub spend: Option<Arc<super::cost::Spend>>,
-    pub context_tokens: Option<usize>,
-    pub quotes_required: bool,
-    /// The confirmed defect, shown to the judge only on request.
-    pub anchor_for_judge: Option<String>,
-    pub criterion: String,
-    pub task: Option<String>,
-    pub cwe_hint: Option<u32>,
-    /// The finding's file, for the offline judge's scope and opportunity evidence.
-    pub anchor_file: Option<String>,
-    pub templates_dir: Option<PathBuf>,
-    /// The language of the prompts (`--judge-lang`, `sage.judgeLang`); `None`: the log's own,
-    /// detected from the turns in scope.
-    pub judge_lang: Option<Lang>,
-    pub cache: Cache,
-    pub record: Option<PathBuf>,
-    pub timeout: Duration,
-    pub tries: u32,
-    pub answer_tries: u32,
-    pub progress: bool,
-    /// Collect the uncached requests of HTTP judges here instead of making them (the first
-    /// pass of `batch --batch-api`); their turns come back as failed.
-    pub defer: Option<Arc<Mutex<Vec<Deferred>>>>,
-    /// The origin rule's frame (its turns empty) for rule-aware scheduling: a model judge is
-    /// not asked about turns whose answers could not change the origin or the missed
-    /// opportunities. `None` (`judge`, `--score-all`): every turn is asked.
-    pub schedule: Option<Arc<dyn super::schedule::Schedule>>,
-    /// `--score-all`: no schedule is set, every turn is asked.
-    pub score_all: bool,
-    /// Write what the offline judge's model reads of each turn here (JSON lines), with the
-    /// phrase rules' answers instead of the model's: what bench/train_offline.py learns from.
-    pub features_out: Option<PathBuf>,
-    /// The offline judge answers with its model (the default); without it, with its phrase
-    /// rules alone — what the agent-side guard asks: whether a plan spells out each part.
-    pub offline_model: bool,
-}
-
-/// A request set aside for a provider's batch interface.
-#[derive(Debug, Clone)]
-pub(crate) struct Deferred {
-    pub judge: Spec,
-    /// Where the answer goes in the cache.
-    pub cache_key: String,
-    /// The provider's request body (chat completions or messages).
-    pub body: Value,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            judges: vec![Spec::Offline],
-            protocol: Protocol::Prefix,
-            repeat: 1,
-            jobs: crate::settings::DEFAULT_JOBS,
-            rpm: None,
-            spend: None,
-            context_tokens: None,
-            quotes_required: true,
-            anchor_for_judge: None,
-            criterion: "security".into(),
-            task: None,
-            cwe_hint: None,
-            anchor_file: None,
-            templates_dir: None,
-            judge_lang: None,
-            cache: Cache::disabled(),
-            record: None,
-            timeout: Duration::from_secs(120),
-            tries: 5,
-            answer_tries: 3,
-            progress: true,
-            defer: None,
-            schedule: None,
-            score_all: false,
-            features_out: None,
-            offline_model: true,
-        }
-    }
-}
 
 /// What every judge and repeat of one `judge()` call shares.
 struct Input<'a> {
@@ -220,11 +122,6 @@ impl<'a> Input<'a> {
         self.renderer
             .with_budget(budget, Some(self.prices.tokenizer_for(spec)))
     }
-}
-
-/// Administrative turns are not put to an LLM judge.
-pub(super) fn put_to_judge(kind: TurnKind) -> bool {
-    kind != TurnKind::Administrative
 }
 
 /// What the LLM judges of one `judge()` call share.
@@ -753,99 +650,6 @@ fn assemble(
     (turns, failed)
 }
 
-/// What the jobs say of one turn.
-#[derive(Debug, PartialEq)]
-pub(super) enum Outcome<'a> {
-    Answer(&'a Answer),
-    Failed(&'a JobError),
-    Skipped(super::scores::Skip),
-}
-
-/// The answer for turn `n`, else what became of the job that asked about it. A job for one
-/// turn speaks only for that turn; a `single` job (turn `None`) for every turn.
-pub(super) fn result_for(results: &[(Option<u32>, JobResult)], n: u32) -> Option<Outcome<'_>> {
-    results
-        .iter()
-        .filter(|(turn, _)| turn.is_none_or(|t| t == n))
-        .find_map(|(_, r)| outcome(r, n))
-}
-
-/// What one job's result says of turn `n`.
-pub(super) fn outcome(r: &JobResult, n: u32) -> Option<Outcome<'_>> {
-    match r {
-        JobResult::Answers(list) => list.iter().find(|a| a.turn == n).map(Outcome::Answer),
-        JobResult::Failed(e) => Some(Outcome::Failed(e)),
-        JobResult::Skipped(why) => Some(Outcome::Skipped(*why)),
-    }
-}
-
-pub(super) fn not_applicable(turn: u32, kind: TurnKind) -> TurnScore {
-    TurnScore {
-        turn,
-        kind,
-        applicable: false,
-        opportunity: false,
-        scores: Some(Scores::default()),
-        quotes: Default::default(),
-        rejected_quotes: Vec::new(),
-        error: None,
-        judge_kind: None,
-        skipped: None,
-        doubt: None,
-    }
-}
-
-/// A turn the judge answered for, its quotes checked against what the turn really says. Its
-/// kind is what the turn does (`kind`, from the transcript): the judge's own, when it differs,
-/// is kept beside it.
-pub(super) fn scored_turn(
-    mut a: Answer,
-    v: &TurnView,
-    kind: TurnKind,
-    quotes_required: bool,
-) -> TurnScore {
-    let (quotes, rejected) = verify(&mut a.scores, &a.quotes, &v.parts(), quotes_required);
-    TurnScore {
-        turn: v.n,
-        kind,
-        applicable: a.applicable,
-        opportunity: a.opportunity,
-        scores: Some(a.scores),
-        quotes,
-        rejected_quotes: rejected,
-        error: None,
-        judge_kind: (a.kind != kind).then_some(a.kind),
-        skipped: None,
-        doubt: a.doubt,
-    }
-}
-
-/// A turn whose scoring failed: no scores (never read as zeros), and why.
-pub(super) fn failed_turn(turn: u32, kind: TurnKind, error: String) -> TurnScore {
-    TurnScore {
-        turn,
-        kind,
-        applicable: true,
-        opportunity: true,
-        scores: None,
-        quotes: Default::default(),
-        rejected_quotes: Vec::new(),
-        error: Some(error),
-        judge_kind: None,
-        skipped: None,
-        doubt: None,
-    }
-}
-
-/// A turn not put to the judge: no scores, no error, and why it was not needed.
-fn skipped_turn(turn: u32, kind: TurnKind, why: super::scores::Skip) -> TurnScore {
-    TurnScore {
-        skipped: Some(why),
-        error: None,
-        ..failed_turn(turn, kind, String::new())
-    }
-}
-
 /// Reads a scores file (`git sage judge --out`) back.
 pub(crate) fn read_scores(path: &std::path::Path) -> Result<ScoresDoc> {
     let text = crate::files::read_text(path, "scores", crate::files::DOC_CAP)?;
@@ -863,6 +667,9 @@ pub(crate) fn read_scores(path: &std::path::Path) -> Result<ScoresDoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::answer::Answer;
+    use crate::judge::jobs::JobError;
+    use crate::judge::scores::Scores;
     use crate::transcript::{Input as Source, parse};
 
     fn view(n: u32, text: &str) -> TurnView {

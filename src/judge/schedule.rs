@@ -5,17 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::jobs::{Gate, JobResult};
+use super::outcome::{Outcome, failed_turn, not_applicable, outcome, put_to_judge, scored_turn};
 use super::prompt::TurnView;
-use super::run::{Outcome, failed_turn, not_applicable, outcome, put_to_judge, scored_turn};
 use super::scores::{Skip, TurnScore};
 use crate::transcript::TurnKind;
 
-/// Which turns still to be judged need no answer, given the turns judged so far (their
-/// scores as the report will hold them; a failed turn has none) and the kinds of those
-/// pending. An implementation must give the result judging every turn would.
-pub(crate) trait Schedule: Send + Sync + std::fmt::Debug {
-    fn unneeded(&self, known: &[TurnScore], pending: &[(u32, TurnKind)]) -> Vec<(u32, Skip)>;
-}
+pub(crate) use super::options::Schedule;
 
 /// Asks only the given turns: what a confirming judge re-scores (`--confirm-with`).
 #[derive(Debug)]

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::html::esc;
+use super::escape::esc;
 use crate::i18n::{t, tf};
 use crate::judge::scores::Dim;
 use crate::origin::Status;

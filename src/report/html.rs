@@ -12,22 +12,7 @@ use crate::i18n::{t, tf};
 use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
-
-/// HTML text and attribute escaping.
-pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::report::escape::esc;
 
 /// The page's style: light and dark schemes, a layout that reflows down to 400 px (the turns
 /// table becomes cards), print rules. No size below 12 px anywhere.

@@ -3,7 +3,7 @@
 //! is escaped first, so a template (or a user's override of one) can never put markup of its
 //! own on the page.
 
-use super::html::esc;
+use super::escape::esc;
 
 /// `text` as HTML blocks: a blank line ends a block, a list line opens or continues a list,
 /// an indented line continues the item above it, other lines join their paragraph.

@@ -3,6 +3,7 @@
 pub(crate) mod agent_trace;
 pub(crate) mod chart;
 pub(crate) mod doc;
+pub(crate) mod escape;
 pub(crate) mod html;
 pub(crate) mod hunks;
 pub(crate) mod json;

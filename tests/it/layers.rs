@@ -183,3 +183,203 @@ fn subcommands_do_not_use_each_other() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// The module path of a file under src/ (`judge/run.rs` → judge::run, `judge/mod.rs` → judge).
+fn module_of(rel: &str) -> Vec<String> {
+    let p = rel.trim_end_matches(".rs");
+    let mut parts: Vec<String> = p.split('/').map(str::to_string).collect();
+    if parts
+        .last()
+        .is_some_and(|l| l == "mod" || l == "lib" || l == "main")
+    {
+        parts.pop();
+    }
+    parts
+}
+
+/// The file that holds module `path`, if one does.
+fn file_of(path: &[String], files: &BTreeMap<Vec<String>, String>) -> Option<String> {
+    files.get(path).cloned()
+}
+
+/// Every `crate::…`, `super::…` and `self::…` path of a file's code, grouped `use` forms
+/// expanded (`use super::{a, b::c}`), as segments from the crate root.
+fn paths_used(code: &str, me: &[String]) -> Vec<Vec<String>> {
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let segs = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(|p| {
+                p.trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
+            .take_while(|p| !p.is_empty())
+            .collect()
+    };
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !code.is_char_boundary(i) {
+            i += 1;
+            continue;
+        }
+        let at = &code[i..];
+        let opens = ["crate::", "super::", "self::"]
+            .iter()
+            .any(|p| at.starts_with(p));
+        if !opens || (i > 0 && (word(bytes[i - 1]) || bytes[i - 1] == b':')) {
+            i += 1;
+            continue;
+        }
+        // The base: the crate root, this module, or its parent (`super::super::` climbs on).
+        let mut base: Vec<String> = me.to_vec();
+        let mut rest = at;
+        loop {
+            if let Some(r) = rest.strip_prefix("crate::") {
+                base.clear();
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("self::") {
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let mut p = base.clone();
+                p.extend(segs(item));
+                out.push(p);
+            }
+        } else {
+            let mut p = base.clone();
+            p.extend(segs(rest));
+            out.push(p);
+        }
+        i += at.len() - rest.len();
+    }
+    out
+}
+
+/// No circles between files: a file never uses, through any chain, a file that uses it.
+/// A folder's `mod.rs` naming and calling its own files is not counted — it is their front
+/// door — nor is `lib.rs`/`main.rs`, the root that names every module; every other path
+/// (`use`, a re-export, an inline `super::x::f()`) is.
+#[test]
+fn no_file_uses_a_file_that_uses_it() {
+    let all = sources();
+    let files: BTreeMap<Vec<String>, String> = all
+        .iter()
+        .map(|(rel, _)| (module_of(rel), rel.clone()))
+        .collect();
+    let mut edges: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for (rel, text) in &all {
+        if rel == "lib.rs" || rel == "main.rs" {
+            continue;
+        }
+        let me = module_of(rel);
+        let is_mod = rel.ends_with("/mod.rs");
+        for path in paths_used(&code(text), &me) {
+            // The longest prefix of the path that is a file.
+            let Some(target) = (1..=path.len())
+                .rev()
+                .find_map(|k| file_of(&path[..k], &files))
+            else {
+                continue;
+            };
+            if &target == rel {
+                continue;
+            }
+            let folder = rel.trim_end_matches("mod.rs");
+            if is_mod && target.starts_with(folder) {
+                continue;
+            }
+            edges.entry(rel.clone()).or_default().insert(target);
+        }
+    }
+    // Tarjan's strongly connected components: any with two files or more is a circle.
+    struct T<'a> {
+        edges: &'a BTreeMap<String, std::collections::BTreeSet<String>>,
+        index: BTreeMap<String, usize>,
+        low: BTreeMap<String, usize>,
+        stack: Vec<String>,
+        on: std::collections::BTreeSet<String>,
+        next: usize,
+        circles: Vec<Vec<String>>,
+    }
+    fn visit(t: &mut T, v: &str) {
+        t.index.insert(v.to_string(), t.next);
+        t.low.insert(v.to_string(), t.next);
+        t.next += 1;
+        t.stack.push(v.to_string());
+        t.on.insert(v.to_string());
+        let next: Vec<String> = t.edges.get(v).into_iter().flatten().cloned().collect();
+        for w in next {
+            if !t.index.contains_key(&w) {
+                visit(t, &w);
+                let l = t.low[&w].min(t.low[v]);
+                t.low.insert(v.to_string(), l);
+            } else if t.on.contains(&w) {
+                let l = t.index[&w].min(t.low[v]);
+                t.low.insert(v.to_string(), l);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut scc = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(&w);
+                let done = w == v;
+                scc.push(w);
+                if done {
+                    break;
+                }
+            }
+            if scc.len() > 1 {
+                scc.sort();
+                t.circles.push(scc);
+            }
+        }
+    }
+    let mut t = T {
+        edges: &edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: Default::default(),
+        next: 0,
+        circles: Vec::new(),
+    };
+    let nodes: Vec<String> = all.iter().map(|(r, _)| r.clone()).collect();
+    for n in &nodes {
+        if !t.index.contains_key(n) {
+            visit(&mut t, n);
+        }
+    }
+    let total: usize = edges.values().map(|s| s.len()).sum();
+    assert!(
+        total > 200,
+        "too few arrows read ({total}): the reader is broken"
+    );
+    let shown: Vec<String> = t
+        .circles
+        .iter()
+        .map(|c| {
+            let ties: Vec<String> = c
+                .iter()
+                .flat_map(|a| {
+                    edges[a]
+                        .iter()
+                        .filter(|b| c.contains(b))
+                        .map(move |b| format!("{a} -> {b}"))
+                })
+                .collect();
+            ties.join(", ")
+        })
+        .collect();
+    assert!(shown.is_empty(), "import circles:\n{}", shown.join("\n"));
+}

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::cache::hex;
 use super::jobs::{Job, JobError, JobResult};
-use super::prompt::{Prompt, TurnView, hex};
+use super::prompt::{Prompt, TurnView};
 use crate::error::{Error, Result};
 
 pub(crate) use manifest::MANIFEST;
