@@ -106,6 +106,11 @@ pub(crate) const KEYS: &[Key] = &[
         what: "turns the judge could not score are a warning, not exit 3",
     },
     Key {
+        key: "sage.scoreAll",
+        default: "false",
+        what: "ask a model judge about every turn, also those whose scores cannot change the result",
+    },
+    Key {
         key: "sage.vrMax",
         default: "1",
         what: "missed opportunity when VR is at most this",
@@ -384,13 +389,9 @@ pub(crate) fn check_templates(dir: &Path, named: &str) -> Result<()> {
     ))
 }
 
-/// git's booleans: true/yes/on/1 and false/no/off/0, any case.
+/// git's booleans, as git reads them (true/yes/on, false/no/off in any case, and integers).
 pub(crate) fn parse_bool(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Some(true),
-        "false" | "no" | "off" | "0" => Some(false),
-        _ => None,
-    }
+    crate::git::parse_bool(v.trim())
 }
 
 fn flag(v: Option<String>, key: &str, default: bool) -> Result<bool> {
@@ -434,6 +435,31 @@ mod tests {
         assert!(number::<usize>("0", "sage.jobs", 1, 1024).is_err());
         assert!(flag(Some("sometimes".into()), "sage.block", false).is_err());
         assert!(flag(None, "sage.notes", true).unwrap());
+    }
+
+    /// Every key `load` reads is one `git sage config` lists (and documents): read from this
+    /// file's own text, so a key added to `load` alone fails here.
+    #[test]
+    fn every_key_read_is_listed() {
+        let text = include_str!("settings.rs");
+        let body = &text[text.find("pub(crate) fn load(").unwrap()..];
+        let body = &body[..body.find("\n    }\n").unwrap()];
+        let mut read: Vec<&str> = Vec::new();
+        for call in ["get(\"", "values(\""] {
+            for (i, _) in body.match_indices(call) {
+                let rest = &body[i + call.len()..];
+                let key = &rest[..rest.find('"').unwrap()];
+                if key.starts_with("sage.") {
+                    read.push(key);
+                }
+            }
+        }
+        read.sort();
+        read.dedup();
+        assert!(read.len() >= 20, "{read:?}");
+        let listed: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
+        let missing: Vec<&&str> = read.iter().filter(|k| !listed.contains(k)).collect();
+        assert!(missing.is_empty(), "read but not in KEYS: {missing:?}");
     }
 
     #[test]

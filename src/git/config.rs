@@ -3,6 +3,12 @@
 use super::{Repo, git_err};
 use crate::error::{Error, Result};
 
+/// A git boolean as git itself reads it (libgit2's parser: true/yes/on, false/no/off in any
+/// case, and integers, 0 being false).
+pub fn parse_bool(v: &str) -> Option<bool> {
+    git2::Config::parse_bool(v).ok()
+}
+
 impl Repo {
     /// A `git config` value (repository, then global and system), if set.
     pub fn config_string(&self, key: &str) -> Result<Option<String>> {

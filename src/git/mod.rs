@@ -22,6 +22,7 @@ use std::sync::Arc;
 use pack::{PackReader, Packs};
 
 pub use commits::{ChainCommit, CommitInfo};
+pub use config::parse_bool;
 pub use notes::{NOTES_REF, NoteText};
 pub use trees::{Entry, PathLookup, in_repo_path};
 

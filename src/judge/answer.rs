@@ -51,32 +51,39 @@ pub(crate) fn extract_json(text: &str) -> Option<Value> {
         if b != b'{' && b != b'[' {
             continue;
         }
-        // Scan to the matching close, minding strings.
-        let (mut depth, mut in_str, mut esc) = (0i32, false, false);
-        for (i, &c) in bytes[start..].iter().enumerate() {
-            if in_str {
-                match (esc, c) {
-                    (true, _) => esc = false,
-                    (false, b'\\') => esc = true,
-                    (false, b'"') => in_str = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match c {
-                b'"' => in_str = true,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        if let Ok(v) = serde_json::from_str(&text[start..start + i + 1]) {
-                            return Some(v);
-                        }
-                        break;
-                    }
-                }
+        if let Some(end) = bracket_end(bytes, start)
+            && let Ok(v) = serde_json::from_str(&text[start..end])
+        {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The end (exclusive) of the bracketed span opening at `start`, minding strings: where a
+/// JSON object or array in a chat's prose would close.
+pub(crate) fn bracket_end(b: &[u8], start: usize) -> Option<usize> {
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    for (i, &c) in b.iter().enumerate().skip(start) {
+        if in_str {
+            match (esc, c) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
                 _ => {}
             }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
         }
     }
     None

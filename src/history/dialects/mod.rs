@@ -5,6 +5,7 @@
 
 pub(crate) mod agent_trace;
 pub(crate) mod agentblame;
+#[cfg(test)]
 mod conformance;
 #[cfg(test)]
 pub(crate) mod conformance_b;

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::judge::answer::{self, Answer};
+use crate::judge::answer::{self, Answer, bracket_end};
 
 /// Why a reply cannot be used, and its 1-based line when one is to blame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +116,7 @@ fn values(text: &str) -> (Vec<(usize, Value)>, Option<ReplyError>) {
             i += 1;
             continue;
         }
-        match close(b, i) {
+        match bracket_end(b, i) {
             Some(end) => match parse(&text[i..end]) {
                 Ok(v) => {
                     found.push((i, v));
@@ -139,34 +139,6 @@ fn values(text: &str) -> (Vec<(usize, Value)>, Option<ReplyError>) {
         i += 1;
     }
     (found, syntax)
-}
-
-/// The end (exclusive) of the bracketed span opening at `start`, minding strings.
-fn close(b: &[u8], start: usize) -> Option<usize> {
-    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
-    for (i, &c) in b.iter().enumerate().skip(start) {
-        if in_str {
-            match (esc, c) {
-                (true, _) => esc = false,
-                (false, b'\\') => esc = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_str = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// A span as JSON: strictly, else with what chats do to JSON undone where it cannot change a
