@@ -187,22 +187,21 @@ impl Default for Options {
     }
 }
 
-/// `*` and `?` globs over whole paths, or a directory prefix.
+/// Globs over whole paths (`*` crosses `/`, as in git's pathspecs; also `?`, `[…]`,
+/// `{a,b}`), or a directory prefix.
 pub(crate) fn pathspec_matches(spec: &str, path: &str) -> bool {
     let spec = spec.trim_start_matches("./").trim_end_matches('/');
-    if !spec.contains(['*', '?']) {
+    if !spec.contains(['*', '?', '[', '{']) {
         return path == spec || path.starts_with(&format!("{spec}/"));
     }
-    fn glob(p: &[u8], s: &[u8]) -> bool {
-        match (p.first(), s.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
-            (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
-            (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
-            _ => false,
-        }
+    match globset::GlobBuilder::new(spec)
+        .literal_separator(false)
+        .build()
+    {
+        Ok(g) => g.compile_matcher().is_match(path),
+        // Not a glob after all (an unclosed `[`): the spec as written.
+        Err(_) => path == spec,
     }
-    glob(spec.as_bytes(), path.as_bytes())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -20,27 +20,15 @@ pub(crate) const NAMES: [&str; 11] = [
 
 /// RFC 3339 UTC text for milliseconds since the epoch.
 pub(crate) fn iso_from_millis(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(ts) => format!(
+            "{}.{:03}Z",
+            ts.strftime("%Y-%m-%dT%H:%M:%S"),
+            ms.rem_euclid(1000)
+        ),
+        // Beyond the years 9999 either way: no real log says so; shown as the number.
+        Err(_) => format!("{ms} ms"),
+    }
 }
 
 fn first_json_line(head: &str) -> Option<Value> {

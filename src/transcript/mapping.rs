@@ -74,42 +74,12 @@ pub(crate) fn new_text(e: &Edit) -> String {
 /// Seconds since the epoch of an RFC 3339 / ISO 8601 timestamp (naive ones taken as UTC).
 pub(crate) fn parse_time(s: &str) -> Option<f64> {
     let s = s.trim();
-    let (date, rest) = s.split_at(s.find(['T', ' '])?);
-    let mut d = date.split('-');
-    let (y, m, day): (i64, i64, i64) = (
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-    );
-    let rest = &rest[1..];
-    let tz_at = rest.rfind(['Z', 'z', '+', '-']).filter(|&i| i >= 8);
-    let (clock, tz) = match tz_at {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    let mut c = clock.split(':');
-    let hh: f64 = c.next()?.parse().ok()?;
-    let mm: f64 = c.next()?.parse().ok()?;
-    let ss: f64 = c.next().unwrap_or("0").parse().ok()?;
-    let offset = match tz {
-        "" | "Z" | "z" => 0.0,
-        t => {
-            let sign = if t.starts_with('-') { -1.0 } else { 1.0 };
-            let digits: String = t[1..].chars().filter(|ch| ch.is_ascii_digit()).collect();
-            let h: f64 = digits.get(..2)?.parse().ok()?;
-            let mi: f64 = digits.get(2..4).unwrap_or("0").parse().ok()?;
-            sign * (h * 3600.0 + mi * 60.0)
-        }
-    };
-    // Days from civil (Howard Hinnant).
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 * 86_400.0 + hh * 3600.0 + mm * 60.0 + ss - offset)
+    let ts = s.parse::<jiff::Timestamp>().ok().or_else(|| {
+        // No offset: the logs that write such times write UTC.
+        let dt = s.parse::<jiff::civil::DateTime>().ok()?;
+        jiff::tz::Offset::UTC.to_timestamp(dt).ok()
+    })?;
+    Some(ts.as_nanosecond() as f64 / 1e9)
 }
 
 /// How far outside a session's first and last turn a commit may fall and still be mapped by
@@ -643,6 +613,18 @@ mod tests {
             Some(1_738_017_896.0)
         );
         assert_eq!(parse_time("nonsense"), None);
+        // The shapes logs write: a space for T, no seconds, a lower-case z, an offset
+        // without colon, a negative one.
+        for (s, want) in [
+            ("2026-03-23 13:26:37Z", 1_774_272_397.0),
+            ("2026-03-23T13:26Z", 1_774_272_360.0),
+            ("2026-03-23t13:26:37z", 1_774_272_397.0),
+            ("2026-03-23T18:56:37+0530", 1_774_272_397.0),
+            ("2026-03-23T09:26:37-04:00", 1_774_272_397.0),
+            ("  2026-03-23T13:26:37Z\n", 1_774_272_397.0),
+        ] {
+            assert_eq!(parse_time(s), Some(want), "{s}");
+        }
         assert!(same_file(
             "/home/me/shop/media/fetcher.py",
             "media/fetcher.py"
