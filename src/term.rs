@@ -1,9 +1,15 @@
 //! Text bound for a terminal: control characters from transcripts, commit subjects and file
 //! names are shown, not obeyed. A raw ESC in a log could otherwise recolour, move the cursor,
 //! retitle the window or hide the lines above it (`\r`).
+//!
+//! Wrapping is our own: a continuation line goes under the last column of a table or a
+//! labelled section, which no wrapping crate computes; widths are terminal columns
+//! (unicode-width), so Chinese text, two columns a character, wraps where it should.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// `s` with C0 controls (but newline and tab), DEL and C1 controls written out as `\x1b`,
 /// `\r`, `\u{9b}`.
@@ -144,29 +150,48 @@ const BOLD: &str = "\x1b[1m";
 const YELLOW_BOLD: &str = "\x1b[1;33m";
 const RESET: &str = "\x1b[0m";
 
+/// The words of a text report's headings in its language: this module knows no language, so
+/// the caller, which does, says them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Headings {
+    /// Red, and its turn's `◆ origin` marker in the table.
+    pub origin: String,
+    /// Yellow, and the `○ missed` markers.
+    pub missed: String,
+    /// Bold.
+    pub other: Vec<String>,
+}
+
 /// Colours a cleaned text report for a terminal: the origin in red, missed opportunities in
 /// yellow, section headings in bold. Works on the marks the text report prints, after the
 /// text was cleaned, so nothing from a transcript can reach the terminal as a control code.
-pub(crate) fn paint_report(s: &str) -> String {
+pub(crate) fn paint_report(s: &str, h: &Headings) -> String {
     let mut out = String::with_capacity(s.len() + 256);
+    let origin_mark = format!("◆ {}", h.origin.to_lowercase());
+    let missed_mark = format!("○ {}", h.missed.to_lowercase());
     for line in s.split_inclusive('\n') {
         let (body, nl) = match line.strip_suffix('\n') {
             Some(b) => (b, "\n"),
             None => (line, ""),
         };
         let label = body.split("  ").next().unwrap_or_default();
-        let heading = label.len() >= 4 && label.chars().all(|c| c.is_ascii_uppercase());
+        // A heading the caller named, or a word in capitals of any script (Cyrillic too).
+        let named = !label.is_empty()
+            && (label == h.origin || label == h.missed || h.other.iter().any(|o| o == label));
+        let capitals = label.chars().count() >= 4
+            && label.chars().all(|c| c.is_uppercase())
+            && label.chars().any(char::is_alphabetic);
         let mut b = body.to_string();
-        if heading {
+        if named || capitals {
             let colour = match label {
-                "ORIGIN" => RED,
-                "MISSED" => YELLOW_BOLD,
+                l if l == h.origin => RED,
+                l if l == h.missed => YELLOW_BOLD,
                 _ => BOLD,
             };
             b = format!("{colour}{label}{RESET}{}", &body[label.len()..]);
         }
-        b = b.replace("◆ origin", &format!("{RED}◆ origin{RESET}"));
-        b = b.replace("○ missed", &format!("{YELLOW}○ missed{RESET}"));
+        b = b.replace(&origin_mark, &format!("{RED}{origin_mark}{RESET}"));
+        b = b.replace(&missed_mark, &format!("{YELLOW}{missed_mark}{RESET}"));
         if let Some(rest) = b.strip_prefix("warning:") {
             b = format!("{YELLOW}warning:{RESET}{rest}");
         }
@@ -187,7 +212,7 @@ pub(crate) fn wrap(s: &str, width: usize) -> String {
             Some(b) => (b, "\n"),
             None => (line, ""),
         };
-        if body.chars().count() <= width {
+        if body.width() <= width {
             out.push_str(line);
             continue;
         }
@@ -197,7 +222,7 @@ pub(crate) fn wrap(s: &str, width: usize) -> String {
         let mut first = true;
         let mut cur = String::new();
         for word in body.split(' ') {
-            let w = word.chars().count();
+            let w = word.width();
             if first {
                 cur.push_str(word);
                 col = w;
@@ -246,7 +271,11 @@ fn hanging_indent(line: &str, width: usize) -> usize {
     if chars.get(indent..indent + 2) == Some(&['-', ' ']) {
         indent += 2;
     }
-    indent
+    // The columns those characters take.
+    chars[..indent.min(chars.len())]
+        .iter()
+        .map(|c| c.width().unwrap_or(0))
+        .sum()
 }
 
 /// The terminal's width in columns when `stdout` is one; `COLUMNS` wins, as in other tools.
@@ -269,6 +298,18 @@ mod tests {
             "a\\x1b[2J\\x1b]0;pwned\\x07b\\rc\\x9b31m"
         );
         assert_eq!(clean("x\u{202e}y\0"), "x\\u{202e}y\\x00");
+    }
+
+    #[test]
+    fn chinese_wraps_by_columns_not_characters() {
+        let line = format!("起源  {}", "第一轮的防御不充分 ".repeat(12));
+        let w = wrap(&line, 60);
+        for l in w.lines() {
+            assert!(l.width() <= 60, "{l} is {} columns", l.width());
+        }
+        assert!(w.lines().count() > 3, "{w}");
+        // continuation lines start under the text after the label's two spaces
+        assert!(w.lines().nth(1).unwrap().starts_with("      第"), "{w}");
     }
 
     #[test]
@@ -308,11 +349,44 @@ mod tests {
     #[test]
     fn colour_goes_on_marks_only() {
         let s = "   1  planning  2  2  0  0  ◆ origin DI: \"x\"\n   2  review  0 0 0 0  ○ missed VR: \"y\"\nORIGIN      turn 1\n";
-        let p = paint_report(s);
+        let en = Headings {
+            origin: "ORIGIN".into(),
+            missed: "MISSED".into(),
+            other: vec!["TURNS".into()],
+        };
+        let p = paint_report(s, &en);
         assert!(p.contains("\x1b[1;31m◆ origin\x1b[0m"), "{p:?}");
         assert!(p.contains("\x1b[33m○ missed\x1b[0m"), "{p:?}");
         assert!(p.contains("\x1b[1;31mORIGIN\x1b[0m      turn 1"), "{p:?}");
-        assert!(paint_report("TURNS  x\n").starts_with("\x1b[1mTURNS\x1b[0m"));
-        assert_eq!(paint_report("plain\n"), "plain\n");
+        assert!(paint_report("TURNS  x\n", &en).starts_with("\x1b[1mTURNS\x1b[0m"));
+        assert_eq!(paint_report("plain\n", &en), "plain\n");
+    }
+
+    /// Russian and Chinese headings are coloured too: by the words the caller names, and
+    /// Cyrillic capitals as capitals.
+    #[test]
+    fn headings_in_any_language_are_coloured() {
+        let zh = Headings {
+            origin: "起源".into(),
+            missed: "错过".into(),
+            other: vec!["轮次".into(), "建议".into()],
+        };
+        let p = paint_report("轮次  x\n起源        第 1 轮\n   1  ◆ 起源 DI\n建议\n", &zh);
+        assert!(p.contains("\x1b[1m轮次\x1b[0m"), "{p:?}");
+        assert!(p.contains("\x1b[1;31m起源\x1b[0m        第 1 轮"), "{p:?}");
+        assert!(p.contains("\x1b[1;31m◆ 起源\x1b[0m"), "{p:?}");
+        assert!(p.contains("\x1b[1m建议\x1b[0m"), "{p:?}");
+        let ru = Headings {
+            origin: "ИСТОК".into(),
+            missed: "УПУЩЕНО".into(),
+            other: Vec::new(),
+        };
+        let p = paint_report(
+            "ИСТОК          ход 1\n   2  ○ упущено VR\nРЕКОМЕНДАЦИЯ\n",
+            &ru,
+        );
+        assert!(p.contains("\x1b[1;31mИСТОК\x1b[0m"), "{p:?}");
+        assert!(p.contains("\x1b[33m○ упущено\x1b[0m"), "{p:?}");
+        assert!(p.contains("\x1b[1mРЕКОМЕНДАЦИЯ\x1b[0m"), "{p:?}");
     }
 }

@@ -115,6 +115,23 @@ pub(crate) enum Command {
     Hook(hooks::HookArgs),
 }
 
+/// The text report's headings in the report's language, for colouring them.
+fn headings() -> crate::term::Headings {
+    use crate::i18n::t;
+    let first_word = |s: String| s.split("  ").next().unwrap_or_default().to_string();
+    crate::term::Headings {
+        origin: t("label.origin"),
+        missed: t("label.missed"),
+        other: vec![
+            first_word(t("text.turns_head")),
+            t("label.provenance"),
+            t("label.recommendation"),
+            t("label.failed"),
+            t("label.evidence"),
+        ],
+    }
+}
+
 /// What every subcommand needs: where to run, the settings, and how to print.
 pub(crate) struct Context {
     pub cwd: PathBuf,
@@ -142,7 +159,7 @@ impl Context {
             None => clean,
         };
         if self.color.enabled(tty) {
-            self.print_raw(&crate::term::paint_report(&wrapped))
+            self.print_raw(&crate::term::paint_report(&wrapped, &headings()))
         } else {
             self.print_raw(&wrapped)
         }

@@ -196,6 +196,24 @@ fn colour_follows_the_flag_and_the_environment() {
         always.stdout
     );
     assert!(always.stdout.contains("\u{1b}[33m○ missed"));
+    // Russian and Chinese reports colour their own headings and marks (issue 45).
+    for (lang, origin, mark) in [("ru", "ИСТОК", "◆ исток"), ("zh", "起源", "◆ 起源")]
+    {
+        let run = r
+            .sage(&["-C", d, "blame-origin", "--color", "always", "--lang", lang])
+            .ok();
+        assert!(
+            run.stdout
+                .contains(&format!("\u{1b}[1;31m{origin}\u{1b}[0m")),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(&format!("\u{1b}[1;31m{mark}")),
+            "{}",
+            run.stdout
+        );
+    }
     assert!(
         always.stderr.contains("git-sage: \u{1b}[33mwarning:"),
         "{}",
