@@ -703,7 +703,7 @@ pub(crate) fn blame(
     let range = &range;
     let mut scores = match &session {
         Some(s) => {
-            if s.mapping.turns.iter().all(Option::is_none) {
+            if s.mapping.writes.iter().all(|w| w.turn.is_none()) {
                 warnings.push(format!(
                     "no write of the range maps to a turn of {}: the session may belong to another range; every turn is in scope and the bound is the last turn",
                     s.found.name

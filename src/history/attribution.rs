@@ -39,18 +39,25 @@ pub(crate) struct SubWrite {
 /// The mapping of one range to one transcript.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Mapping {
-    /// Per write: the turn and how it was found.
-    pub turns: Vec<Option<(u32, MappedBy)>>,
-    /// Per write: the anchored file after each transcript edit inside that commit, when replay
+    /// One record per write of the range, in order.
+    pub writes: Vec<WriteMapping>,
+    pub notes: Vec<String>,
+}
+
+/// What the session says of one write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct WriteMapping {
+    /// The turn and how it was found.
+    pub turn: Option<(u32, MappedBy)>,
+    /// The anchored file after each transcript edit inside that commit, when replay
     /// reproduced the commit's file (the last is the commit's). The introducing write is then
     /// decided edit by edit.
-    pub sub_writes: Vec<Vec<SubWrite>>,
-    /// Per write: the transcript edited the anchored file several times in this commit but
-    /// replay could not reproduce it, so only the committed state is known.
-    pub final_only: Vec<bool>,
-    /// Per write: why no turn could be given.
-    pub unmapped: Vec<Option<String>>,
-    pub notes: Vec<String>,
+    pub sub_writes: Vec<SubWrite>,
+    /// The transcript edited the anchored file several times in this commit but replay could
+    /// not reproduce it, so only the committed state is known.
+    pub final_only: bool,
+    /// Why no turn could be given.
+    pub unmapped: Option<String>,
 }
 
 impl std::fmt::Display for MappedBy {

@@ -213,13 +213,14 @@ pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mappin
     // Where each commit's write lands once replay put its earlier edits before it.
     let mut moved = Vec::with_capacity(prov.writes.len());
     for (i, mut w) in std::mem::take(&mut prov.writes).into_iter().enumerate() {
-        if let Some(Some((turn, by))) = mapping.turns.get(i) {
-            w.turn = Some(*turn);
-            w.mapped_by = Some(*by);
+        let m = mapping.writes.get(i).cloned().unwrap_or_default();
+        if let Some((turn, by)) = m.turn {
+            w.turn = Some(turn);
+            w.mapped_by = Some(by);
         }
-        w.unmapped_reason = mapping.unmapped.get(i).cloned().flatten();
-        w.final_only = mapping.final_only.get(i).copied().unwrap_or(false) && w.changed;
-        let subs = mapping.sub_writes.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        w.unmapped_reason = m.unmapped;
+        w.final_only = m.final_only && w.changed;
+        let subs = m.sub_writes.as_slice();
         if subs.len() >= 2 {
             // Edits before the last one become writes of their own, inside this commit.
             // Code the commit holds in several places is there once the file holds it as

@@ -18,7 +18,7 @@ use super::turn::Edit;
 use crate::error::Result;
 use crate::git::{CommitInfo, Oid, Repo};
 
-pub(crate) use crate::history::attribution::{MappedBy, Mapping, SubWrite};
+pub(crate) use crate::history::attribution::{MappedBy, Mapping, SubWrite, WriteMapping};
 
 /// One write as mapping needs it.
 pub(crate) struct WriteView<'a> {
@@ -86,6 +86,20 @@ pub(crate) fn parse_time(s: &str) -> Option<f64> {
 /// its time (the agent commits a little after its last edit; clocks differ a little).
 const TIME_SLACK: f64 = 15.0 * 60.0;
 
+/// What replaying the session's edits says of one write, before its turn is chosen.
+#[derive(Debug, Clone, Default)]
+struct Replayed {
+    /// The turn of the commit's last edit replay needed (any of its files).
+    replay_turn: Option<u32>,
+    /// The turn of the edit that wrote the anchored code.
+    anchor_turn: Option<(u32, MappedBy)>,
+    /// The session's edits landed in the anchored file, but none on the anchored code:
+    /// something else wrote it (a command, a generator, a person).
+    not_written: bool,
+    /// The write changed the anchored file and left the anchored code in it.
+    holds_code: bool,
+}
+
 /// Maps every write of a range to the turn that made it.
 pub(crate) fn map(
     repo: &Repo,
@@ -95,13 +109,9 @@ pub(crate) fn map(
 ) -> Result<Mapping> {
     let n = writes.len();
     let mut out = Mapping {
-        turns: vec![None; n],
-        sub_writes: vec![Vec::new(); n],
-        final_only: vec![false; n],
-        unmapped: vec![None; n],
+        writes: vec![WriteMapping::default(); n],
         notes: Vec::new(),
     };
-    let last_turn = t.turns.len() as u32;
     // Every edit of the transcript, in order.
     let edits: Vec<(u32, &str, &Edit)> = t
         .turns
@@ -118,16 +128,8 @@ pub(crate) fn map(
         .filter_map(|turn| Some((turn.turn, parse_time(turn.timestamp.as_deref()?)?)))
         .collect();
     let mut cursor: HashMap<String, usize> = HashMap::new();
-    // Per write: the turn of the commit's last edit replay needed (its other files), and the
-    // turn of the edit that wrote the anchored code.
-    let mut replay_turn: Vec<Option<u32>> = vec![None; n];
-    let mut anchor_turn: Vec<Option<(u32, MappedBy)>> = vec![None; n];
+    let mut facts = vec![Replayed::default(); n];
     let mut replay_failures = 0usize;
-    // Per write: the session's edits landed in the anchored file, but none on the anchored
-    // code — something else wrote it (a command, a generator, a person).
-    let mut not_written = vec![false; n];
-    // Per write: it changed the anchored file and left the anchored code in it.
-    let mut holds_code = vec![false; n];
     let text =
         |b: Option<std::rc::Rc<Vec<u8>>>| b.map(|b| String::from_utf8_lossy(&b).into_owned());
     for (i, w) in writes.iter().enumerate() {
@@ -143,7 +145,7 @@ pub(crate) fn map(
                 text(repo.file_in_tree(w.info.tree, &path)?)
             };
             if is_anchored && (anchored.present)(target.as_deref()) {
-                holds_code[i] = true;
+                facts[i].holds_code = true;
             }
             let mut matched: Option<usize> = None;
             let mut states: Vec<(u32, Option<String>)> = Vec::new();
@@ -198,8 +200,11 @@ pub(crate) fn map(
             match matched {
                 Some(k) => {
                     cursor.insert(path.clone(), k + 1);
-                    replay_turn[i] =
-                        Some(replay_turn[i].map_or(edits[k].0, |t: u32| t.max(edits[k].0)));
+                    facts[i].replay_turn = Some(
+                        facts[i]
+                            .replay_turn
+                            .map_or(edits[k].0, |t: u32| t.max(edits[k].0)),
+                    );
                     if is_anchored {
                         // The edit after which the defect is there for good is the write.
                         let present: Vec<bool> = states
@@ -208,8 +213,8 @@ pub(crate) fn map(
                             .collect();
                         let from = (0..present.len()).rev().take_while(|&j| present[j]).last();
                         let turn = from.map_or(edits[k].0, |j| states[j].0);
-                        anchor_turn[i] = Some((turn, MappedBy::Replay));
-                        out.sub_writes[i] = states
+                        facts[i].anchor_turn = Some((turn, MappedBy::Replay));
+                        out.writes[i].sub_writes = states
                             .into_iter()
                             .map(|(turn, content)| SubWrite { turn, content })
                             .collect();
@@ -238,17 +243,17 @@ pub(crate) fn map(
                         }
                     }
                     if is_anchored && (anchored.present)(target.as_deref()) {
-                        out.final_only[i] = candidates.len() >= 2;
+                        out.writes[i].final_only = candidates.len() >= 2;
                         if let Some(k) =
                             fragment_holder(&edits, &path, start, w, &turn_time, anchored)
                         {
-                            anchor_turn[i] = Some((edits[k].0, MappedBy::Fragment));
+                            facts[i].anchor_turn = Some((edits[k].0, MappedBy::Fragment));
                             cursor.insert(path.clone(), k + 1);
                         } else if let (Some(target), Some(holds)) =
                             (target.as_deref(), anchored.holds)
                             && elsewhere(&edits, start, w, &turn_time, target, holds)
                         {
-                            not_written[i] = true;
+                            facts[i].not_written = true;
                         }
                     }
                 }
@@ -260,6 +265,23 @@ pub(crate) fn map(
             "replaying the transcript's edits did not reproduce {replay_failures} file change(s); those writes are known at commit granularity only, or by the edit that holds the anchored fragment"
         ));
     }
+    choose_turns(writes, t, &edits, &turn_time, anchored, &facts, &mut out);
+    Ok(out)
+}
+
+/// Each write's turn, from the strongest evidence there is (docs/method.md#writes-and-turns):
+/// a `Sage-Turn:` trailer, the edit that wrote the anchored code, Aider's commit, replay, the
+/// session's `git commit` call, then the time; or why none could be given.
+fn choose_turns(
+    writes: &[WriteView],
+    t: &Transcript,
+    edits: &[(u32, &str, &Edit)],
+    turn_time: &HashMap<u32, f64>,
+    anchored: &Anchored,
+    facts: &[Replayed],
+    out: &mut Mapping,
+) {
+    let last_turn = t.turns.len() as u32;
     // Shell `git commit` calls, with the text they ran.
     let commit_calls: Vec<(u32, String)> = t
         .turns
@@ -295,7 +317,7 @@ pub(crate) fn map(
             .find(|c| c.sha.len() >= 7 && w.info.id.hex().starts_with(&c.sha))
             .map(|c| (c.turn, MappedBy::AiderCommit));
         let touched = touches(w.anchored_path);
-        let by_replay = replay_turn[i].map(|v| (v, MappedBy::Replay));
+        let by_replay = facts[i].replay_turn.map(|v| (v, MappedBy::Replay));
         let summary = w.info.summary.trim();
         let by_command = (summary.chars().count() >= 8)
             .then(|| {
@@ -310,7 +332,7 @@ pub(crate) fn map(
         // When the commit left the anchored code in the file and every edit of that file
         // shows its text and none holds the code, the log says the session did not write it:
         // a time proves nothing then.
-        let text_unknown = !holds_code[i]
+        let text_unknown = !facts[i].holds_code
             || anchored.holds.is_none()
             || edits.iter().any(|(_, p, e)| {
                 (p.is_empty() || same_file(p, w.anchored_path)) && matches!(e, Edit::Opaque)
@@ -323,13 +345,13 @@ pub(crate) fn map(
                     .map(|(turn, _)| (*turn, MappedBy::Timestamp))
             })
             .flatten();
-        let (by_replay, by_command, by_time) = if not_written[i] {
+        let (by_replay, by_command, by_time) = if facts[i].not_written {
             (None, None, None)
         } else {
             (by_replay, by_command, by_time)
         };
         let m = by_trailer
-            .or(anchor_turn[i])
+            .or(facts[i].anchor_turn)
             .or(by_aider)
             .or(by_replay)
             .or(by_command)
@@ -337,18 +359,17 @@ pub(crate) fn map(
         if let Some((turn, _)) = m {
             floor = floor.max(turn);
         } else {
-            out.unmapped[i] = Some(if not_written[i] {
+            out.writes[i].unmapped = Some(if facts[i].not_written {
                 format!(
                     "the session's edits of {} wrote other lines of it, not the anchored code",
                     w.anchored_path
                 )
             } else {
-                unmapped_reason(w, &edits, span, touched)
+                unmapped_reason(w, edits, span, touched)
             });
         }
-        out.turns[i] = m;
+        out.writes[i].turn = m;
     }
-    Ok(out)
 }
 
 /// Where replay diverged (an edit changed before it was accepted, a failed edit, a human
@@ -536,7 +557,12 @@ pub(crate) fn scope(t: &Transcript, mapping: &Mapping, focus: Option<u32>) -> Sc
     let last_turn = t.turns.len() as u32;
     let users: Vec<&super::ContextMessage> =
         t.context.iter().filter(|m| m.role == "user").collect();
-    let mapped_first = mapping.turns.iter().flatten().map(|(turn, _)| *turn).min();
+    let mapped_first = mapping
+        .writes
+        .iter()
+        .filter_map(|w| w.turn)
+        .map(|(turn, _)| turn)
+        .min();
     let Some(first_write) = focus.or(mapped_first) else {
         return Scope {
             first: 1,
@@ -553,10 +579,10 @@ pub(crate) fn scope(t: &Transcript, mapping: &Mapping, focus: Option<u32>) -> Sc
         .find(|m| m.before_turn > first_write)
         .map(|m| m.before_turn);
     let last_write = mapping
-        .turns
+        .writes
         .iter()
-        .flatten()
-        .map(|(turn, _)| *turn)
+        .filter_map(|w| w.turn)
+        .map(|(turn, _)| turn)
         .filter(|&turn| turn >= first && task_end.is_none_or(|end| turn < end))
         .max()
         .unwrap_or(first_write)
