@@ -147,56 +147,27 @@ pub(crate) fn map(
             if is_anchored && (anchored.present)(target.as_deref()) {
                 facts[i].holds_code = true;
             }
-            let mut matched: Option<usize> = None;
-            let mut states: Vec<(u32, Option<String>)> = Vec::new();
-            // Where replay left the file, or the edit that would not apply.
-            let mut replayed: Option<Option<String>> = None;
-            let mut refused: Option<(u32, String)> = None;
-            if !candidates.is_empty() {
-                let mut state = text(repo.file_in_tree(w.parent_tree, &path)?);
+            let Replay {
+                matched,
+                states,
+                replayed,
+                refused,
+            } = if candidates.is_empty() {
+                Replay::default()
+            } else {
+                let state = text(repo.file_in_tree(w.parent_tree, &path)?);
                 // Made before the commit (by its author time: a rebase moves the other).
                 let cutoff = w.info.author_time.min(w.info.time) as f64 + 1.0;
                 let before_commit =
                     |k: usize| turn_time.get(&edits[k].0).is_some_and(|&at| at <= cutoff);
-                let mut kept = 0usize;
-                for &k in &candidates {
-                    // Past the first match, go on only through edits made before the commit:
-                    // a later one that leaves the file as committed is the commit's.
-                    if matched.is_some() && !before_commit(k) {
-                        break;
-                    }
-                    match apply(state.as_deref(), edits[k].2) {
-                        Ok(next) => {
-                            state = next;
-                            states.push((edits[k].0, state.clone()));
-                            if state == target {
-                                matched = Some(k);
-                                kept = states.len();
-                                if !before_commit(k) {
-                                    break;
-                                }
-                            }
-                        }
-                        Err(e) => {
-                            refused = Some((edits[k].0, e.to_string()));
-                            break;
-                        }
-                    }
-                }
-                replayed = Some(state);
-                if matched.is_some() {
-                    states.truncate(kept);
-                    // A whole-file write does not depend on what came before it: the
-                    // commit's content starts there, and so do its edits.
-                    let ks: Vec<usize> = candidates.iter().copied().take(kept).collect();
-                    if let Some(j) = ks
-                        .iter()
-                        .rposition(|&c| matches!(edits[c].2, Edit::Write { .. }))
-                    {
-                        states.drain(..j);
-                    }
-                }
-            }
+                replay(
+                    &edits,
+                    &candidates,
+                    state,
+                    target.as_deref(),
+                    &before_commit,
+                )
+            };
             match matched {
                 Some(k) => {
                     cursor.insert(path.clone(), k + 1);
@@ -267,6 +238,69 @@ pub(crate) fn map(
     }
     choose_turns(writes, t, &edits, &turn_time, anchored, &facts, &mut out);
     Ok(out)
+}
+
+/// What replaying a file's edits inside one commit gave.
+#[derive(Debug, Default)]
+struct Replay {
+    /// The edit after which the file was as the commit has it.
+    matched: Option<usize>,
+    /// The file after each edit up to that one (from the last whole-file write on): the
+    /// commit's sub-writes.
+    states: Vec<(u32, Option<String>)>,
+    /// Where replay left the file.
+    replayed: Option<Option<String>>,
+    /// The edit that would not apply, and why.
+    refused: Option<(u32, String)>,
+}
+
+/// Replays the edits `candidates` (indexes into `edits`) onto `state`, looking for `target`.
+/// Past the first match it goes on only through edits made before the commit
+/// (`before_commit`): a later one that leaves the file as committed is the commit's.
+fn replay(
+    edits: &[(u32, &str, &Edit)],
+    candidates: &[usize],
+    mut state: Option<String>,
+    target: Option<&str>,
+    before_commit: &dyn Fn(usize) -> bool,
+) -> Replay {
+    let mut out = Replay::default();
+    let mut kept = 0usize;
+    for &k in candidates {
+        if out.matched.is_some() && !before_commit(k) {
+            break;
+        }
+        match apply(state.as_deref(), edits[k].2) {
+            Ok(next) => {
+                state = next;
+                out.states.push((edits[k].0, state.clone()));
+                if state.as_deref() == target {
+                    out.matched = Some(k);
+                    kept = out.states.len();
+                    if !before_commit(k) {
+                        break;
+                    }
+                }
+            }
+            Err(e) => {
+                out.refused = Some((edits[k].0, e.to_string()));
+                break;
+            }
+        }
+    }
+    out.replayed = Some(state);
+    if out.matched.is_some() {
+        out.states.truncate(kept);
+        // A whole-file write does not depend on what came before it: the commit's content
+        // starts there, and so do its edits.
+        if let Some(j) = candidates[..kept]
+            .iter()
+            .rposition(|&c| matches!(edits[c].2, Edit::Write { .. }))
+        {
+            out.states.drain(..j);
+        }
+    }
+    out
 }
 
 /// Each write's turn, from the strongest evidence there is (docs/method.md#writes-and-turns):
