@@ -138,21 +138,55 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         return format!("<p class=\"muted\">{}</p>", esc(&t("chart.none_scored")));
     }
     let index: HashMap<u32, usize> = turns.iter().enumerate().map(|(i, t)| (*t, i)).collect();
-    let o = &doc.origin;
-    let origin_at = o.turn.and_then(|t| index.get(&t).copied());
     let intro = doc.provenance.introducing_write.as_ref();
-    let intro_at = intro
-        .and_then(|w| w.turn)
-        .and_then(|t| index.get(&t).copied());
-    let mut out = String::new();
+    let f = Frame {
+        doc,
+        origin_at: doc.origin.turn.and_then(|t| index.get(&t).copied()),
+        intro_at: intro
+            .and_then(|w| w.turn)
+            .and_then(|t| index.get(&t).copied()),
+        intro,
+        n,
+        index,
+        turns,
+    };
     let mut summary = tf(
         "chart.summary",
-        &[("first", &turns[0]), ("last", &turns[n - 1])],
+        &[("first", &f.turns[0]), ("last", &f.turns[n - 1])],
     );
+    let mut out = origin_lane(&f, &mut summary);
+    out.push_str(&writes_lane(&f, &mut summary));
+    for d in Dim::ALL {
+        out.push_str(&dim_lane(&f, d));
+    }
+    out.push_str(&missed_lane(&f, &mut summary));
+    let turn = t("chart.turn");
+    out.push_str(&lane("axis", &turn, &turn, &axis(&f.turns)));
+    format!(
+        "<div class=\"chart{}\" role=\"group\" aria-label=\"{}\">\n{out}</div>\n{}",
+        if n <= SEPARATE_MAX { " few" } else { "" },
+        esc(&summary),
+        legend()
+    )
+}
 
-    // Origin lane.
+/// What every lane of the chart reads: the turns shown, where each sits, and the marks.
+struct Frame<'a> {
+    doc: &'a ReportDoc,
+    turns: Vec<u32>,
+    n: usize,
+    /// A turn's position in the chart.
+    index: HashMap<u32, usize>,
+    origin_at: Option<usize>,
+    intro: Option<&'a crate::report::json::IntroducingWrite>,
+    intro_at: Option<usize>,
+}
+
+/// The origin's lane: its turn flagged, or "undetermined".
+fn origin_lane(f: &Frame, summary: &mut String) -> String {
+    let (n, turns, o) = (f.n, &f.turns, &f.doc.origin);
     let mut plot = String::new();
-    match (o.status, origin_at) {
+    match (o.status, f.origin_at) {
         (Status::Localized, Some(i)) => {
             let words = o
                 .kind
@@ -185,13 +219,17 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         }
     }
     let origin = t("chart.origin");
-    out.push_str(&lane("marks origin", &origin, &origin, &plot));
+    lane("marks origin", &origin, &origin, &plot)
+}
 
-    // Writes lane: every write of the anchored file tied to a turn; the introducing one named.
+/// The writes' lane: every write of the anchored file tied to a turn; the introducing one
+/// named.
+fn writes_lane(f: &Frame, summary: &mut String) -> String {
+    let (n, turns, intro) = (f.n, &f.turns, f.intro);
     let mut marks = String::new();
     let mut any = false;
-    for w in &doc.provenance.writes {
-        let Some(i) = w.turn.and_then(|t| index.get(&t).copied()) else {
+    for w in &f.doc.provenance.writes {
+        let Some(i) = w.turn.and_then(|t| f.index.get(&t).copied()) else {
             continue;
         };
         if !w.changed {
@@ -210,7 +248,7 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         ));
     }
     let mut plot = strip(n, &marks);
-    match (intro, intro_at) {
+    match (intro, f.intro_at) {
         (Some(w), Some(i)) => {
             let _ = write!(
                 plot,
@@ -233,68 +271,72 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         _ => {}
     }
     let writes = t("chart.writes");
-    out.push_str(&lane("marks writes", &writes, &writes, &plot));
+    lane("marks writes", &writes, &writes, &plot)
+}
 
-    // One lane per dimension.
-    for d in Dim::ALL {
-        let key = d.key();
-        let mut cells = String::new();
-        let mut digits = String::new();
-        for (i, turn) in doc.turns.iter().enumerate() {
-            let s = &turn.score;
-            let (class, digit, what) = match (&s.scores, s.applicable) {
-                (None, _) if s.skipped.is_some() => {
-                    ("na".to_string(), "·".to_string(), t("html.not_asked"))
-                }
-                (None, _) => (
-                    "fail".to_string(),
-                    "×".to_string(),
-                    t("html.scoring_failed"),
-                ),
-                (Some(_), false) => ("na".to_string(), "–".to_string(), t("html.not_applicable")),
-                (Some(x), true) => {
-                    let v = x.get(d);
-                    (
-                        format!("s{v}"),
-                        v.to_string(),
-                        format!("{} {v}", key.to_uppercase()),
-                    )
-                }
-            };
+/// One dimension's lane: a cell per turn, its score (or why none) as a digit when there is room.
+fn dim_lane(f: &Frame, d: Dim) -> String {
+    let (n, doc) = (f.n, f.doc);
+    let key = d.key();
+    let mut cells = String::new();
+    let mut digits = String::new();
+    for (i, turn) in doc.turns.iter().enumerate() {
+        let s = &turn.score;
+        let (class, digit, what) = match (&s.scores, s.applicable) {
+            (None, _) if s.skipped.is_some() => {
+                ("na".to_string(), "·".to_string(), t("html.not_asked"))
+            }
+            (None, _) => (
+                "fail".to_string(),
+                "×".to_string(),
+                t("html.scoring_failed"),
+            ),
+            (Some(_), false) => ("na".to_string(), "–".to_string(), t("html.not_applicable")),
+            (Some(x), true) => {
+                let v = x.get(d);
+                (
+                    format!("s{v}"),
+                    v.to_string(),
+                    format!("{} {v}", key.to_uppercase()),
+                )
+            }
+        };
+        let _ = write!(
+            cells,
+            "<rect class=\"c {class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"><title>{}</title></rect>",
+            esc(&tf("chart.cell", &[("turn", &s.turn), ("what", &what)]))
+        );
+        if n <= DIGITS_MAX {
+            let _ = write!(
+                digits,
+                "<span class=\"d {class}\" style=\"left:{:.3}%\">{digit}</span>",
+                centre(i, n) * 100.0
+            );
+        }
+    }
+    // The origin's and the introducing write's cells outlined, so digits stay readable.
+    for (at, class) in [(f.intro_at, "wc"), (f.origin_at, "oc")] {
+        if let Some(i) = at {
             let _ = write!(
                 cells,
-                "<rect class=\"c {class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"><title>{}</title></rect>",
-                esc(&tf("chart.cell", &[("turn", &s.turn), ("what", &what)]))
+                "<rect class=\"{class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"/>"
             );
-            if n <= DIGITS_MAX {
-                let _ = write!(
-                    digits,
-                    "<span class=\"d {class}\" style=\"left:{:.3}%\">{digit}</span>",
-                    centre(i, n) * 100.0
-                );
-            }
         }
-        // The origin's and the introducing write's cells outlined, so digits stay readable.
-        for (at, class) in [(intro_at, "wc"), (origin_at, "oc")] {
-            if let Some(i) = at {
-                let _ = write!(
-                    cells,
-                    "<rect class=\"{class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"/>"
-                );
-            }
-        }
-        out.push_str(&lane(
-            &format!("dim {key}"),
-            &key.to_uppercase(),
-            &format!("{} {}", key.to_uppercase(), short_name(d)),
-            &format!("{}{digits}", strip(n, &cells)),
-        ));
     }
+    lane(
+        &format!("dim {key}"),
+        &key.to_uppercase(),
+        &format!("{} {}", key.to_uppercase(), short_name(d)),
+        &format!("{}{digits}", strip(n, &cells)),
+    )
+}
 
-    // Missed opportunities.
+/// The missed opportunities' lane.
+fn missed_lane(f: &Frame, summary: &mut String) -> String {
+    let (n, doc) = (f.n, f.doc);
     let mut marks = String::new();
     for m in &doc.missed_opportunities {
-        if let Some(&i) = index.get(&m.turn) {
+        if let Some(&i) = f.index.get(&m.turn) {
             let _ = write!(
                 marks,
                 "<rect class=\"mc\" x=\"{i}\" y=\"0.2\" width=\"1\" height=\"0.6\"/>"
@@ -319,20 +361,11 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
     }
     let missed = doc.missed_opportunities.len();
     summary.push_str(&tf("chart.missed_summary", &[("n", &missed)]));
-    out.push_str(&lane(
+    lane(
         "marks missed",
         &t("chart.missed"),
         &tf("chart.missed_n", &[("n", &missed)]),
         &plot,
-    ));
-
-    let turn = t("chart.turn");
-    out.push_str(&lane("axis", &turn, &turn, &axis(&turns)));
-    format!(
-        "<div class=\"chart{}\" role=\"group\" aria-label=\"{}\">\n{out}</div>\n{}",
-        if n <= SEPARATE_MAX { " few" } else { "" },
-        esc(&summary),
-        legend()
     )
 }
 
