@@ -164,6 +164,23 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
         f.file
     ));
 
+    out.push_str(&writes_table(p));
+    // Padding leaves trailing blanks on short rows; drop them.
+    let mut out: String = out.lines().map(|l| format!("{}\n", l.trim_end())).collect();
+    if !p.notes.is_empty() {
+        out.push('\n');
+        for n in &p.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+    }
+    out
+}
+
+/// The table of writes: the baseline, then the writes `listed_writes` picks among those the
+/// document lists, gaps marked.
+fn writes_table(p: &crate::report::json::ProvenanceJson) -> String {
+    let mut out = String::new();
+    let total = p.total_writes();
     // The table: the baseline, then the writes `listed_writes` picks among those listed.
     let intro = p.introducing_write.as_ref().map(|w| w.write);
     let mut changed = vec![false; total];
@@ -285,14 +302,6 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
     }
     if prev_listed < total {
         out.push_str(&gap_row(prev_listed, total + 1));
-    }
-    // Padding leaves trailing blanks on short rows; drop them.
-    let mut out: String = out.lines().map(|l| format!("{}\n", l.trim_end())).collect();
-    if !p.notes.is_empty() {
-        out.push('\n');
-        for n in &p.notes {
-            out.push_str(&format!("note: {n}\n"));
-        }
     }
     out
 }
