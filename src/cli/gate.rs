@@ -39,40 +39,12 @@ pub(crate) fn check(
 ) -> Result<i32> {
     let (base, tip) = range;
     let settings = ctx.settings()?;
-    let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
-    let mut anchors: Vec<(Anchor, bool)> = Vec::new();
-    for pat in &settings.findings {
-        for file in crate::finding::discover::glob(&root, pat) {
-            match crate::finding::load_all(&file) {
-                Ok(all) => anchors.extend(all.into_iter().map(|mut a| {
-                    crate::finding::confirm_kept(&mut a);
-                    let u = a.unconfirmed;
-                    (a, u)
-                })),
-                Err(e) => crate::say!("git-sage: warning: skipping {}: {e}", file.display()),
-            }
-        }
-    }
+    let mut anchors = kept_findings(repo, settings);
     let range = crate::history::range::resolve(repo, Some(tip), Some(base), None)?;
-    // Nothing to check still says one line: a user must be able to tell that the hooks ran.
     if anchors.is_empty() {
-        let Some(scanner) = settings.scanner else {
-            crate::say!("{}", crate::i18n::tf("hook.nothing", &[("hook", &hook)]));
-            return Ok(0);
-        };
-        use crate::screen::anchorless::{Scan, scan};
-        match scan(repo, &range, scanner, settings.templates.clone(), None)? {
-            Scan::Found(a) => anchors.push((*a, true)),
-            Scan::Nothing(_) => {
-                crate::say!(
-                    "{}",
-                    crate::i18n::tf(
-                        "hook.scanner_nothing",
-                        &[("scanner", &scanner.name()), ("hook", &hook)]
-                    )
-                );
-                return Ok(0);
-            }
+        match scanner_finding(repo, &range, settings, hook)? {
+            Some(a) => anchors.push((a, true)),
+            None => return Ok(0),
         }
     }
     let agents = crate::history::range::AgentMatcher::from_settings(
@@ -197,5 +169,53 @@ pub(crate) fn check(
     match scoring {
         Some(e) => Err(e),
         None => Ok(0),
+    }
+}
+
+/// The findings the repository keeps (`sage.findings`), each with whether it is unconfirmed;
+/// a file that cannot be read is skipped with a warning.
+fn kept_findings(repo: &Repo, settings: &crate::settings::Settings) -> Vec<(Anchor, bool)> {
+    let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    let mut anchors = Vec::new();
+    for pat in &settings.findings {
+        for file in crate::finding::discover::glob(&root, pat) {
+            match crate::finding::load_all(&file) {
+                Ok(all) => anchors.extend(all.into_iter().map(|mut a| {
+                    crate::finding::confirm_kept(&mut a);
+                    let u = a.unconfirmed;
+                    (a, u)
+                })),
+                Err(e) => crate::say!("git-sage: warning: skipping {}: {e}", file.display()),
+            }
+        }
+    }
+    anchors
+}
+
+/// Without kept findings, the strongest candidate of `sage.scanner` (unconfirmed), or `None`
+/// after saying there is nothing to check: a user must be able to tell that the hooks ran.
+fn scanner_finding(
+    repo: &Repo,
+    range: &crate::history::range::Range,
+    settings: &crate::settings::Settings,
+    hook: &str,
+) -> Result<Option<Anchor>> {
+    let Some(scanner) = settings.scanner else {
+        crate::say!("{}", crate::i18n::tf("hook.nothing", &[("hook", &hook)]));
+        return Ok(None);
+    };
+    use crate::screen::anchorless::{Scan, scan};
+    match scan(repo, range, scanner, settings.templates.clone(), None)? {
+        Scan::Found(a) => Ok(Some(*a)),
+        Scan::Nothing(_) => {
+            crate::say!(
+                "{}",
+                crate::i18n::tf(
+                    "hook.scanner_nothing",
+                    &[("scanner", &scanner.name()), ("hook", &hook)]
+                )
+            );
+            Ok(None)
+        }
     }
 }
