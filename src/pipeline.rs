@@ -667,6 +667,21 @@ pub(crate) fn estimate(
     Ok(doc)
 }
 
+/// The origin each other judge or repeat of the scores gives, by the same rule (`locate`).
+fn other_origins(
+    d: &crate::judge::scores::ScoresDoc,
+    locate: impl Fn(&[crate::judge::scores::TurnScore]) -> crate::origin::Origin,
+) -> Vec<crate::report::doc::AltOrigin> {
+    d.sets
+        .iter()
+        .map(|set| crate::report::doc::AltOrigin {
+            judge: set.judge.name.clone(),
+            repeat: set.judge.repeat,
+            origin: locate(&set.turns),
+        })
+        .collect()
+}
+
 /// Provenance, session, judge, origin rule and recommendation: the whole of `blame-origin`.
 /// Returns the report and how many turns could not be scored (listed in its `failed_turns`).
 pub(crate) fn blame(
@@ -676,7 +691,7 @@ pub(crate) fn blame(
     req: BlameRequest,
 ) -> Result<(crate::report::doc::ReportDoc, usize)> {
     use crate::origin::{self, Input, TurnFacts};
-    use crate::report::doc::{AltOrigin, REPORT_SCHEMA, ReportDoc};
+    use crate::report::doc::{REPORT_SCHEMA, ReportDoc};
     use crate::report::json as rj;
 
     let Prepared {
@@ -748,17 +763,9 @@ pub(crate) fn blame(
     if let (Some(d), Some(turns)) = (scores.as_mut(), confirmed_turns) {
         d.turns = turns;
     }
-    let mut other_origins = Vec::new();
-    if let Some(d) = &scores {
-        for set in &d.sets {
-            let (o, _) = origin::locate(&input_for(&set.turns), &req.levers);
-            other_origins.push(AltOrigin {
-                judge: set.judge.name.clone(),
-                repeat: set.judge.repeat,
-                origin: o,
-            });
-        }
-    }
+    let other_origins = scores.as_ref().map_or_else(Vec::new, |d| {
+        other_origins(d, |turns| origin::locate(&input_for(turns), &req.levers).0)
+    });
     let manual_review = other_origins.iter().any(|a| a.origin.kind != origin.kind);
     if manual_review {
         warnings

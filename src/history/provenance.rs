@@ -423,43 +423,47 @@ pub(crate) fn analyse(
     }
 }
 
-fn analyse_range(
-    repo: &Repo,
-    range: &Range,
-    anchor: &Anchor,
-    agents: &AgentMatcher,
-) -> Result<Provenance> {
-    let mut notes = Vec::new();
-    let base_tree = repo.tree_of(range.base)?;
-    let trees: Vec<Oid> = range.commits.iter().map(|c| c.tree).collect();
-    let n = trees.len();
-    let tip_tree = trees.last().copied().unwrap_or(base_tree);
-
-    // Every error names the finding (its file, and its result when a file holds several):
-    // under `--all` it is one of many.
-    let what = match (&anchor.source.path, anchor.source.index) {
+/// How a finding is named in errors: its file, and its result when a file holds several
+/// (under `--all` it is one of many).
+fn finding_name(anchor: &Anchor) -> String {
+    match (&anchor.source.path, anchor.source.index) {
         (Some(p), Some(i)) if i > 1 || anchor.source.format != "anchor-yaml" => {
             format!("{p} (result {i})")
         }
         (Some(p), _) => p.clone(),
         (None, _) => format!("anchor {}", anchor.id),
-    };
-    let t = stage("locate file");
-    let file = locate_file(repo, &anchor.file, tip_tree, base_tree, &mut notes)
-        .map_err(|e| e.prefix(&what))?;
-    drop(t);
+    }
+}
 
-    // Snapshots at the tip's path, then renames followed back from the tip.
-    let t = stage("tree lookups");
-    let mut base_path = file.clone();
-    let mut base_blob = repo.blob_at(&mut PathLookup::new(&file), base_tree)?;
-    let mut blobs = snapshots(repo, range, n, &file, base_blob)?;
+/// The anchored file through the range: its path and blob at each commit and at the base,
+/// renames and copies followed back from the tip.
+struct Followed {
+    paths: Vec<String>,
+    blobs: Vec<Option<Oid>>,
+    base_blob: Option<Oid>,
+    base_path: String,
+}
+
+/// Snapshots at the tip's path, then renames followed back from the tip (each said in
+/// `notes`).
+fn follow_file(
+    repo: &Repo,
+    range: &Range,
+    trees: &[Oid],
+    base_tree: Oid,
+    file: &str,
+    notes: &mut Vec<String>,
+) -> Result<Followed> {
+    let n = trees.len();
+    let mut base_path = file.to_string();
+    let mut base_blob = repo.blob_at(&mut PathLookup::new(file), base_tree)?;
+    let mut blobs = snapshots(repo, range, n, file, base_blob)?;
     if n >= FILTERS_HINT_AT && !repo.has_path_filters() {
         notes.push(format!(
             "{n} commits walked without changed-path filters; `git commit-graph write --reachable --changed-paths` makes this several times faster"
         ));
     }
-    let mut paths = vec![file.clone(); n];
+    let mut paths = vec![file.to_string(); n];
     for i in (0..n).rev() {
         let (prev_tree, prev_blob) = if i == 0 {
             (base_tree, base_blob)
@@ -493,41 +497,47 @@ fn analyse_range(
             base_path = old;
         }
     }
-    drop(t);
+    Ok(Followed {
+        paths,
+        blobs,
+        base_blob,
+        base_path,
+    })
+}
 
-    if base_blob.is_none() && blobs.iter().all(Option::is_none) {
-        if repo.dir_id(tip_tree, &file)?.is_some() {
-            return Err(Error::input(format!(
-                "{what}: {file} is a folder at {}; a finding names a file in it",
-                range.tip_name
-            ))
-            .hint(format!(
-                "give the file the weakness is in, e.g. {file}/<file>"
-            )));
-        }
-        return Err(Error::input(format!(
-            "{what}: {file} is not in the repository at any commit of {}..{}",
-            range.base.short(),
+/// Why the finding's file is nowhere in the range: a folder, or absent.
+fn not_in_range(
+    repo: &Repo,
+    range: &Range,
+    tip_tree: Oid,
+    what: &str,
+    file: &str,
+) -> Result<Error> {
+    if repo.dir_id(tip_tree, file)?.is_some() {
+        return Ok(Error::input(format!(
+            "{what}: {file} is a folder at {}; a finding names a file in it",
             range.tip_name
         ))
-        .hint(
-            "paths in a finding are relative to the repository root; check the path and the branch",
-        ));
+        .hint(format!(
+            "give the file the weakness is in, e.g. {file}/<file>"
+        )));
     }
+    Ok(Error::input(format!(
+        "{what}: {file} is not in the repository at any commit of {}..{}",
+        range.base.short(),
+        range.tip_name
+    ))
+    .hint("paths in a finding are relative to the repository root; check the path and the branch"))
+}
 
-    let tip_blob = blobs.last().copied().flatten();
-    let (matcher, fragments, pattern) = build_matcher(
-        repo,
-        anchor,
-        &what,
-        &file,
-        tip_blob,
-        &range.tip_name,
-        &mut notes,
-    )?;
-
-    // One read per distinct blob, spread over threads.
-    let t = stage("blobs and matching");
+/// Whether each distinct blob of the file (and the base's) holds the defect, and how many
+/// blobs were read: one read per distinct blob, spread over threads.
+fn match_blobs(
+    repo: &Repo,
+    blobs: &[Option<Oid>],
+    base_blob: Option<Oid>,
+    matcher: &Matcher,
+) -> Result<(IdMap<Oid, bool>, usize)> {
     // Newest first: packs store the newest version whole and older ones as deltas against
     // it, so this order finds each delta's base already in the pack's base cache.
     let mut seen_blob =
@@ -548,6 +558,53 @@ fn analyse_range(
             .collect()
     })?;
     let present: IdMap<Oid, bool> = distinct.iter().copied().zip(verdicts).collect();
+    Ok((present, distinct.len()))
+}
+
+fn analyse_range(
+    repo: &Repo,
+    range: &Range,
+    anchor: &Anchor,
+    agents: &AgentMatcher,
+) -> Result<Provenance> {
+    let mut notes = Vec::new();
+    let base_tree = repo.tree_of(range.base)?;
+    let trees: Vec<Oid> = range.commits.iter().map(|c| c.tree).collect();
+    let n = trees.len();
+    let tip_tree = trees.last().copied().unwrap_or(base_tree);
+
+    let what = finding_name(anchor);
+    let t = stage("locate file");
+    let file = locate_file(repo, &anchor.file, tip_tree, base_tree, &mut notes)
+        .map_err(|e| e.prefix(&what))?;
+    drop(t);
+
+    let t = stage("tree lookups");
+    let Followed {
+        paths,
+        blobs,
+        base_blob,
+        base_path,
+    } = follow_file(repo, range, &trees, base_tree, &file, &mut notes)?;
+    drop(t);
+
+    if base_blob.is_none() && blobs.iter().all(Option::is_none) {
+        return Err(not_in_range(repo, range, tip_tree, &what, &file)?);
+    }
+
+    let tip_blob = blobs.last().copied().flatten();
+    let (matcher, fragments, pattern) = build_matcher(
+        repo,
+        anchor,
+        &what,
+        &file,
+        tip_blob,
+        &range.tip_name,
+        &mut notes,
+    )?;
+
+    let t = stage("blobs and matching");
+    let (present, blobs_read) = match_blobs(repo, &blobs, base_blob, &matcher)?;
     let present_in =
         |b: Option<Oid>| b.map_or_else(|| matcher.defect_present(None), |b| present[&b]);
     drop(t);
@@ -612,7 +669,7 @@ fn analyse_range(
         file,
         fragments,
         pattern,
-        blobs_read: distinct.len(),
+        blobs_read,
         notes,
         kind: anchor.kind,
         tip_line: None,
