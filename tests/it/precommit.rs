@@ -139,11 +139,8 @@ fn the_system_hooks_run_through_pre_commit_try_repo() {
     git(&r, &d, &["merge", "--abort"]);
 
     // pre-push: the framework passes the range in its environment.
-    let t = std::time::Instant::now();
-    let run = pre_commit(
-        &r,
-        &d,
-        &[
+    let push = |verbose: bool| {
+        let mut args = vec![
             "try-repo",
             hr,
             "git-sage-pre-push-system",
@@ -153,30 +150,21 @@ fn the_system_hooks_run_through_pre_commit_try_repo() {
             "main",
             "--to-ref",
             "agent/fix-ssrf",
-            "--verbose",
-        ],
-    );
+        ];
+        if verbose {
+            args.push("--verbose");
+        }
+        pre_commit(&r, &d, &args)
+    };
+    let t = std::time::Instant::now();
+    let run = push(true);
     let push_secs = t.elapsed().as_secs_f64();
     let said = format!("{}{}", run.stdout, run.stderr);
     assert_eq!(run.code, 0, "{said}");
     assert!(said.contains("ssrf-preview: introduced"), "{said}");
     // With sage.block the push is refused: the hook fails.
     git(&r, &d, &["config", "sage.block", "true"]);
-    let run = pre_commit(
-        &r,
-        &d,
-        &[
-            "try-repo",
-            hr,
-            "git-sage-pre-push-system",
-            "--hook-stage",
-            "pre-push",
-            "--from-ref",
-            "main",
-            "--to-ref",
-            "agent/fix-ssrf",
-        ],
-    );
+    let run = push(false);
     assert_ne!(run.code, 0, "{run:?}");
     assert!(format!("{}{}", run.stdout, run.stderr).contains("Failed"));
     eprintln!("pre-commit try-repo: pre-merge-commit {merge_secs:.2} s, pre-push {push_secs:.2} s");
