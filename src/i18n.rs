@@ -6,19 +6,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub(crate) use crate::lang::Lang;
-
-/// The language of the locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`, as POSIX reads them):
-/// the first one set decides; one we have no strings for means English.
-pub(crate) fn from_locale(get: impl Fn(&str) -> Option<String>) -> Lang {
-    ["LC_ALL", "LC_MESSAGES", "LANG"]
-        .iter()
-        .find_map(|k| get(k).filter(|v| !v.is_empty()))
-        .and_then(|v| Lang::parse(&v))
-        .unwrap_or(Lang::En)
-}
 
 const EMBEDDED: [(Lang, &str); 3] = [
     (Lang::En, include_str!("../templates/i18n/en.yaml")),
@@ -129,20 +119,10 @@ pub(crate) fn localized(rel: &str, lang: Lang) -> String {
     }
 }
 
-/// The language named on the command line, else `sage.lang`, else the locale's.
-pub(crate) fn choose(flag: Option<Lang>, setting: Option<&str>) -> Result<Lang> {
-    if let Some(l) = flag {
-        return Ok(l);
-    }
-    if let Some(s) = setting {
-        return Lang::parse(s).ok_or_else(|| {
-            Error::input(format!(
-                "git config sage.lang = {s}: not a language git sage speaks"
-            ))
-            .hint("use en, ru or zh")
-        });
-    }
-    Ok(from_locale(|k| std::env::var(k).ok()))
+/// The language named on the command line, else `sage.lang` (checked when read), else the
+/// locale's.
+pub(crate) fn choose(flag: Option<Lang>, setting: Option<Lang>, locale: Lang) -> Lang {
+    flag.or(setting).unwrap_or(locale)
 }
 
 #[cfg(test)]
@@ -177,24 +157,13 @@ mod tests {
     }
 
     #[test]
-    fn languages_come_from_codes_and_locales() {
+    fn languages_come_from_codes_flags_and_settings() {
         assert_eq!(Lang::parse("ru_RU.UTF-8"), Some(Lang::Ru));
         assert_eq!(Lang::parse("zh-CN"), Some(Lang::Zh));
         assert_eq!(Lang::parse("C.UTF-8"), None);
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
-        assert_eq!(from_locale(env(&[("LANG", "ru_RU.UTF-8")])), Lang::Ru);
-        assert_eq!(
-            from_locale(env(&[("LC_ALL", "zh_CN.UTF-8"), ("LANG", "ru_RU")])),
-            Lang::Zh
-        );
-        assert_eq!(from_locale(env(&[("LC_ALL", "C")])), Lang::En);
+        assert_eq!(choose(None, Some(Lang::Ru), Lang::Zh), Lang::Ru);
+        assert_eq!(choose(Some(Lang::En), Some(Lang::Ru), Lang::Zh), Lang::En);
+        assert_eq!(choose(None, None, Lang::Zh), Lang::Zh);
         assert_eq!(localized("checkpoint.md", Lang::Ru), "checkpoint.ru.md");
         assert_eq!(localized("checklists.yaml", Lang::En), "checklists.yaml");
         assert_eq!(width("ПРОИСХОЖДЕНИЕ"), 13);

@@ -14,6 +14,7 @@ pub(crate) mod agree;
 pub mod anchor;
 pub(crate) mod batch;
 pub mod cli;
+pub(crate) mod env;
 pub mod error;
 pub(crate) mod files;
 pub mod finding;

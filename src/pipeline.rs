@@ -6,9 +6,10 @@ use crate::history::provenance::{self, Provenance};
 use crate::history::range::Range;
 use crate::report::clip;
 use crate::report::json::SessionJson;
+use crate::transcript::Transcript;
+use crate::transcript::choose;
 use crate::transcript::discover::{self, Found};
 use crate::transcript::mapping::{self, Mapping, Scope, WriteView};
-use crate::transcript::{self, Transcript};
 
 /// How hard to look for a session when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,8 +176,26 @@ pub(crate) fn attach_session(
         }
         discover::earlier_checkpoints(repo, &infos)
     };
-    let Some((found, transcript, why, others)) =
-        choose_session(prov, candidates, named.is_some(), holds_dyn, earlier)?
+    let question = choose::Question {
+        introducing: prov.introducing.map(|i| prov.writes[i].commit),
+        paths: prov
+            .writes
+            .iter()
+            .map(|w| w.snapshot.path.clone())
+            .chain(std::iter::once(prov.file.clone()))
+            .collect(),
+        file: &prov.file,
+        named: named.is_some(),
+        holds: holds_dyn,
+    };
+    let (chosen, notes) = choose::choose(&question, candidates, earlier)?;
+    prov.notes.extend(notes);
+    let Some(choose::Chosen {
+        found,
+        transcript,
+        why,
+        others,
+    }) = chosen
     else {
         return Ok(None);
     };
@@ -287,150 +306,9 @@ fn session_changes(
     Ok(out)
 }
 
-/// How many discovered sessions are read to choose among them.
-const MAX_CANDIDATES: usize = 32;
-
 /// How many commits before the range are searched for a checkpoint whose session wrote the
 /// anchored code, when none of the range's does.
 const EARLIER_COMMITS: usize = 10;
-
-/// The session to use among those found (docs/session-format.md#which-session), by evidence: one
-/// with an edit whose new text holds the anchored code, then the one the introducing commit itself
-/// carries, then one whose edits touch the anchored file, then the fullest copy (a checkpoint may
-/// hold a partial one, cut before the edit that matters), then discovery order. Returns it, why,
-/// and the others with why not. A named session that cannot be read is an error; a discovered one a
-/// note.
-fn choose_session(
-    prov: &mut Provenance,
-    candidates: Vec<Found>,
-    named: bool,
-    holds: Option<&dyn Fn(&str) -> bool>,
-    earlier: impl FnOnce() -> Result<(Vec<Found>, Vec<String>)>,
-) -> Result<Option<Chosen>> {
-    let intro = prov.introducing.map(|i| prov.writes[i].commit);
-    let paths: Vec<String> = prov
-        .writes
-        .iter()
-        .map(|w| w.snapshot.path.clone())
-        .chain(std::iter::once(prov.file.clone()))
-        .collect();
-    let on_file = |p: &str| paths.iter().any(|q| mapping::same_file(p, q));
-    let evidence = |t: &Transcript, own: bool| {
-        let changes = || t.turns.iter().flat_map(|turn| &turn.file_changes);
-        Evidence {
-            // A pathless edit (a shell command's text) may be the one that wrote it.
-            holds: holds.is_some_and(|h| {
-                changes().any(|c| {
-                    (c.path.is_empty() || on_file(&c.path)) && h(&mapping::new_text(&c.edit))
-                })
-            }),
-            own,
-            touch: changes().any(|c| on_file(&c.path)),
-            turns: t.turns.len(),
-        }
-    };
-    let mut read: Vec<(Found, Transcript, Evidence)> = Vec::new();
-    let mut notes = Vec::new();
-    let mut take = |candidates: Vec<Found>, read: &mut Vec<(Found, Transcript, Evidence)>| {
-        let total = candidates.len();
-        for f in candidates.into_iter().take(MAX_CANDIDATES) {
-            match transcript::parse(f.input(), None) {
-                Ok(t) => {
-                    let e = evidence(&t, intro.is_some() && f.commit == intro);
-                    read.push((f, t, e));
-                }
-                Err(e) if named => return Err(e),
-                Err(e) => notes.push(format!(
-                    "session {} ({}) could not be read: {e}",
-                    f.name, f.found_by
-                )),
-            }
-        }
-        if total > MAX_CANDIDATES {
-            notes.push(format!(
-                "{total} sessions found; the first {MAX_CANDIDATES} were considered"
-            ));
-        }
-        Ok(())
-    };
-    take(candidates, &mut read)?;
-    // No session found with the range wrote the anchored code: the one that did may have been
-    // checkpointed with a commit just before it.
-    if !named && holds.is_some() && !read.iter().any(|r| r.2.holds) {
-        let (more, more_notes) = earlier()?;
-        let before = read.len();
-        take(more, &mut read)?;
-        // Only a session that wrote it is worth adding; the rest would be noise.
-        if read[before..].iter().any(|r| r.2.holds) {
-            notes.extend(more_notes);
-        } else {
-            read.truncate(before);
-        }
-    }
-    prov.notes.extend(notes);
-    if read.is_empty() {
-        return Ok(None);
-    }
-    let best = (0..read.len())
-        .max_by_key(|&i| {
-            let e = &read[i].2;
-            (e.holds, e.own, e.touch, e.turns, std::cmp::Reverse(i))
-        })
-        .expect("not empty");
-    let (found, t, e) = read.remove(best);
-    let file = &prov.file;
-    // Only the first criterion that told the sessions apart is worth saying.
-    let why = if named {
-        "named with --session".to_string()
-    } else if read.is_empty() {
-        "the only session found".to_string()
-    } else if e.holds && read.iter().all(|r| !r.2.holds) {
-        format!("the only one with an edit that wrote the anchored code in {file}")
-    } else if e.own && read.iter().all(|r| r.2.holds != e.holds || !r.2.own) {
-        "the introducing commit's own session".to_string()
-    } else if e.touch
-        && read
-            .iter()
-            .all(|r| r.2.holds != e.holds || r.2.own != e.own || !r.2.touch)
-    {
-        format!("the only one whose edits touch {file}")
-    } else if e.touch {
-        format!(
-            "its edits touch {file}; the fullest such copy ({} turns)",
-            t.turns.len()
-        )
-    } else {
-        format!(
-            "none touches {file}; the fullest copy ({} turns)",
-            t.turns.len()
-        )
-    };
-    let others = read
-        .iter()
-        .map(|(f, t, e)| {
-            let what = if e.holds {
-                ""
-            } else if e.touch {
-                ", edits the anchored file but not the anchored code"
-            } else {
-                ", no edit of the anchored file"
-            };
-            format!("{} ({} turns{what})", f.name, t.turns.len())
-        })
-        .collect();
-    Ok(Some((found, t, why, others)))
-}
-
-/// What a session offers as evidence that it is the one behind the code, strongest first.
-struct Evidence {
-    holds: bool,
-    own: bool,
-    touch: bool,
-    turns: usize,
-}
-
-/// The chosen session, why, and the others with why not.
-type Chosen = (Found, Transcript, String, Vec<String>);
 
 /// The finding as mapping needs it: whether a file holds the defect, and (for code that is
 /// there, not a defence that is missing) whether an edit's new text holds the fragment.

@@ -101,6 +101,17 @@ pub(crate) struct Installed {
     pub version: String,
 }
 
+/// The rules Semgrep runs (`SAGE_SEMGREP_CONFIG`), set once by the command line; its own
+/// `auto` when unset.
+static SEMGREP_CONFIG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets the rules Semgrep runs for this process.
+pub(crate) fn set_semgrep_config(config: Option<String>) {
+    if let Some(c) = config {
+        let _ = SEMGREP_CONFIG.set(c);
+    }
+}
+
 /// Whether the scanner runs here: its own executable, else (Bandit) the Python module.
 pub(crate) fn probe(kind: Kind) -> Option<Installed> {
     let name = kind.name();
@@ -151,7 +162,7 @@ impl Installed {
                 "--json",
                 "--quiet",
                 "--config",
-                &std::env::var("SAGE_SEMGREP_CONFIG").unwrap_or_else(|_| "auto".into()),
+                SEMGREP_CONFIG.get().map_or("auto", String::as_str),
             ]),
         };
         c.arg(tree.root())

@@ -37,7 +37,6 @@ pub(crate) fn clean(s: &str) -> Cow<'_, str> {
 }
 
 static QUIET: AtomicBool = AtomicBool::new(false);
-static VERBOSE: AtomicBool = AtomicBool::new(false);
 static COLOR_ERR: AtomicBool = AtomicBool::new(false);
 
 /// `-q`: only the result on stdout, and errors; no notes, warnings or progress on stderr.
@@ -48,16 +47,6 @@ pub(crate) fn set_quiet(on: bool) {
 /// Whether `-q` was given.
 pub(crate) fn quiet() -> bool {
     QUIET.load(Ordering::Relaxed)
-}
-
-/// `-v`: stage timings and the choices made along the way, on stderr.
-pub(crate) fn set_verbose(on: bool) {
-    VERBOSE.store(on, Ordering::Relaxed);
-}
-
-/// Whether `-v` was given.
-pub(crate) fn verbose() -> bool {
-    VERBOSE.load(Ordering::Relaxed)
 }
 
 /// Whether stderr gets colour (decided once from `--color` and the environment).
@@ -121,25 +110,30 @@ pub(crate) enum ColorChoice {
     Never,
 }
 
+/// What the environment says about the terminal, read once at the edge (`env::Env`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TermEnv {
+    /// `NO_COLOR` set and not empty.
+    pub no_color: bool,
+    /// `CLICOLOR_FORCE` set, not empty and not "0".
+    pub force_color: bool,
+    /// `TERM=dumb`.
+    pub dumb: bool,
+    /// `COLUMNS`, when it is a number.
+    pub columns: Option<usize>,
+}
+
 impl ColorChoice {
     /// Whether a stream that is (or is not) a terminal gets colour. See no-color.org and
     /// bixense.com/clicolors: `NO_COLOR` (non-empty) turns auto off, `CLICOLOR_FORCE` (not
     /// "0") turns it on; an explicit flag beats both.
-    pub(crate) fn enabled(self, is_terminal: bool) -> bool {
-        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    pub(crate) fn enabled(self, is_terminal: bool, env: &TermEnv) -> bool {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto if set("NO_COLOR") => false,
-            ColorChoice::Auto
-                if std::env::var_os("CLICOLOR_FORCE")
-                    .is_some_and(|v| !v.is_empty() && v != "0") =>
-            {
-                true
-            }
-            ColorChoice::Auto => {
-                is_terminal && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
-            }
+            ColorChoice::Auto if env.no_color => false,
+            ColorChoice::Auto if env.force_color => true,
+            ColorChoice::Auto => is_terminal && !env.dumb,
         }
     }
 }
@@ -279,8 +273,8 @@ fn hanging_indent(line: &str, width: usize) -> usize {
 }
 
 /// The terminal's width in columns when `stdout` is one; `COLUMNS` wins, as in other tools.
-pub(crate) fn stdout_width() -> Option<usize> {
-    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+pub(crate) fn stdout_width(env: &TermEnv) -> Option<usize> {
+    if let Some(n) = env.columns {
         return Some(n);
     }
     terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)

@@ -3,12 +3,16 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
+static ON: OnceLock<bool> = OnceLock::new();
+
+/// Turns the timings on or off for this run (`-v` or `SAGE_TIMING`); the command line calls
+/// it once, before any stage.
+pub(crate) fn enable(on: bool) {
+    let _ = ON.set(on);
+}
+
 fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        crate::term::verbose()
-            || std::env::var_os("SAGE_TIMING").is_some_and(|v| !v.is_empty() && v != "0")
-    })
+    ON.get().copied().unwrap_or(false)
 }
 
 /// Measures a stage from creation to drop.

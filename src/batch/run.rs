@@ -25,6 +25,8 @@ pub(crate) struct RunOptions {
     pub allow_partial: bool,
     /// Every case's report lists every write in `provenance.writes[]`.
     pub all_writes: bool,
+    /// The environment, for each case's settings.
+    pub env: crate::env::Env,
 }
 
 /// `blame-origin` for one case.
@@ -53,7 +55,7 @@ fn with_case<T>(
 ) -> Result<T> {
     let repo = Repo::discover(&case.repo)?;
     // Each case's repository has its own settings.
-    let settings = crate::settings::Settings::load(Some(&repo))?;
+    let settings = crate::settings::Settings::load(Some(&repo), &opts.env)?;
     let anchor = crate::finding::load(&crate::finding::Request {
         finding: Some(case.finding.clone()),
         select: case.select.clone(),

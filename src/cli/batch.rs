@@ -255,6 +255,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         judge_sees_anchor: false,
         allow_partial: super::util::allow_partial(ctx.settings()?, &args.judge),
         all_writes: args.writes.all(ctx.settings()?),
+        env: ctx.env.clone(),
     };
 
     if args.judge.estimate {

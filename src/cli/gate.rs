@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::git::Repo;
 use crate::history::ProvenanceStatus;
 use crate::judge::backends::Spec;
-use crate::judge::cache::{self, Cache};
+use crate::judge::cache::Cache;
 use crate::judge::run::Options;
 use crate::pipeline::{self, BlameRequest};
 use crate::settings::Settings;
@@ -22,7 +22,7 @@ fn hook_options(settings: &Settings) -> Result<Options> {
         task: settings.task.clone(),
         templates_dir: settings.templates.clone(),
         judge_lang: settings.judge_lang,
-        cache: Cache::new(cache::default_dir(settings.cache_dir.as_deref())),
+        cache: Cache::new(settings.cache_dir.clone()),
         progress: false,
         ..Options::default()
     })

@@ -196,7 +196,13 @@ fn names_word(text: &str, word: &str) -> bool {
 fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::path::PathBuf>)> {
     if !call.writes {
         return Ok((
-            g::decide(call, &Default::default(), "auto", None, None)?,
+            g::decide(
+                call,
+                &Default::default(),
+                crate::settings::GuardMode::Auto,
+                None,
+                None,
+            )?,
             None,
         ));
     }
@@ -206,10 +212,7 @@ fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::p
         None => ctx.repo(),
     }
     .ok();
-    let settings = match &repo {
-        Some(r) => crate::settings::Settings::load(Some(r))?,
-        None => Default::default(),
-    };
+    let settings = crate::settings::Settings::load(repo.as_ref(), &ctx.env)?;
     let root = repo.as_ref().and_then(|r| r.workdir());
     let finding = root
         .as_ref()
@@ -217,6 +220,6 @@ fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::p
     let state = repo
         .as_ref()
         .map(|r| r.git_dir().join("sage").join("guard").join("sessions"));
-    let o = g::decide(call, &settings, &settings.guard, finding, state.as_deref())?;
+    let o = g::decide(call, &settings, settings.guard, finding, state.as_deref())?;
     Ok((o, root))
 }

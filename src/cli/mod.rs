@@ -135,14 +135,17 @@ fn headings() -> crate::term::Headings {
 /// What every subcommand needs: where to run, the settings, and how to print.
 pub(crate) struct Context {
     pub cwd: PathBuf,
+    /// The environment, read once here at the edge.
+    pub env: crate::env::Env,
     settings: std::cell::OnceCell<Settings>,
     color: crate::term::ColorChoice,
 }
 
 impl Context {
-    pub(crate) fn new(cwd: PathBuf) -> Context {
+    pub(crate) fn new(cwd: PathBuf, env: crate::env::Env) -> Context {
         Context {
             cwd,
+            env,
             settings: std::cell::OnceCell::new(),
             color: crate::term::ColorChoice::Auto,
         }
@@ -154,11 +157,14 @@ impl Context {
         use std::io::IsTerminal;
         let tty = std::io::stdout().is_terminal();
         let clean = crate::term::clean(s);
-        let wrapped = match tty.then(crate::term::stdout_width).flatten() {
+        let wrapped = match tty
+            .then(|| crate::term::stdout_width(&self.env.term))
+            .flatten()
+        {
             Some(w) => std::borrow::Cow::Owned(crate::term::wrap(&clean, w)),
             None => clean,
         };
-        if self.color.enabled(tty) {
+        if self.color.enabled(tty, &self.env.term) {
             self.print_raw(&crate::term::paint_report(&wrapped, &headings()))
         } else {
             self.print_raw(&wrapped)
@@ -175,7 +181,7 @@ impl Context {
         if let Some(s) = self.settings.get() {
             return Ok(s);
         }
-        let s = Settings::load(Repo::discover_config_only(&self.cwd).as_ref())?;
+        let s = Settings::load(Repo::discover_config_only(&self.cwd).as_ref(), &self.env)?;
         Ok(self.settings.get_or_init(|| s))
     }
 
@@ -251,21 +257,29 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         None => std::env::current_dir()?,
     };
     crate::term::set_quiet(cli.quiet);
-    crate::term::set_verbose(cli.verbose);
+    // The environment is read here, once; what lies below gets values.
+    let env = crate::env::Env::from_process();
+    crate::timing::enable(cli.verbose || env.timing);
+    crate::history::parallel::set_threads(env.threads);
+    crate::judge::offline::set_trace(env.offline_trace);
+    crate::scanners::set_semgrep_config(env.semgrep_config.clone());
     {
         use std::io::IsTerminal;
-        crate::term::set_color_stderr(cli.color.enabled(std::io::stderr().is_terminal()));
+        crate::term::set_color_stderr(
+            cli.color
+                .enabled(std::io::stderr().is_terminal(), &env.term),
+        );
     }
-    let mut ctx = Context::new(cwd);
+    let mut ctx = Context::new(cwd, env);
     ctx.color = cli.color;
     // A bad setting elsewhere must not stop the commands that fix it (`git sage config`).
     let (lang_setting, templates) = match ctx.settings() {
-        Ok(s) => (s.lang.clone(), s.templates.clone()),
+        Ok(s) => (s.lang, s.templates.clone()),
         Err(_) => (None, None),
     };
     crate::i18n::init(
-        crate::i18n::choose(cli.lang, lang_setting.as_deref())?,
-        templates.as_deref().map(std::path::Path::new),
+        crate::i18n::choose(cli.lang, lang_setting, ctx.env.locale),
+        templates.as_deref(),
     )?;
     match &cli.command {
         Command::BlameOrigin(a) => blame_origin::run(&ctx, a),

@@ -11,7 +11,7 @@ use super::output::Format;
 use crate::error::{Error, Result};
 use crate::finding::Request;
 use crate::judge::backends::Spec;
-use crate::judge::cache::{self, Cache};
+use crate::judge::cache::Cache;
 use crate::judge::endpoint::check_credentials;
 use crate::judge::run::Options;
 use crate::judge::scores::FailedTurn;
@@ -83,7 +83,7 @@ pub(crate) fn judge_options(settings: &Settings, a: &JudgeArgs) -> Result<Option
     let cache = if a.no_cache {
         Cache::disabled()
     } else {
-        Cache::new(cache::default_dir(settings.cache_dir.as_deref()))
+        Cache::new(settings.cache_dir.clone())
     };
     Ok(Options {
         judges,

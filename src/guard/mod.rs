@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::settings::Settings;
+use crate::settings::{GuardMode, Settings};
 use hook::Call;
 use policy::{Facts, Verdict};
 
@@ -66,7 +66,7 @@ fn reason(facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<S
 pub(crate) fn decide(
     call: &Call,
     settings: &Settings,
-    mode: &str,
+    mode: GuardMode,
     finding: Option<Option<u32>>,
     state: Option<&Path>,
 ) -> Result<Outcome> {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::judge::scores::Scores;
+use crate::settings::GuardMode;
 use crate::transcript::Transcript;
 
 /// Why the task bears on security, when it does.
@@ -162,15 +163,15 @@ pub(crate) struct Given<'a> {
     pub prior: Prior,
     /// `sage.task`, which overrides the session's own task.
     pub task: Option<&'a str>,
-    /// `always`, `auto` or `off` (`sage.guard`).
-    pub mode: &'a str,
+    /// When to ask for the plan (`sage.guard`).
+    pub mode: crate::settings::GuardMode,
     /// The CWE of a finding kept in the repository, and whether there is one.
     pub finding: Option<Option<u32>>,
     pub templates: Option<&'a Path>,
     /// The judge to ask (`sage.guardJudge`); the offline one when `None`.
     pub judge: Option<crate::judge::backends::Spec>,
     /// Where a model judge's answers are cached: each check asks only about new turns.
-    pub cache_dir: Option<&'a str>,
+    pub cache_dir: Option<&'a Path>,
     /// The language of a model judge's prompts (`sage.judgeLang`); `None`: the log's.
     pub judge_lang: Option<crate::lang::Lang>,
 }
@@ -184,7 +185,7 @@ fn judge_options(g: &Given, task: String, cwe: Option<u32>) -> crate::judge::run
         .unwrap_or(crate::judge::backends::Spec::Offline);
     let cache = match spec {
         crate::judge::backends::Spec::Offline => crate::judge::cache::Cache::disabled(),
-        _ => crate::judge::cache::Cache::new(crate::judge::cache::default_dir(g.cache_dir)),
+        _ => crate::judge::cache::Cache::new(g.cache_dir.map(Path::to_path_buf)),
     };
     // One turn at a time, each scored, with a short wait and few retries: an agent is
     // waiting on the answer.
@@ -253,15 +254,15 @@ pub(crate) fn gather(mut g: Given) -> Result<(Facts, Prior)> {
     let task_cwe = cwe_in(&task);
     let mut cwe = task_cwe.or(g.finding.flatten());
     let mut relevance = match g.mode {
-        "off" => None,
-        "always" => Some(Relevance::Always),
+        GuardMode::Off => None,
+        GuardMode::Always => Some(Relevance::Always),
         _ if task_cwe.is_some() => Some(Relevance::TaskCwe),
         _ if g.finding.is_some() => Some(Relevance::Finding),
         _ => None,
     };
     // The lexicons only when the task's words must decide, or name the weakness for the
     // checklist ("the SSRF"): loading them is a good part of the check's time.
-    if g.mode != "off" && (relevance.is_none() || cwe.is_none()) {
+    if g.mode != GuardMode::Off && (relevance.is_none() || cwe.is_none()) {
         let offline = crate::judge::offline::Offline::in_langs(
             "security",
             &task,
@@ -286,7 +287,7 @@ pub(crate) fn gather(mut g: Given) -> Result<(Facts, Prior)> {
     // Off means off; with no turns there is nothing to judge.
     let Some(t) = g
         .transcript
-        .filter(|t| g.mode != "off" && !t.turns.is_empty())
+        .filter(|t| g.mode != GuardMode::Off && !t.turns.is_empty())
     else {
         return Ok((facts, prior));
     };

@@ -10,13 +10,23 @@ use crate::git::Repo;
 const MIN_PER_THREAD: usize = 256;
 const MAX_THREADS: usize = 8;
 
+/// The threads the environment allows (`SAGE_THREADS`), set once by the command line.
+static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Caps history work at `n` threads (1 = all on the calling thread, for measurements). The
+/// command line calls it once with `SAGE_THREADS`; later calls change nothing.
+pub(crate) fn set_threads(n: Option<usize>) {
+    if let Some(n) = n.filter(|&n| n > 0) {
+        let _ = THREADS.set(n);
+    }
+}
+
 /// Threads history work may use, the calling one included: the cores, capped by
-/// SAGE_THREADS (1 = all on the calling thread, for measurements).
+/// `set_threads` and by eight.
 pub(crate) fn workers() -> usize {
-    std::env::var("SAGE_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&v| v > 0)
+    THREADS
+        .get()
+        .copied()
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
         .min(MAX_THREADS)
 }

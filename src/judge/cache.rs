@@ -28,17 +28,6 @@ pub(crate) fn key(parts: &[&str]) -> String {
     hex(&h.finalize())
 }
 
-/// The cache directory: `sage.cacheDir`, else `$XDG_CACHE_HOME/git-sage`, else `~/.cache/git-sage`.
-pub(crate) fn default_dir(configured: Option<&str>) -> Option<PathBuf> {
-    if let Some(c) = configured {
-        return Some(PathBuf::from(c));
-    }
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(x).join("git-sage"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("git-sage"))
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct Cache {
     dir: Option<PathBuf>,

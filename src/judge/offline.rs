@@ -1664,10 +1664,16 @@ fn names_project_file(text: &str) -> bool {
     })
 }
 
+static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
 /// `SAGE_OFFLINE_TRACE=1`: each score's rule on stderr, for tuning the lists against labels.
+/// Set once by the command line.
+pub(crate) fn set_trace(on: bool) {
+    let _ = TRACE.set(on);
+}
+
 fn trace() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("SAGE_OFFLINE_TRACE").is_some_and(|v| v == "1"))
+    TRACE.get().copied().unwrap_or(false)
 }
 
 /// Tests, reproductions and proofs of concept: files that check, not defend.

@@ -1,6 +1,7 @@
 //! Session transcripts → canonical turns: one parser per agent's log format, auto-detected.
 
 mod builder;
+pub(crate) mod choose;
 pub(crate) mod classify;
 pub(crate) mod detect;
 pub(crate) mod discover;

@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "anchor", "files", "lang", "redact", "stats", "timing", "tool",
     ],
-    &["i18n"],
+    &["i18n", "env"],
     &["git"],
     &["settings"],
     &["finding"],
@@ -382,4 +382,55 @@ fn no_file_uses_a_file_that_uses_it() {
         })
         .collect();
     assert!(shown.is_empty(), "import circles:\n{}", shown.join("\n"));
+}
+
+/// The environment is read once, at the edge (`env.rs`, read by `cli`), and passed down as
+/// values. Exceptions, each for its reason: `judge/endpoint.rs` reads the HTTP judges' keys
+/// where it checks them (keys only ever come from there), and `git/` honours git's own
+/// `GIT_NO_REPLACE_OBJECTS` as git does.
+#[test]
+fn only_the_edge_reads_the_environment() {
+    let allowed = |rel: &str| {
+        rel == "env.rs"
+            || rel.starts_with("cli/")
+            || rel == "judge/endpoint.rs"
+            || rel.starts_with("git/")
+    };
+    let files = sources();
+    // Files declared as `#[cfg(test)] mod name;` ship nothing.
+    let mut tests_only = Vec::new();
+    for (rel, text) in &files {
+        let dir = match rel.rsplit_once('/') {
+            Some((d, "mod.rs")) => format!("{d}/"),
+            Some((d, f)) => format!("{d}/{}/", f.trim_end_matches(".rs")),
+            None if rel == "lib.rs" => String::new(),
+            None => format!("{}/", rel.trim_end_matches(".rs")),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        for w in lines.windows(2) {
+            let decl = w[1].trim().trim_start_matches("pub(crate) ");
+            if w[0].trim() == "#[cfg(test)]"
+                && let Some(name) = decl.strip_prefix("mod ").and_then(|n| n.strip_suffix(';'))
+            {
+                tests_only.push(format!("{dir}{name}.rs"));
+            }
+        }
+    }
+    assert!(!tests_only.is_empty());
+    let mut readers = Vec::new();
+    for (rel, text) in files {
+        let code = code(&text);
+        if tests_only.contains(&rel) || allowed(&rel) {
+            continue;
+        }
+        for call in ["env::var(", "env::var_os(", "env::vars("] {
+            if code.contains(call) {
+                readers.push(format!("{rel}: {call}"));
+            }
+        }
+    }
+    assert!(
+        readers.is_empty(),
+        "read the variable in env.rs and pass the value down: {readers:?}"
+    );
 }
