@@ -9,8 +9,8 @@ runs=${RUNS:-10}
 cases=${CASES:-200}
 need_hyperfine
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 corpus=$out/batch-corpus-$cases
 [ -f "$corpus/manifest.yaml" ] || python3 bench/gen_batch_corpus.py "$corpus" "$cases"
 

@@ -7,8 +7,8 @@ set -euo pipefail
 runs=${RUNS:-10}
 need_hyperfine
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 repo=$out/e2e-repo
 if [ ! -d "$repo/.git" ]; then
   rm -rf "$repo"

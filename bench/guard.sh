@@ -12,8 +12,8 @@ set -euo pipefail
 runs=${RUNS:-10}
 need_hyperfine
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 file=$out/claude-1000-turns.jsonl
 [ -s "$file" ] || python3 bench/gen_claude_jsonl.py 10 > "$file"
 turns=$("$bin" turns "$file" --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["turns"]))')

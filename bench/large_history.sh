@@ -21,8 +21,8 @@ runs=${RUNS:-5}
 need_hyperfine
 [ -x /usr/bin/time ] || { apt-get install -y -qq time >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq time; }; }
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 repos=$out/repos
 mkdir -p "$repos"
 

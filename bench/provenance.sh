@@ -14,8 +14,8 @@ command -v hyperfine >/dev/null 2>&1 || {
   apt-get install -y -qq hyperfine >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 }
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 
 repo=$out/provenance-repo
 if [ ! -d "$repo/.git" ]; then

@@ -9,8 +9,8 @@ files=${FILES:-2000}
 need_hyperfine
 python3 -m bandit --version >/dev/null 2>&1 || python3 -m pip install -q bandit
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 repo=$out/screen-repo-$files
 if [ ! -d "$repo/.git" ]; then
   rm -rf "$repo"

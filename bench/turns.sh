@@ -17,8 +17,8 @@ for tool in hyperfine jq; do
   }
 done
 
-cargo build --release --locked -q
-bin=$root/target/release/git-sage
+[ -n "${SAGE_BIN:-}" ] || cargo build --release --locked -q
+bin=${SAGE_BIN:-$root/target/release/git-sage}
 file=$out/claude-${size_mb}mb.jsonl
 [ -s "$file" ] || python3 bench/gen_claude_jsonl.py "$size_mb" > "$file"
 bytes=$(stat -c %s "$file")

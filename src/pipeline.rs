@@ -90,16 +90,16 @@ const CHEAP_PATHS: &[&str] = &[
     ".specstory/history",
 ];
 
-/// Finds the range's session (or reads the named one), maps writes to turns, and refines the
-/// provenance with the mapping. A discovered session that cannot be parsed becomes a note;
+/// Finds the range's session (or reads the named one), maps writes to turns, and returns the
+/// provenance refined by the mapping (given by value, returned as a new value). A discovered session that cannot be parsed becomes a note;
 /// a named one that cannot is an error.
 pub(crate) fn attach_session(
     repo: &Repo,
     range: &Range,
-    prov: &mut Provenance,
+    mut prov: Provenance,
     named: Option<&str>,
     discovery: Discovery,
-) -> Result<Option<Session>> {
+) -> Result<(Provenance, Option<Session>)> {
     if named.is_none() && discovery == Discovery::Cheap && range.commits.len() > FULL_DISCOVERY_MAX
     {
         let base_tree = repo.tree_of(range.base)?;
@@ -111,7 +111,7 @@ pub(crate) fn attach_session(
             }
         }
         if !any {
-            return Ok(None);
+            return Ok((prov, None));
         }
     }
     let t = crate::timing::stage("commit infos");
@@ -155,11 +155,11 @@ pub(crate) fn attach_session(
     };
     prov.notes.extend(found_notes);
     if candidates.is_empty() {
-        return Ok(None);
+        return Ok((prov, None));
     }
     drop(t);
     let t = crate::timing::stage("parse session");
-    let (present, holds) = anchored_checks(prov)?;
+    let (present, holds) = anchored_checks(&prov)?;
     let holds_fn = |text: &str| {
         holds
             .as_ref()
@@ -197,11 +197,11 @@ pub(crate) fn attach_session(
         others,
     }) = chosen
     else {
-        return Ok(None);
+        return Ok((prov, None));
     };
     let changed = match all_changed {
         Some(c) => c,
-        None => session_changes(repo, range, prov, &parent_trees, &transcript)?,
+        None => session_changes(repo, range, &prov, &parent_trees, &transcript)?,
     };
     let views: Vec<WriteView> = infos
         .iter()
@@ -221,7 +221,7 @@ pub(crate) fn attach_session(
     };
     let mapping = mapping::map(repo, &views, &transcript, &anchored)?;
     drop(t);
-    provenance::apply_mapping(repo, prov, &mapping)?;
+    let prov = provenance::attribute(repo, prov, &mapping)?;
     // The task is the one that wrote the code: scoped around the introducing write's turn
     // (else the delivered repair's), not the commit's last edit.
     let focus = prov
@@ -235,14 +235,15 @@ pub(crate) fn attach_session(
                 .max()
         });
     let scope = mapping::scope(&transcript, &mapping, focus);
-    Ok(Some(Session {
+    let session = Session {
         found,
         transcript,
         mapping,
         scope,
         why,
         others,
-    }))
+    };
+    Ok((prov, Some(session)))
 }
 
 /// What each commit changed that mapping a named session can use: the anchored file where
@@ -439,8 +440,8 @@ fn prepare(
 ) -> Result<Prepared> {
     // The range may grow by a merged side (provenance::analyse).
     let mut range = range.clone();
-    let mut prov = provenance::analyse(repo, &mut range, req.anchor, agents)?;
-    let mut session = attach_session(repo, &range, &mut prov, req.session, Discovery::Full)?;
+    let prov = provenance::analyse(repo, &mut range, req.anchor, agents)?;
+    let (prov, mut session) = attach_session(repo, &range, prov, req.session, Discovery::Full)?;
     // The report shows the task the judge was given: `--task` / `sage.task` over the message
     // that opened the session's task (redacted, as in the prompts).
     if let (Some(s), Some(task)) = (session.as_mut(), req.judge.task.as_deref()) {

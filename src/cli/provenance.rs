@@ -81,16 +81,16 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
         settings.agent_pattern.as_deref(),
     )?;
     let t = crate::timing::stage("provenance (total)");
-    let mut prov = provenance::analyse(&repo, &mut range, &anchor, &agents)?;
+    let prov = provenance::analyse(&repo, &mut range, &anchor, &agents)?;
     drop(t);
     let t = crate::timing::stage("session");
-    let session = if args.no_session {
-        None
+    let (mut prov, session) = if args.no_session {
+        (prov, None)
     } else {
         pipeline::attach_session(
             &repo,
             &range,
-            &mut prov,
+            prov,
             args.session.as_deref(),
             pipeline::Discovery::Cheap,
         )?

@@ -203,8 +203,13 @@ fn decide(prov: &mut Provenance) {
 }
 
 /// Ties writes to turns and splits commits into the writes replay rebuilt
-/// (docs/method.md#writes-and-turns), then applies the rule again on the finer history.
-pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mapping) -> Result<()> {
+/// (docs/method.md#writes-and-turns), then applies the rule again on the finer history: the
+/// provenance comes in by value and the attributed one goes back.
+pub(crate) fn attribute(
+    repo: &Repo,
+    mut prov: Provenance,
+    mapping: &Mapping,
+) -> Result<Provenance> {
     let matcher = match &prov.pattern {
         Some(p) => Matcher::pattern(p, prov.kind, "anchor")?,
         None => Matcher::fragments(&prov.fragments, prov.kind, "anchor")?,
@@ -267,13 +272,13 @@ pub(crate) fn apply_mapping(repo: &Repo, prov: &mut Provenance, mapping: &Mappin
             d.write = at + 1;
         }
     }
-    session_agrees(prov);
+    session_agrees(&mut prov);
     prov.notes.extend(mapping.notes.iter().cloned());
-    decide(prov);
+    decide(&mut prov);
     if let Some(i) = prov.introducing {
-        describe(repo, prov, &[i])?;
+        describe(repo, &mut prov, &[i])?;
     }
-    Ok(())
+    Ok(prov)
 }
 
 /// Where a write was judged by matching notes left on rewritten commits and the session's
