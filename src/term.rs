@@ -2,14 +2,16 @@
 //! names are shown, not obeyed. A raw ESC in a log could otherwise recolour, move the cursor,
 //! retitle the window or hide the lines above it (`\r`).
 //!
-//! Wrapping is our own: a continuation line goes under the last column of a table or a
-//! labelled section, which no wrapping crate computes; widths are terminal columns
-//! (unicode-width), so Chinese text, two columns a character, wraps where it should.
+//! Colour is chosen while writing: a writer marks what its spans are (`Styled`, `Mark`) and
+//! anstyle paints them only on the way to a terminal that wants colour. Lines are broken by
+//! textwrap (terminal columns by unicode-width, colour codes none); where a continuation line
+//! starts is ours: under the last column of a table or a labelled section, which no wrapping
+//! crate computes.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthChar;
 
 /// `s` with C0 controls (but newline and tab), DEL and C1 controls written out as `\x1b`,
 /// `\r`, `\u{9b}`.
@@ -81,10 +83,10 @@ pub(crate) fn error_line(s: &str) {
 
 /// `git-sage: warning:` in yellow and `git-sage: error:` in red.
 fn paint_prefix(s: &str) -> Cow<'_, str> {
-    for (word, colour) in [("warning:", YELLOW), ("error:", RED)] {
+    for (word, mark) in [("warning:", Mark::Warning), ("error:", Mark::Error)] {
         let head = format!("git-sage: {word}");
         if let Some(rest) = s.strip_prefix(&head) {
-            return Cow::Owned(format!("git-sage: {colour}{word}{RESET}{rest}"));
+            return Cow::Owned(format!("git-sage: {}{rest}", mark.paint(word)));
         }
     }
     Cow::Borrowed(s)
@@ -138,66 +140,142 @@ impl ColorChoice {
     }
 }
 
-const RED: &str = "\x1b[1;31m";
-const YELLOW: &str = "\x1b[33m";
-const BOLD: &str = "\x1b[1m";
-const YELLOW_BOLD: &str = "\x1b[1;33m";
-const RESET: &str = "\x1b[0m";
-
-/// The words of a text report's headings in its language: this module knows no language, so
-/// the caller, which does, says them.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Headings {
-    /// Red, and its turn's `◆ origin` marker in the table.
-    pub origin: String,
-    /// Yellow, and the `○ missed` markers.
-    pub missed: String,
-    /// Bold.
-    pub other: Vec<String>,
+/// What a writer marks in text for people, for the colour a terminal shows it in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// The origin: its heading and its turn's marker.
+    Origin,
+    /// Missed opportunities: their heading and their turns' markers.
+    Missed,
+    /// A section heading.
+    Heading,
+    /// `warning:`.
+    Warning,
+    /// `error:`.
+    Error,
 }
 
-/// Colours a cleaned text report for a terminal: the origin in red, missed opportunities in
-/// yellow, section headings in bold. Works on the marks the text report prints, after the
-/// text was cleaned, so nothing from a transcript can reach the terminal as a control code.
-pub(crate) fn paint_report(s: &str, h: &Headings) -> String {
-    let mut out = String::with_capacity(s.len() + 256);
-    let origin_mark = format!("◆ {}", h.origin.to_lowercase());
-    let missed_mark = format!("○ {}", h.missed.to_lowercase());
-    for line in s.split_inclusive('\n') {
-        let (body, nl) = match line.strip_suffix('\n') {
-            Some(b) => (b, "\n"),
-            None => (line, ""),
-        };
-        let label = body.split("  ").next().unwrap_or_default();
-        // A heading the caller named, or a word in capitals of any script (Cyrillic too).
-        let named = !label.is_empty()
-            && (label == h.origin || label == h.missed || h.other.iter().any(|o| o == label));
-        let capitals = label.chars().count() >= 4
-            && label.chars().all(|c| c.is_uppercase())
-            && label.chars().any(char::is_alphabetic);
-        let mut b = body.to_string();
-        if named || capitals {
-            let colour = match label {
-                l if l == h.origin => RED,
-                l if l == h.missed => YELLOW_BOLD,
-                _ => BOLD,
-            };
-            b = format!("{colour}{label}{RESET}{}", &body[label.len()..]);
+impl Mark {
+    fn style(self) -> anstyle::Style {
+        use anstyle::{AnsiColor, Style};
+        match self {
+            Mark::Origin | Mark::Error => Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+            Mark::Missed => Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+            Mark::Heading => Style::new().bold(),
+            Mark::Warning => Style::new().fg_color(Some(AnsiColor::Yellow.into())),
         }
-        b = b.replace(&origin_mark, &format!("{RED}{origin_mark}{RESET}"));
-        b = b.replace(&missed_mark, &format!("{YELLOW}{missed_mark}{RESET}"));
-        if let Some(rest) = b.strip_prefix("warning:") {
-            b = format!("{YELLOW}warning:{RESET}{rest}");
-        }
-        out.push_str(&b);
-        out.push_str(nl);
     }
-    out
+
+    /// `s` in this mark's colour.
+    fn paint(self, s: &str) -> String {
+        let style = self.style();
+        format!("{}{s}{}", style.render(), style.render_reset())
+    }
+}
+
+/// Text for people with the spans its writer marked (headings, the origin, missed
+/// opportunities): the writer says what each span is as it writes it, and the colour is
+/// chosen only when the text goes to a terminal. The marks are kept beside the text, never in
+/// it, so nothing a transcript holds can pose as one; the text itself is cleaned span by span
+/// on the way out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Styled {
+    text: String,
+    marks: Vec<(std::ops::Range<usize>, Mark)>,
+}
+
+impl Styled {
+    pub(crate) fn new() -> Styled {
+        Styled::default()
+    }
+
+    pub(crate) fn push_str(&mut self, s: &str) {
+        self.text.push_str(s);
+    }
+
+    pub(crate) fn push(&mut self, c: char) {
+        self.text.push(c);
+    }
+
+    /// `s`, marked.
+    pub(crate) fn mark(&mut self, mark: Mark, s: &str) {
+        let start = self.text.len();
+        self.text.push_str(s);
+        self.marks.push((start..self.text.len(), mark));
+    }
+
+    /// Another styled text after this one, its marks kept.
+    pub(crate) fn append(&mut self, other: Styled) {
+        let shift = self.text.len();
+        self.text.push_str(&other.text);
+        self.marks.extend(
+            other
+                .marks
+                .into_iter()
+                .map(|(r, m)| (r.start + shift..r.end + shift, m)),
+        );
+    }
+
+    /// Drops trailing whitespace (and the marks' share of it).
+    pub(crate) fn trim_end(&mut self) {
+        let len = self.text.trim_end().len();
+        self.text.truncate(len);
+        self.marks.retain(|(r, _)| r.start < len);
+        for (r, _) in &mut self.marks {
+            r.end = r.end.min(len);
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub(crate) fn into_plain(self) -> String {
+        self.text
+    }
+
+    /// The text for a terminal: controls shown, not obeyed (`clean`, span by span), and with
+    /// `colour`, each mark in its colour.
+    pub(crate) fn to_terminal(&self, colour: bool) -> String {
+        let mut out = String::with_capacity(self.text.len() + self.marks.len() * 12);
+        let mut at = 0;
+        for (r, m) in &self.marks {
+            if r.start < at {
+                continue;
+            }
+            out.push_str(&clean(&self.text[at..r.start]));
+            let span = clean(&self.text[r.clone()]);
+            match colour {
+                true => out.push_str(&m.paint(&span)),
+                false => out.push_str(&span),
+            }
+            at = r.end;
+        }
+        out.push_str(&clean(&self.text[at..]));
+        out
+    }
+}
+
+impl From<String> for Styled {
+    fn from(text: String) -> Styled {
+        Styled {
+            text,
+            marks: Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Write for Styled {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.text.push_str(s);
+        Ok(())
+    }
 }
 
 /// Wraps long lines to `width` columns at spaces for a terminal. A continuation line starts
 /// under the line's last column of text (after its last run of two spaces in the first half
 /// of the line, or under a list item's text), so tables and labelled sections stay readable.
+/// Colour codes take no columns.
 pub(crate) fn wrap(s: &str, width: usize) -> String {
     let width = width.max(40);
     let mut out = String::with_capacity(s.len() + s.len() / 16);
@@ -206,36 +284,20 @@ pub(crate) fn wrap(s: &str, width: usize) -> String {
             Some(b) => (b, "\n"),
             None => (line, ""),
         };
-        if body.width() <= width {
+        if textwrap::core::display_width(body) <= width {
             out.push_str(line);
             continue;
         }
-        let indent = hanging_indent(body, width);
-        let pad = " ".repeat(indent);
-        let mut col = 0usize;
-        let mut first = true;
-        let mut cur = String::new();
-        for word in body.split(' ') {
-            let w = word.width();
-            if first {
-                cur.push_str(word);
-                col = w;
-                first = false;
-                continue;
-            }
-            if col + 1 + w > width && col > indent {
-                out.push_str(cur.trim_end());
-                out.push('\n');
-                cur = pad.clone();
-                cur.push_str(word);
-                col = indent + w;
-            } else {
-                cur.push(' ');
-                cur.push_str(word);
-                col += 1 + w;
-            }
-        }
-        out.push_str(&cur);
+        let visible: String = anstream::adapter::strip_str(body).to_string();
+        let pad = " ".repeat(hanging_indent(&visible, width));
+        // The line's own indent stays on its first line; textwrap would count it as a word.
+        let lead = body.len() - body.trim_start_matches(' ').len();
+        let options = textwrap::Options::new(width)
+            .word_separator(textwrap::WordSeparator::AsciiSpace)
+            .break_words(false)
+            .initial_indent(&body[..lead])
+            .subsequent_indent(&pad);
+        out.push_str(&textwrap::wrap(&body[lead..], options).join("\n"));
         out.push_str(nl);
     }
     out
@@ -283,6 +345,7 @@ pub(crate) fn stdout_width(env: &TermEnv) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unicode_width::UnicodeWidthStr;
 
     #[test]
     fn controls_are_shown_not_obeyed() {
@@ -342,45 +405,53 @@ mod tests {
 
     #[test]
     fn colour_goes_on_marks_only() {
-        let s = "   1  planning  2  2  0  0  ◆ origin DI: \"x\"\n   2  review  0 0 0 0  ○ missed VR: \"y\"\nORIGIN      turn 1\n";
-        let en = Headings {
-            origin: "ORIGIN".into(),
-            missed: "MISSED".into(),
-            other: vec!["TURNS".into()],
-        };
-        let p = paint_report(s, &en);
-        assert!(p.contains("\x1b[1;31m◆ origin\x1b[0m"), "{p:?}");
-        assert!(p.contains("\x1b[33m○ missed\x1b[0m"), "{p:?}");
-        assert!(p.contains("\x1b[1;31mORIGIN\x1b[0m      turn 1"), "{p:?}");
-        assert!(paint_report("TURNS  x\n", &en).starts_with("\x1b[1mTURNS\x1b[0m"));
-        assert_eq!(paint_report("plain\n", &en), "plain\n");
+        let mut s = Styled::new();
+        s.push_str("   1  planning  2  2  0  0  ");
+        s.mark(Mark::Origin, "◆ origin");
+        s.push_str(" DI: \"\x1b[31mx\"\n");
+        let p = s.to_terminal(true);
+        assert_eq!(
+            p,
+            "   1  planning  2  2  0  0  \x1b[1m\x1b[31m◆ origin\x1b[0m DI: \"\\x1b[31mx\"\n"
+        );
+        // Without colour: the text as written, a transcript's escape shown, not obeyed.
+        assert_eq!(
+            s.to_terminal(false),
+            "   1  planning  2  2  0  0  ◆ origin DI: \"\\x1b[31mx\"\n"
+        );
+        assert_eq!(
+            Styled::from("plain\n".to_string()).to_terminal(true),
+            "plain\n"
+        );
     }
 
-    /// Russian and Chinese headings are coloured too: by the words the caller names, and
-    /// Cyrillic capitals as capitals.
+    /// Marks are the writer's, so headings in any script are coloured; appending keeps them
+    /// and trimming cuts them with the text.
     #[test]
-    fn headings_in_any_language_are_coloured() {
-        let zh = Headings {
-            origin: "起源".into(),
-            missed: "错过".into(),
-            other: vec!["轮次".into(), "建议".into()],
-        };
-        let p = paint_report("轮次  x\n起源        第 1 轮\n   1  ◆ 起源 DI\n建议\n", &zh);
-        assert!(p.contains("\x1b[1m轮次\x1b[0m"), "{p:?}");
-        assert!(p.contains("\x1b[1;31m起源\x1b[0m        第 1 轮"), "{p:?}");
-        assert!(p.contains("\x1b[1;31m◆ 起源\x1b[0m"), "{p:?}");
-        assert!(p.contains("\x1b[1m建议\x1b[0m"), "{p:?}");
-        let ru = Headings {
-            origin: "ИСТОК".into(),
-            missed: "УПУЩЕНО".into(),
-            other: Vec::new(),
-        };
-        let p = paint_report(
-            "ИСТОК          ход 1\n   2  ○ упущено VR\nРЕКОМЕНДАЦИЯ\n",
-            &ru,
-        );
-        assert!(p.contains("\x1b[1;31mИСТОК\x1b[0m"), "{p:?}");
-        assert!(p.contains("\x1b[33m○ упущено\x1b[0m"), "{p:?}");
-        assert!(p.contains("\x1b[1mРЕКОМЕНДАЦИЯ\x1b[0m"), "{p:?}");
+    fn marks_travel_with_their_text() {
+        let mut head = Styled::new();
+        head.mark(Mark::Heading, "轮次");
+        head.push_str("  x\n");
+        let mut row = Styled::new();
+        row.push_str("   2  ");
+        row.mark(Mark::Missed, "○ упущено ");
+        row.trim_end();
+        head.append(row);
+        assert_eq!(head.as_str(), "轮次  x\n   2  ○ упущено");
+        let p = head.to_terminal(true);
+        assert!(p.starts_with(&Mark::Heading.paint("轮次")), "{p:?}");
+        assert!(p.ends_with(&Mark::Missed.paint("○ упущено")), "{p:?}");
+    }
+
+    /// Wrapping counts columns, not colour codes.
+    #[test]
+    fn colour_takes_no_columns() {
+        let plain = format!("ORIGIN      {}", "turn one ".repeat(10));
+        let mut s = Styled::new();
+        s.mark(Mark::Origin, "ORIGIN");
+        s.push_str(&plain["ORIGIN".len()..]);
+        let wrapped = wrap(&s.to_terminal(true), 50);
+        let stripped = anstream::adapter::strip_str(&wrapped).to_string();
+        assert_eq!(stripped, wrap(&plain, 50));
     }
 }

@@ -1,5 +1,6 @@
 //! `git sage blame-origin`: the main job — provenance, turns, judge, origin rule and report.
 
+use crate::term::Styled;
 use clap::{Args, ValueEnum};
 
 use super::Context;
@@ -355,20 +356,23 @@ struct ReportSet<'a> {
 }
 
 /// Every finding's report in one document: one SARIF run, one section per finding otherwise.
-fn render_all(docs: &[ReportDoc], format: Format) -> Result<String> {
+fn render_all(docs: &[ReportDoc], format: Format) -> Result<Styled> {
     if format == Format::Sarif {
         let mut s = serde_json::to_string_pretty(&crate::report::sarif::reports(docs))
             .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
         s.push('\n');
-        return Ok(s);
+        return Ok(s.into());
     }
     let sep = match format {
         Format::Md => "\n---\n\n",
         _ => "\n",
     };
-    let parts = docs
-        .iter()
-        .map(|d| render(d, format))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(parts.join(sep))
+    let mut all = Styled::new();
+    for (i, d) in docs.iter().enumerate() {
+        if i > 0 {
+            all.push_str(sep);
+        }
+        all.append(render(d, format)?);
+    }
+    Ok(all)
 }

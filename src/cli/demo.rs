@@ -167,7 +167,13 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
     emit(ctx, &targets, &doc, |f| {
         let text = render(&doc, f)?;
         Ok(match f {
-            Format::Text => format!("{}\n\n{text}\n{place}\n", crate::i18n::t("demo.intro")),
+            Format::Text => {
+                let mut out =
+                    crate::term::Styled::from(format!("{}\n\n", crate::i18n::t("demo.intro")));
+                out.append(text);
+                out.push_str(&format!("\n{place}\n"));
+                out
+            }
             _ => text,
         })
     })?;

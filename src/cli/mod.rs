@@ -116,22 +116,6 @@ pub(crate) enum Command {
 }
 
 /// The text report's headings in the report's language, for colouring them.
-fn headings() -> crate::term::Headings {
-    use crate::i18n::t;
-    let first_word = |s: String| s.split("  ").next().unwrap_or_default().to_string();
-    crate::term::Headings {
-        origin: t("label.origin"),
-        missed: t("label.missed"),
-        other: vec![
-            first_word(t("text.turns_head")),
-            t("label.provenance"),
-            t("label.recommendation"),
-            t("label.failed"),
-            t("label.evidence"),
-        ],
-    }
-}
-
 /// What every subcommand needs: where to run, the settings, and how to print.
 pub(crate) struct Context {
     pub cwd: PathBuf,
@@ -151,23 +135,19 @@ impl Context {
         }
     }
 
-    /// A text report on stdout: on a terminal (or with `--color always`) coloured, and wrapped
-    /// to the terminal's width; into a pipe or a file, as it is.
-    pub(crate) fn print_report(&self, s: &str) -> Result<()> {
+    /// A text report on stdout: on a terminal (or with `--color always`) coloured where its
+    /// writer marked it, and wrapped to the terminal's width; into a pipe or a file, as it is.
+    /// Controls from the repository or a transcript are shown, never obeyed.
+    pub(crate) fn print_report(&self, s: &crate::term::Styled) -> Result<()> {
         use std::io::IsTerminal;
         let tty = std::io::stdout().is_terminal();
-        let clean = crate::term::clean(s);
-        let wrapped = match tty
+        let text = s.to_terminal(self.color.enabled(tty, &self.env.term));
+        match tty
             .then(|| crate::term::stdout_width(&self.env.term))
             .flatten()
         {
-            Some(w) => std::borrow::Cow::Owned(crate::term::wrap(&clean, w)),
-            None => clean,
-        };
-        if self.color.enabled(tty, &self.env.term) {
-            self.print_raw(&crate::term::paint_report(&wrapped, &headings()))
-        } else {
-            self.print_raw(&wrapped)
+            Some(w) => self.print_raw(&crate::term::wrap(&text, w)),
+            None => self.print_raw(&text),
         }
     }
 

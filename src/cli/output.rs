@@ -3,6 +3,7 @@
 //! format follows the extension unless `--format` says otherwise), and, on a terminal,
 //! colour and wrapping.
 
+use crate::term::Styled;
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -178,33 +179,57 @@ impl OutputArgs {
     }
 }
 
+/// A rendered result: text for people keeps its writer's marks (`Styled`) until it is printed.
+pub(crate) enum Rendered {
+    Plain(String),
+    Styled(Styled),
+}
+
+impl From<String> for Rendered {
+    fn from(s: String) -> Rendered {
+        Rendered::Plain(s)
+    }
+}
+
+impl From<Styled> for Rendered {
+    fn from(s: Styled) -> Rendered {
+        Rendered::Styled(s)
+    }
+}
+
+impl Rendered {
+    fn into_styled(self) -> Styled {
+        match self {
+            Rendered::Plain(s) => Styled::from(s),
+            Rendered::Styled(s) => s,
+        }
+    }
+}
+
 /// Writes the result to every target: `json` for JSON (streamed to stdout), `render` for the
-/// others, each format rendered once. Text for a terminal is coloured and wrapped.
-pub(crate) fn emit<T: serde::Serialize>(
+/// others, each format rendered once. Text for a terminal is coloured (where its writer
+/// marked it) and wrapped.
+pub(crate) fn emit<T: serde::Serialize, R: Into<Rendered>>(
     ctx: &Context,
     targets: &[Target],
     json: &T,
-    render: impl Fn(Format) -> Result<String>,
+    render: impl Fn(Format) -> Result<R>,
 ) -> Result<()> {
-    let mut done: Vec<(Format, String)> = Vec::new();
+    let mut done: Vec<(Format, Styled)> = Vec::new();
     for t in targets {
         if t.format == Format::Json && t.path.is_none() {
             ctx.print_json(json)?;
             continue;
         }
-        let text = match done.iter().find(|(f, _)| *f == t.format) {
+        let rendered = match done.iter().find(|(f, _)| *f == t.format) {
             Some((_, s)) => s.clone(),
             None => {
                 let s = match t.format {
-                    Format::Json => crate::report::jsonfmt::to_string(json)
-                        .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
-                    // Text from repository and transcript content: controls shown, not obeyed
-                    // — on a terminal, in a pull-request comment (`| gh pr comment`), in a
-                    // browser's view source or a pager.
-                    f @ (Format::Text | Format::Md | Format::Html) => {
-                        crate::term::clean(&render(f)?).into_owned()
-                    }
-                    f => render(f)?,
+                    Format::Json => Styled::from(
+                        crate::report::jsonfmt::to_string(json)
+                            .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
+                    ),
+                    f => render(f)?.into().into_styled(),
                 };
                 done.push((t.format, s.clone()));
                 s
@@ -212,13 +237,23 @@ pub(crate) fn emit<T: serde::Serialize>(
         };
         match &t.path {
             Some(p) => {
+                // Text from repository and transcript content: controls shown, not obeyed —
+                // on a terminal, in a pull-request comment (`| gh pr comment`), in a
+                // browser's view source or a pager.
+                let text = match t.format {
+                    Format::Text | Format::Md | Format::Html => rendered.to_terminal(false),
+                    _ => rendered.into_plain(),
+                };
                 crate::files::write_output(p, text.as_bytes())
                     .map_err(|e| Error::env(format!("cannot write {}: {e}", p.display())))?;
                 // A file written is said, as nothing else on the terminal shows it.
                 crate::say!("git-sage: wrote {} ({})", p.display(), t.format.title());
             }
-            None if t.format == Format::Text => ctx.print_report(&text)?,
-            None => ctx.print(&text)?,
+            None if t.format == Format::Text => ctx.print_report(&rendered)?,
+            None if matches!(t.format, Format::Md | Format::Html) => {
+                ctx.print(&rendered.to_terminal(false))?
+            }
+            None => ctx.print(rendered.as_str())?,
         }
     }
     Ok(())

@@ -18,12 +18,14 @@ use crate::judge::scores::FailedTurn;
 use crate::origin::Levers;
 use crate::report::doc::ReportDoc;
 use crate::settings::Settings;
+use crate::term::Styled;
 use crate::transcript::lines::Input;
 
-/// Renders a report in a format (JSON is streamed by `output::emit` instead).
-pub(crate) fn render(doc: &ReportDoc, format: Format) -> Result<String> {
+/// Renders a report in a format (JSON is streamed by `output::emit` instead); text keeps its
+/// marks for a terminal's colours.
+pub(crate) fn render(doc: &ReportDoc, format: Format) -> Result<Styled> {
     Ok(match format {
-        Format::Text => crate::report::text::report(doc),
+        Format::Text => return Ok(crate::report::text::report(doc)),
         Format::Md => crate::report::markdown::report(doc),
         Format::Html => crate::report::html::report(doc),
         Format::Json => crate::report::jsonfmt::to_string(doc)
@@ -34,7 +36,8 @@ pub(crate) fn render(doc: &ReportDoc, format: Format) -> Result<String> {
             s.push('\n');
             s
         }
-    })
+    }
+    .into())
 }
 
 /// The templates folder of a command: `--templates DIR`, which must be a folder, else

@@ -5,6 +5,7 @@ use crate::anchor::AnchorKind;
 use crate::history::ProvenanceStatus;
 use crate::history::attribution::MappedBy;
 use crate::report::json::{ProvenanceDoc, WriteJson};
+use crate::term::{Mark, Styled};
 
 /// Which session was chosen and why, and the others found (when there were others).
 fn session_choice(s: &crate::report::json::SessionJson) -> String {
@@ -53,9 +54,11 @@ fn label_width() -> usize {
         + 2
 }
 
-/// A section label, padded to `w` columns.
-fn label(key: &str, w: usize) -> String {
-    crate::i18n::pad(&crate::i18n::t(key), w)
+/// A section label written marked (the padding is not), padded to `w` columns.
+fn heading(out: &mut Styled, key: &str, w: usize, mark: Mark) {
+    let word = crate::i18n::t(key);
+    out.mark(mark, &word);
+    out.push_str(&" ".repeat(w.saturating_sub(crate::i18n::width(&word))));
 }
 
 fn short(sha: &str) -> &str {
@@ -369,10 +372,10 @@ fn reconstruction_str(p: &crate::report::json::ProvenanceJson) -> &'static str {
 
 /// What other attribution tools recorded, and what it decided: a section only when they
 /// recorded something.
-fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> String {
+fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
     use crate::i18n::{t, tf};
     if e.claims.is_empty() && e.skipped.is_empty() {
-        return String::new();
+        return Styled::new();
     }
     let ind = " ".repeat(w);
     let mut lines = Vec::new();
@@ -409,10 +412,10 @@ fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> String {
             ],
         ));
     }
-    let mut out = String::new();
+    let mut out = Styled::new();
     for (i, l) in lines.iter().enumerate() {
         if i == 0 {
-            out.push_str(&label("label.evidence", w));
+            heading(&mut out, "label.evidence", w, Mark::Heading);
         } else {
             out.push_str(&ind);
         }
@@ -424,7 +427,7 @@ fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> String {
 }
 
 /// One line per turn: scores, kind, and the quote of the strongest score (or an excerpt).
-fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
+fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<Styled> {
     use crate::judge::scores::Dim;
     let origin = doc.origin.turn;
     let intro = doc
@@ -437,9 +440,10 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
         .iter()
         .map(|t| {
             let s = &t.score;
-            let mut marks = String::new();
+            // The markers of the turn, each marked for its colour as it is written.
+            let mut marks = Styled::new();
             if Some(s.turn) == origin {
-                marks.push_str(&crate::i18n::t("text.mark.origin"));
+                marks.mark(Mark::Origin, &crate::i18n::t("text.mark.origin"));
                 marks.push(' ');
             }
             if Some(s.turn) == intro {
@@ -447,7 +451,7 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
                 marks.push(' ');
             }
             if missed.contains(&s.turn) {
-                marks.push_str(&crate::i18n::t("text.mark.missed"));
+                marks.mark(Mark::Missed, &crate::i18n::t("text.mark.missed"));
                 marks.push(' ');
             }
             let scores = match (&s.scores, s.applicable) {
@@ -472,16 +476,16 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
                 Some((d, q)) => format!("{}: \"{}\"", d.key().to_uppercase(), clip(q, width)),
                 None => clip(&t.excerpt, width),
             };
-            format!(
-                "{:>4}  {} {}  {}{}",
+            let mut row = Styled::from(format!(
+                "{:>4}  {} {}  ",
                 s.turn,
                 crate::i18n::pad(&s.kind.shown(), 14),
                 scores,
-                marks,
-                said
-            )
-            .trim_end()
-            .to_string()
+            ));
+            row.append(marks);
+            row.push_str(&said);
+            row.trim_end();
+            row
         })
         .collect()
 }
@@ -490,20 +494,22 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<String> {
 /// origin → missed opportunities → recommendation. Labels in the run's language.
 /// `blame-origin` as text, in the order the method reads (docs/method.md): turns → provenance →
 /// origin → missed opportunities → recommendation. Labels in the run's language.
-pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> String {
+/// Headings and markers are marked as they are written, for a terminal's colours.
+pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> Styled {
     let w = label_width();
     let ind = " ".repeat(w);
-    let mut out = header(doc, &ind);
-    out.push_str(&turns_section(doc));
+    let mut out = Styled::from(header(doc, &ind));
+    out.append(turns_section(doc));
     if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
         // Right under the turns: the origin below was found without them.
-        out.push_str(&format!("{}{line}\n\n", label("label.failed", w)));
+        heading(&mut out, "label.failed", w, Mark::Heading);
+        out.push_str(&format!("{line}\n\n"));
     }
-    out.push_str(&provenance_section(doc, w, &ind));
-    out.push_str(&evidence_lines(&doc.provenance.evidence, w));
-    out.push_str(&origin_section(doc, w, &ind));
-    out.push_str(&missed_section(doc, w));
-    out.push_str(&crate::i18n::t("label.recommendation"));
+    out.append(provenance_section(doc, w, &ind));
+    out.append(evidence_lines(&doc.provenance.evidence, w));
+    out.append(origin_section(doc, w, &ind));
+    out.append(missed_section(doc, w));
+    out.mark(Mark::Heading, &crate::i18n::t("label.recommendation"));
     out.push('\n');
     // Markdown in the document; its emphasis marks would show on a terminal.
     for line in super::mdlite::to_text(doc.shown_recommendation()).lines() {
@@ -566,16 +572,20 @@ fn header(doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
 }
 
 /// The table of turns, with the count of quotes the judge could not back.
-fn turns_section(doc: &crate::report::doc::ReportDoc) -> String {
+fn turns_section(doc: &crate::report::doc::ReportDoc) -> Styled {
     use crate::i18n::{t, tf};
-    let mut out = String::new();
+    let mut out = Styled::new();
     if !doc.turns.is_empty() {
-        out.push_str(&t("text.turns_head"));
+        // The heading's first words are the heading; the key to the columns follows.
+        let head = t("text.turns_head");
+        let (word, rest) = head.split_at(head.find("  ").unwrap_or(head.len()));
+        out.mark(Mark::Heading, word);
+        out.push_str(rest);
         out.push('\n');
         out.push_str(&t("text.turns_cols"));
         out.push('\n');
         for row in turn_rows(doc, 70) {
-            out.push_str(&row);
+            out.append(row);
             out.push('\n');
         }
         let rejected: usize = doc
@@ -593,14 +603,14 @@ fn turns_section(doc: &crate::report::doc::ReportDoc) -> String {
 }
 
 /// What git history says of the anchored code: who wrote it, in which write, at which turn.
-fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> String {
+fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> Styled {
     use crate::i18n::tf;
-    let mut out = String::new();
+    let mut out = Styled::new();
     let p = &doc.provenance;
     let prov = super::provenance_words(p, str::to_string, str::to_string);
+    heading(&mut out, "label.provenance", w, Mark::Heading);
     out.push_str(&format!(
-        "{}{prov}\n{ind}{}\n\n",
-        label("label.provenance", w),
+        "{prov}\n{ind}{}\n\n",
         tf(
             "prov.reconstruction",
             &[("how", &p.reconstruction.as_str())]
@@ -611,17 +621,17 @@ fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) 
 
 /// The origin: its turn and type or why it is undetermined, its quote, how firm it is, and
 /// what other judges or repeats made of it.
-fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> String {
+fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> Styled {
     use crate::i18n::{t, tf};
     use crate::origin::Status;
-    let mut out = String::new();
+    let mut out = Styled::new();
+    heading(&mut out, "label.origin", w, Mark::Origin);
     let o = &doc.origin;
     let words = |k: crate::origin::OriginType| k.words_shown();
     match o.status {
         Status::Localized => {
             out.push_str(&format!(
-                "{}{}{}\n",
-                label("label.origin", w),
+                "{}{}\n",
                 tf(
                     "origin.at",
                     &[
@@ -647,8 +657,7 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
             }
         }
         Status::Undetermined => out.push_str(&format!(
-            "{}{} ({}){}\n",
-            label("label.origin", w),
+            "{} ({}){}\n",
             t("origin.undetermined"),
             o.reason
                 .map(|r| serde_json::to_value(r)
@@ -686,15 +695,12 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
 }
 
 /// The missed opportunities, those that touched the anchored code first.
-fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> String {
+fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> Styled {
     use crate::i18n::{t, tf};
-    let mut out = String::new();
+    let mut out = Styled::new();
+    heading(&mut out, "label.missed", w, Mark::Missed);
     if doc.missed_opportunities.is_empty() {
-        out.push_str(&format!(
-            "{}{}\n\n",
-            label("label.missed", w),
-            t("missed.none")
-        ));
+        out.push_str(&format!("{}\n\n", t("missed.none")));
     } else {
         // The turns that touched the anchored file (or code using it) first; a long list is
         // cut, with the count of the rest (the JSON report keeps them all).
@@ -727,11 +733,7 @@ fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> String {
             0 => String::new(),
             n => tf("missed.more", &[("n", &n)]),
         };
-        out.push_str(&format!(
-            "{}{}{more}\n\n",
-            label("label.missed", w),
-            list.join("; ")
-        ));
+        out.push_str(&format!("{}{more}\n\n", list.join("; ")));
     }
     out
 }

@@ -190,8 +190,10 @@ fn colour_follows_the_flag_and_the_environment() {
     let plain = r.sage(&["-C", d, "blame-origin"]).ok();
     assert!(!esc(&plain.stdout), "no colour into a pipe");
     let always = r.sage(&["-C", d, "blame-origin", "--color", "always"]).ok();
+    // Bold red, as anstyle writes it: one sequence per effect.
+    const RED: &str = "\u{1b}[1m\u{1b}[31m";
     assert!(
-        always.stdout.contains("\u{1b}[1;31m◆ origin"),
+        always.stdout.contains(&format!("{RED}◆ origin")),
         "{}",
         always.stdout
     );
@@ -203,13 +205,12 @@ fn colour_follows_the_flag_and_the_environment() {
             .sage(&["-C", d, "blame-origin", "--color", "always", "--lang", lang])
             .ok();
         assert!(
-            run.stdout
-                .contains(&format!("\u{1b}[1;31m{origin}\u{1b}[0m")),
+            run.stdout.contains(&format!("{RED}{origin}\u{1b}[0m")),
             "{}",
             run.stdout
         );
         assert!(
-            run.stdout.contains(&format!("\u{1b}[1;31m{mark}")),
+            run.stdout.contains(&format!("{RED}{mark}")),
             "{}",
             run.stdout
         );
