@@ -16,13 +16,13 @@ const EMBEDDED: [(Lang, &str); 3] = [
     (Lang::Zh, include_str!("../templates/i18n/zh.yaml")),
 ];
 
-struct Strings {
+/// The strings of one language, English behind them: made once where the command line starts
+/// (`Tr::load`) and handed to what writes for people.
+#[derive(Debug)]
+pub(crate) struct Tr {
     lang: Lang,
     own: HashMap<String, String>,
-    en: HashMap<String, String>,
 }
-
-static CURRENT: OnceLock<Strings> = OnceLock::new();
 
 fn parse(text: &str, name: &str) -> Result<HashMap<String, String>> {
     crate::files::parse_yaml(text, name)
@@ -37,54 +37,87 @@ fn embedded(lang: Lang) -> HashMap<String, String> {
     parse(text, "i18n").expect("the embedded strings parse (a test checks them)")
 }
 
+/// The embedded English strings, behind every language.
+fn english_strings() -> &'static HashMap<String, String> {
+    static EN: OnceLock<HashMap<String, String>> = OnceLock::new();
+    EN.get_or_init(|| embedded(Lang::En))
+}
+
+impl Tr {
+    /// The strings of `lang`, with those of `templates` when it holds `i18n/<lang>.yaml`.
+    pub(crate) fn load(lang: Lang, templates: Option<&Path>) -> Result<Tr> {
+        let own = match templates.map(|d| d.join("i18n").join(format!("{}.yaml", lang.code()))) {
+            Some(p) if p.is_file() => {
+                let text = crate::files::read_text(&p, "strings", crate::files::DOC_CAP)?;
+                let mut m = embedded(lang);
+                m.extend(parse(&text, &p.display().to_string())?);
+                m
+            }
+            _ => embedded(lang),
+        };
+        Ok(Tr { lang, own })
+    }
+
+    /// The embedded English strings: what documents and logs hold.
+    pub(crate) fn english() -> &'static Tr {
+        static EN: OnceLock<Tr> = OnceLock::new();
+        EN.get_or_init(|| Tr {
+            lang: Lang::En,
+            own: english_strings().clone(),
+        })
+    }
+
+    pub(crate) fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// The string `key` (English when the language lacks it, the key itself when no language
+    /// has it: a test keeps that from shipping).
+    pub(crate) fn t(&self, key: &str) -> String {
+        self.own
+            .get(key)
+            .or_else(|| english_strings().get(key))
+            .cloned()
+            .unwrap_or_else(|| key.to_string())
+    }
+
+    /// `t(key)` with `{name}` replaced by each value.
+    pub(crate) fn tf(&self, key: &str, args: &[(&str, &dyn std::fmt::Display)]) -> String {
+        let mut s = self.t(key);
+        for (name, value) in args {
+            s = s.replace(&format!("{{{name}}}"), &value.to_string());
+        }
+        s
+    }
+}
+
+static CURRENT: OnceLock<Tr> = OnceLock::new();
+
 /// Sets the language of this run, with the strings of `templates` when it holds
 /// `i18n/<lang>.yaml`. The first call wins (the command line sets it once).
 pub(crate) fn init(lang: Lang, templates: Option<&Path>) -> Result<()> {
-    let own = match templates.map(|d| d.join("i18n").join(format!("{}.yaml", lang.code()))) {
-        Some(p) if p.is_file() => {
-            let text = crate::files::read_text(&p, "strings", crate::files::DOC_CAP)?;
-            let mut m = embedded(lang);
-            m.extend(parse(&text, &p.display().to_string())?);
-            m
-        }
-        _ => embedded(lang),
-    };
-    let _ = CURRENT.set(Strings {
-        lang,
-        own,
-        en: embedded(Lang::En),
-    });
+    let _ = CURRENT.set(Tr::load(lang, templates)?);
     Ok(())
+}
+
+/// The strings of this run (English until `init`).
+pub(crate) fn current() -> &'static Tr {
+    CURRENT.get().unwrap_or_else(|| Tr::english())
 }
 
 /// The language of this run (English until `init`).
 pub(crate) fn lang() -> Lang {
-    CURRENT.get().map_or(Lang::En, |s| s.lang)
+    current().lang()
 }
 
-/// The string `key` in the language of this run (English when the language lacks it, the key
-/// itself when no language has it: a test keeps that from shipping).
+/// The string `key` in the language of this run.
 pub(crate) fn t(key: &str) -> String {
-    if let Some(s) = CURRENT.get() {
-        if let Some(v) = s.own.get(key).or_else(|| s.en.get(key)) {
-            return v.clone();
-        }
-        return key.to_string();
-    }
-    static EN: OnceLock<HashMap<String, String>> = OnceLock::new();
-    EN.get_or_init(|| embedded(Lang::En))
-        .get(key)
-        .cloned()
-        .unwrap_or_else(|| key.to_string())
+    current().t(key)
 }
 
 /// `t(key)` with `{name}` replaced by each value.
 pub(crate) fn tf(key: &str, args: &[(&str, &dyn std::fmt::Display)]) -> String {
-    let mut s = t(key);
-    for (name, value) in args {
-        s = s.replace(&format!("{{{name}}}"), &value.to_string());
-    }
-    s
+    current().tf(key, args)
 }
 
 /// Width of `s` on a terminal: a CJK character takes two columns.

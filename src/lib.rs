@@ -39,5 +39,6 @@ pub(crate) mod timing;
 pub(crate) mod tool;
 pub(crate) mod trace;
 pub(crate) mod transcript;
+pub(crate) mod warning;
 
 pub use error::{Error, ErrorKind, Result};

@@ -10,6 +10,7 @@ use crate::transcript::Transcript;
 use crate::transcript::choose;
 use crate::transcript::discover::{self, Found};
 use crate::transcript::mapping::{self, Mapping, Scope, WriteView};
+use crate::warning::Warning;
 
 /// How hard to look for a session when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,30 +57,25 @@ impl Session {
     }
 
     /// What the report must say about lines of the session it could not use.
-    fn read_warnings(&self) -> Vec<String> {
+    fn read_warnings(&self) -> Vec<Warning> {
         let t = &self.transcript;
         let mut out = Vec::new();
         if !t.skipped.is_empty() {
-            let shown: Vec<String> = t
-                .skipped
-                .iter()
-                .take(3)
-                .map(|s| format!("line {}: {}", s.line, crate::report::clip(&s.reason, 80)))
-                .collect();
-            out.push(format!(
-                "{} line(s) of the session {} could not be read and were left out, so turns may be missing ({}{}); `git sage turns {}` lists them",
-                t.skipped.len(),
-                self.found.name,
-                shown.join("; "),
-                if t.skipped.len() > 3 { "; …" } else { "" },
-                self.found.name
-            ));
+            out.push(Warning::SkippedLines {
+                session: self.found.name.clone(),
+                count: t.skipped.len(),
+                shown: t
+                    .skipped
+                    .iter()
+                    .take(3)
+                    .map(|s| (s.line, s.reason.clone()))
+                    .collect(),
+            });
         }
-        out.extend(
-            t.warnings
-                .iter()
-                .map(|w| format!("session {}: {w}", self.found.name)),
-        );
+        out.extend(t.warnings.iter().map(|w| Warning::Session {
+            session: self.found.name.clone(),
+            said: w.clone(),
+        }));
         out
     }
 }
@@ -404,7 +400,7 @@ struct Prepared {
     range: Range,
     prov: Provenance,
     session: Option<Session>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     judge_opts: crate::judge::run::Options,
     /// The task's CWE where it overrules an unconfirmed finding's (a scanner's guess).
     task_cwe: Option<u32>,
@@ -454,7 +450,7 @@ fn prepare(
     judge_opts.anchor_file = Some(req.anchor.file.clone());
     if req.judge_sees_anchor {
         judge_opts.anchor_for_judge = Some(anchor_for_judge(req.anchor, &prov.fragments));
-        warnings.push("--judge-sees-anchor: the judge was shown the confirmed defect, so its scores are not prefix-blind".into());
+        warnings.push(Warning::JudgeSeesAnchor);
     }
     if let Some(s) = &session {
         warnings.extend(s.read_warnings());
@@ -480,7 +476,7 @@ fn prepare(
 fn overruling_cwe(
     req: &BlameRequest,
     session: Option<&Session>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Option<u32>> {
     let Some(said) = req.anchor.cwe.filter(|_| req.unconfirmed && !req.cwe_given) else {
         return Ok(None);
@@ -507,9 +503,10 @@ fn overruling_cwe(
     };
     Ok(match named {
         Some(n) if n != said => {
-            warnings.push(format!(
-                "the scanner files this finding under CWE-{said}, the task is about CWE-{n}: the task's is used (keep the finding under sage.findings to confirm the scanner's)"
-            ));
+            warnings.push(Warning::CweOverruled {
+                scanner: said,
+                task: n,
+            });
             Some(n)
         }
         _ => None,
@@ -542,7 +539,7 @@ pub(crate) fn estimate(
         // Which turns a run skips depends on the judge's answers: the estimate is the most.
         doc.notes.push("a model judge is not asked about turns whose scores cannot change the result (docs/judge.md#scheduling): this is the most the run sends; --score-all asks them all".into());
     }
-    doc.notes.extend(p.warnings);
+    doc.notes.extend(p.warnings.iter().map(Warning::english));
     Ok(doc)
 }
 
@@ -598,10 +595,9 @@ pub(crate) fn blame(
     let mut scores = match &session {
         Some(s) => {
             if s.mapping.writes.iter().all(|w| w.turn.is_none()) {
-                warnings.push(format!(
-                    "no write of the range maps to a turn of {}: the session may belong to another range; every turn is in scope and the bound is the last turn",
-                    s.found.name
-                ));
+                warnings.push(Warning::NoWriteMapped {
+                    session: s.found.name.clone(),
+                });
             }
             let t = crate::timing::stage("judge");
             let doc = crate::judge::run::judge(&s.transcript, &s.scope, &judge_opts)?;
@@ -647,8 +643,7 @@ pub(crate) fn blame(
     });
     let manual_review = other_origins.iter().any(|a| a.origin.kind != origin.kind);
     if manual_review {
-        warnings
-            .push("judges or repeats disagree on the origin type: review this case by hand".into());
+        warnings.push(Warning::ManualReview);
     }
     // In English always (the JSON's), and in the run's language when it is another.
     let recommend = |lang| {
@@ -677,10 +672,10 @@ pub(crate) fn blame(
         None => unjudged(&judge_opts),
     };
     if session.is_none() {
-        warnings.push("no session transcript found for the range (pass --session, commit one under .sage/sessions/, or add a Sage-Session: trailer)".into());
+        warnings.push(Warning::NoSession);
     }
     if req.unconfirmed {
-        warnings.push("the finding is unconfirmed (a scanner result or a screening candidate): confirm it before acting on the origin".into());
+        warnings.push(Warning::Unconfirmed);
     }
     let mut doc = ReportDoc {
         schema: REPORT_SCHEMA.into(),

@@ -38,6 +38,18 @@ pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` on one line (white space folded), cut to `max` characters with an ellipsis.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}
+
 static QUIET: AtomicBool = AtomicBool::new(false);
 static COLOR_ERR: AtomicBool = AtomicBool::new(false);
 

@@ -1,6 +1,7 @@
 //! What judge calls cost: the price table (templates/prices.yaml, user-editable), token
 //! counts of prompts, and the estimate of a run made before any call.
 
+use crate::warning::Warning;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -241,7 +242,7 @@ pub(crate) struct Estimate {
     /// USD through the provider's batch interface (`batch --batch-api`).
     pub batch_cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// `sage.estimate/1`: what a run's judge calls would cost, made before any of them.
@@ -590,22 +591,20 @@ pub(crate) fn estimate(
         e.cost_usd = Some(cost);
         e.batch_cost_usd = Some(cost * p.batch);
         if e.largest_prompt_tokens > p.context {
-            e.warnings.push(format!(
-                "the largest prompt ({} tokens) exceeds {}'s context window ({}): use --context-tokens",
-                e.largest_prompt_tokens, p.model, p.context
-            ));
+            e.warnings.push(Warning::ContextExceeded {
+                tokens: e.largest_prompt_tokens,
+                model: p.model.to_string(),
+                context: p.context,
+            });
         }
     } else if matches!(judge, Spec::OpenAi { .. } | Spec::Anthropic { .. }) {
-        e.warnings.push(format!(
-            "no price for {} in {}: tokens only",
-            judge.name(),
-            prices.source
-        ));
+        e.warnings.push(Warning::NoPrice {
+            judge: judge.name(),
+            source: prices.source.to_string(),
+        });
     }
     if tokenizer == Tokenizer::Approx && e.calls > 0 {
-        e.warnings.push(
-            "tokens approximated with o200k_base: the provider publishes no tokenizer; its usage counts in the report after a run are exact".into(),
-        );
+        e.warnings.push(Warning::ApproxTokens);
     }
     e
 }
@@ -798,6 +797,11 @@ mod tests {
             &prices,
         );
         assert!(other.cost_usd.is_none() && other.input_tokens > 0);
-        assert!(other.warnings.iter().any(|w| w.contains("no price")));
+        assert!(
+            other
+                .warnings
+                .iter()
+                .any(|w| w.english().contains("no price"))
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! pacing (`--rpm`), retries, the on-disk cache (which is also how an interrupted run
 //! resumes) and token accounting — is `jobs`'.
 
+use crate::warning::Warning;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -240,9 +241,7 @@ pub(crate) fn estimate(
             };
             let mut e = super::cost::estimate(spec, repeat, &prompts, per_answer, &prices);
             if jobs.iter().any(|j| j.elided) {
-                e.warnings.push(
-                    "old tool outputs, arguments or reasoning elided to fit the context budget (--context-tokens)".into(),
-                );
+                e.warnings.push(Warning::Elided);
             }
             estimates.push(e);
         }
@@ -304,9 +303,7 @@ fn judge_info(spec: &Spec, opts: &Options, r: u32, redactions: usize) -> JudgeIn
 
 /// The offline judge: phrase lists, no requests; every turn counts as one call.
 fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<Vec<TurnScore>> {
-    info.warnings.push(
-        "offline draft: phrase lists, not a language model; confirm with an LLM judge".into(),
-    );
+    info.warnings.push(Warning::OfflineDraft);
     let stage = crate::timing::stage("judge: offline lexicons");
     // Russian or Chinese words only where the task or a turn holds such letters.
     let langs = crate::lang::written_in(
@@ -322,8 +319,9 @@ fn offline_turns(input: &Input, opts: &Options, info: &mut JudgeInfo) -> Result<
         &langs,
     )?;
     drop(stage);
-    info.warnings
-        .push(format!("offline lexicons: {}", off.selected));
+    info.warnings.push(Warning::OfflineLexicons {
+        selected: off.selected.clone(),
+    });
     info.calls = input.views.len() as u64;
     // What earlier turns wrote (tests with attacks, whole files): each turn still sees only its
     // prefix, since an entry counts only for the turns after the one that made it.
@@ -396,8 +394,7 @@ fn model_turns(
     let backend = Backend::new(spec.clone(), opts.timeout)?;
     let jobs = input.jobs(spec, opts, r)?;
     if jobs.iter().any(|j| j.elided) {
-        info.warnings
-            .push("old tool outputs, arguments or reasoning were elided to fit the context budget (--context-tokens)".into());
+        info.warnings.push(Warning::Elided);
     }
     let record = shared.record.clone();
     let price = input.prices.for_judge(spec).cloned();
@@ -533,18 +530,19 @@ fn manual_session<'a>(t: &'a Transcript, input: &'a Input, opts: &Options) -> ma
 }
 
 /// Why an LLM judge's scores may deserve less trust, known before any request.
-fn model_warnings(agent: Option<&str>, spec: &Spec, protocol: Protocol) -> Vec<String> {
+fn model_warnings(agent: Option<&str>, spec: &Spec, protocol: Protocol) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if let (Some(agent), Some(judge_model)) = (agent, spec.model())
         && let (Some(a), Some(j)) = (family(agent), family(judge_model))
         && a == j
     {
-        warnings.push(format!(
-            "the judge ({judge_model}) is of the same model family as the agent ({agent}); prefer a judge from another family"
-        ));
+        warnings.push(Warning::SameFamily {
+            judge: judge_model.to_string(),
+            agent: agent.to_string(),
+        });
     }
     if protocol == Protocol::Single {
-        warnings.push("single-call protocol: the judge saw every turn at once, so later turns may bias earlier scores (hindsight)".into());
+        warnings.push(Warning::SingleCall);
     }
     warnings
 }
@@ -798,15 +796,16 @@ mod tests {
         let same = model_warnings(Some("claude-sonnet-4"), &claude, Protocol::Prefix);
         assert_eq!(
             same,
-            [
-                "the judge (claude-opus-4) is of the same model family as the agent (claude-sonnet-4); prefer a judge from another family"
-            ]
+            [Warning::SameFamily {
+                judge: "claude-opus-4".into(),
+                agent: "claude-sonnet-4".into()
+            }]
         );
         assert!(model_warnings(Some("claude-sonnet-4"), &gpt, Protocol::Prefix).is_empty());
         assert!(model_warnings(None, &claude, Protocol::Prefix).is_empty());
         let single = model_warnings(None, &gpt, Protocol::Single);
         assert_eq!(single.len(), 1);
-        assert!(single[0].starts_with("single-call protocol:"));
+        assert!(single[0].english().starts_with("single-call protocol:"));
     }
 
     #[test]

@@ -198,7 +198,7 @@ pub(crate) struct JudgeInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<crate::lang::Lang>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// One judge's scores for one run over a transcript.

@@ -60,8 +60,9 @@ pub(crate) struct ReportDoc {
     pub other_origins: Vec<AltOrigin>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub manual_review: bool,
+    /// In English in the document; shown in the report's language.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
     /// Turns of any judge or repeat whose scoring failed; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_turns: Vec<FailedTurn>,

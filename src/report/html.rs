@@ -631,7 +631,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
     let warnings: String = doc
         .warnings
         .iter()
-        .map(|w| format!("<li>{}</li>", esc(w)))
+        .map(|w| format!("<li>{}</li>", esc(&w.shown(crate::i18n::current()))))
         .collect();
     let warnings = if warnings.is_empty() {
         String::new()

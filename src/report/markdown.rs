@@ -204,7 +204,10 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         out.push('\n');
     }
     for w in &doc.warnings {
-        out.push_str(&format!("- ⚠️ {}\n", escape(w)));
+        out.push_str(&format!(
+            "- ⚠️ {}\n",
+            escape(&w.shown(crate::i18n::current()))
+        ));
     }
     out
 }

@@ -14,17 +14,7 @@ pub(crate) mod recommend;
 pub(crate) mod sarif;
 pub(crate) mod text;
 
-/// `s` on one line (white space folded), cut to `max` characters with an ellipsis.
-pub(crate) fn clip(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
-        c.push('…');
-        c
-    }
-}
+pub(crate) use crate::term::clip;
 
 /// What a model judge's calls took, in the run's language: calls, answers from the cache,
 /// tokens cached and not, cost; `None` for the offline judge and a run that made no call.

@@ -60,7 +60,8 @@ fn the_demo_speaks_russian_and_chinese() {
         r.sage(&args).ok().stdout
     };
     let json_en = blame(&["--format", "json"]);
-    for (lang, words) in [
+    assert!(json_en.contains("offline draft: phrase lists"), "{json_en}");
+    for (lang, words, warned) in [
         (
             "ru",
             [
@@ -68,8 +69,13 @@ fn the_demo_speaks_russian_and_chinese() {
                 "неадекватная защита",
                 "Чек-лист защиты для CWE-918",
             ],
+            "офлайн-черновик",
         ),
-        ("zh", ["起源", "防御不充分", "CWE-918 的防御检查清单"]),
+        (
+            "zh",
+            ["起源", "防御不充分", "CWE-918 的防御检查清单"],
+            "离线草稿",
+        ),
     ] {
         let demo = r.sage(&["demo", "--lang", lang]).ok().stdout;
         insta::assert_snapshot!(format!("demo_text_{lang}"), demo);
@@ -78,9 +84,12 @@ fn the_demo_speaks_russian_and_chinese() {
         }
         let md = blame(&["--lang", lang, "--format", "md"]);
         assert!(md.contains(words[1]), "{md}");
+        // Warnings are values, worded in the report's language (issue 45).
+        assert!(md.contains(warned), "{md}");
         let html = blame(&["--lang", lang, "--format", "html"]);
         assert!(html.contains(&format!("<html lang=\"{lang}\">")), "{html}");
         assert!(html.contains(words[1]), "{lang}");
+        assert!(html.contains(warned), "{lang}");
         // JSON stays the English document, whatever the language.
         assert_eq!(blame(&["--lang", lang, "--format", "json"]), json_en);
         // sage.lang does what --lang does; the flag wins over it.

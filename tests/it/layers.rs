@@ -12,6 +12,7 @@ const LAYERS: &[&[&str]] = &[
         "anchor", "files", "lang", "redact", "stats", "timing", "tool",
     ],
     &["i18n", "env"],
+    &["warning"],
     &["git"],
     &["settings"],
     &["finding"],
