@@ -220,9 +220,10 @@ fn ok<T>(r: Result<T, stats::Undefined>) -> Option<T> {
     r.ok()
 }
 
-/// The statistics over ratings; `splits` task-disjoint halves from `seed`.
-pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
-    let domain: Vec<&str> = if r.two_types {
+/// The origin types a case can get: the two of a missed weakness, or the four of a flaw, and
+/// "undetermined" last — the full domain, whether or not every type occurs.
+fn type_domain(two_types: bool) -> Vec<&'static str> {
+    if two_types {
         vec!["not_noticed", "noticed_chose_poorly", "undetermined"]
     } else {
         vec![
@@ -231,23 +232,58 @@ pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
             "defect_in_change",
             "undetermined",
         ]
-    };
-    let dom_values: Vec<f64> = (0..domain.len()).map(|i| i as f64).collect();
-    let k = r.raters.len();
-    let mut cases: Vec<&String> = r.by_rater.iter().flat_map(|m| m.keys()).collect();
-    cases.sort();
-    cases.dedup();
-    let mut notes = Vec::new();
-    let tasks: Vec<String> = cases
-        .iter()
-        .map(|c| r.tasks.get(*c).cloned().unwrap_or_else(|| (*c).clone()))
-        .collect();
-    if cases.iter().any(|c| !r.tasks.contains_key(*c)) {
-        notes.push("some cases have no task label: they are resampled as their own task, which overstates precision when tasks repeat".into());
     }
+}
+
+/// The cases the statistics run over, in id order, with each one's task for resampling.
+struct Frame<'a> {
+    cases: Vec<&'a String>,
+    tasks: Vec<String>,
+    splits: usize,
+    seed: u64,
+}
+
+impl Frame<'_> {
+    /// Every case any rater rated; a case without a task label is its own task (said in
+    /// `notes`).
+    fn new<'a>(r: &'a Ratings, splits: usize, seed: u64, notes: &mut Vec<String>) -> Frame<'a> {
+        let mut cases: Vec<&String> = r.by_rater.iter().flat_map(|m| m.keys()).collect();
+        cases.sort();
+        cases.dedup();
+        let tasks: Vec<String> = cases
+            .iter()
+            .map(|c| r.tasks.get(*c).cloned().unwrap_or_else(|| (*c).clone()))
+            .collect();
+        if cases.iter().any(|c| !r.tasks.contains_key(*c)) {
+            notes.push("some cases have no task label: they are resampled as their own task, which overstates precision when tasks repeat".into());
+        }
+        Frame {
+            cases,
+            tasks,
+            splits,
+            seed,
+        }
+    }
+
+    /// A statistic over a selection of cases, over task-disjoint halves and with each task
+    /// left out.
+    fn resample(&self, metric: &dyn Fn(&[usize]) -> Option<f64>) -> Resampled {
+        Resampled {
+            task_halves: stats::task_halves(&self.tasks, self.splits, self.seed, metric),
+            leave_one_task_out: stats::leave_one_task_out(&self.tasks, metric),
+        }
+    }
+}
+
+/// The statistics over ratings; `splits` task-disjoint halves from `seed`.
+pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
+    let mut notes = Vec::new();
+    let frame = Frame::new(r, splits, seed, &mut notes);
+    let domain = type_domain(r.two_types);
     let idx = |v: &str| domain.iter().position(|d| *d == v);
     // units × raters of origin-type indices
-    let type_units: Vec<Vec<Option<usize>>> = cases
+    let type_units: Vec<Vec<Option<usize>>> = frame
+        .cases
         .iter()
         .map(|c| {
             r.by_rater
@@ -256,14 +292,101 @@ pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
                 .collect()
         })
         .collect();
+    let origin_type = type_agreement(r, &frame, &domain, &type_units);
+    let origin_turn = turn_agreement(r, &frame);
+
+    let mut dimensions = Vec::new();
+    let has_scores = r
+        .by_rater
+        .iter()
+        .filter(|m| m.values().any(|x| !x.scores.is_empty()))
+        .count()
+        >= 2;
+    if has_scores {
+        for (name, get) in [
+            ("tr", (|s: &Scores| s.tr) as fn(&Scores) -> u8),
+            ("di", |s| s.di),
+            ("vr", |s| s.vr),
+            ("sa", |s| s.sa),
+        ] {
+            dimensions.push(dimension_agreement(r, &frame.cases, name, get));
+        }
+    } else {
+        notes.push("per-dimension agreement needs per-turn scores from two or more runs".into());
+    }
+    let disagreements = (0..frame.cases.len())
+        .filter(|&i| {
+            let v: Vec<usize> = type_units[i].iter().flatten().copied().collect();
+            v.windows(2).any(|w| w[0] != w[1])
+        })
+        .map(|i| frame.cases[i].clone())
+        .collect();
+    Agreement {
+        schema: AGREEMENT_SCHEMA.into(),
+        tool: crate::tool::Tool::current(),
+        raters: r.raters.clone(),
+        cases: frame.cases.len(),
+        origin_type,
+        origin_turn,
+        dimensions,
+        disagreements,
+        splits,
+        seed,
+        notes,
+    }
+}
+
+/// Cohen's κ for each pair of raters over the units both rated; on ordinal scores the
+/// linearly and quadratically weighted κ too.
+fn pair_kappas(
+    raters: &[String],
+    units: &[Vec<Option<usize>>],
+    categories: usize,
+    ordinal: bool,
+) -> Vec<PairKappa> {
+    let k = raters.len();
+    let mut pairs = Vec::new();
+    for a in 0..k {
+        for b in a + 1..k {
+            let both: Vec<(usize, usize)> =
+                units.iter().filter_map(|u| Some((u[a]?, u[b]?))).collect();
+            let (x, y): (Vec<usize>, Vec<usize>) = both.iter().copied().unzip();
+            let kap = |w| ok(stats::cohen_kappa(&x, &y, categories, w)).map(|c| c.value);
+            pairs.push(PairKappa {
+                a: raters[a].clone(),
+                b: raters[b].clone(),
+                n: both.len(),
+                agree: both.iter().filter(|(p, q)| p == q).count(),
+                kappa: kap(Weights::Identity),
+                kappa_linear: if ordinal { kap(Weights::Linear) } else { None },
+                kappa_quadratic: if ordinal {
+                    kap(Weights::Quadratic)
+                } else {
+                    None
+                },
+            });
+        }
+    }
+    pairs
+}
+
+/// Agreement on the origin type: over the cases two or more raters rated, and over those all
+/// rated.
+fn type_agreement(
+    r: &Ratings,
+    frame: &Frame,
+    domain: &[&str],
+    type_units: &[Vec<Option<usize>>],
+) -> TypeAgreement {
+    let dom_values: Vec<f64> = (0..domain.len()).map(|i| i as f64).collect();
     let type_stats = |sel: &[usize]| -> Option<f64> {
         let units: Vec<Vec<Option<usize>>> = sel.iter().map(|&i| type_units[i].clone()).collect();
         stats::krippendorff_alpha(&units, &dom_values, Metric::Nominal).ok()
     };
-    let rated2: Vec<usize> = (0..cases.len())
+    let rated2: Vec<usize> = (0..frame.cases.len())
         .filter(|&i| type_units[i].iter().flatten().count() >= 2)
         .collect();
-    let all: Vec<usize> = (0..cases.len())
+    let all: Vec<usize> = (0..frame.cases.len())
         .filter(|&i| type_units[i].iter().all(Option::is_some))
         .collect();
     let all_agree = all
@@ -271,31 +394,7 @@ pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
         .filter(|&&i| type_units[i].windows(2).all(|w| w[0] == w[1]))
         .count();
     let units2: Vec<Vec<Option<usize>>> = rated2.iter().map(|&i| type_units[i].clone()).collect();
-    let mut pairs = Vec::new();
-    for a in 0..k {
-        for b in a + 1..k {
-            let both: Vec<(usize, usize)> = type_units
-                .iter()
-                .filter_map(|u| Some((u[a]?, u[b]?)))
-                .collect();
-            let (x, y): (Vec<usize>, Vec<usize>) = both.iter().copied().unzip();
-            pairs.push(PairKappa {
-                a: r.raters[a].clone(),
-                b: r.raters[b].clone(),
-                n: both.len(),
-                agree: both.iter().filter(|(p, q)| p == q).count(),
-                kappa: ok(stats::cohen_kappa(&x, &y, domain.len(), Weights::Identity))
-                    .map(|c| c.value),
-                kappa_linear: None,
-                kappa_quadratic: None,
-            });
-        }
-    }
-    let resample = |metric: &dyn Fn(&[usize]) -> Option<f64>| Resampled {
-        task_halves: stats::task_halves(&tasks, splits, seed, metric),
-        leave_one_task_out: stats::leave_one_task_out(&tasks, metric),
-    };
-    let origin_type = TypeAgreement {
+    TypeAgreement {
         domain: domain.iter().map(|s| s.to_string()).collect(),
         n: rated2.len(),
         n_all: all.len(),
@@ -308,11 +407,16 @@ pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
         )),
         ac1: ok(stats::gwet(&units2, &dom_values, Weights::Identity)),
         fleiss_kappa: ok(stats::fleiss_kappa(&units2, &dom_values, Weights::Identity)),
-        pairs,
-        resampled: resample(&type_stats),
-    };
+        pairs: pair_kappas(&r.raters, type_units, domain.len(), false),
+        resampled: frame.resample(&type_stats),
+    }
+}
 
-    // origin turns
+/// Agreement on the origin turn: exact and within one over the cases every rater localised,
+/// and per pair with "no origin" as an outcome of its own.
+fn turn_agreement(r: &Ratings, frame: &Frame) -> TurnAgreementAll {
+    let cases = &frame.cases;
+    let k = r.raters.len();
     let turns_of = |i: usize| -> Vec<Option<Option<u32>>> {
         r.by_rater
             .iter()
@@ -353,111 +457,69 @@ pub(crate) fn agreement(r: &Ratings, splits: usize, seed: u64) -> Agreement {
         (!l.is_empty())
             .then(|| l.iter().filter(|(_, v)| spread_ok(v) == 0).count() as f64 / l.len() as f64)
     };
-    let origin_turn = TurnAgreementAll {
+    TurnAgreementAll {
         localised_by_all: localised.len(),
         exact,
         within_one: within,
         pairs: tpairs,
-        resampled: resample(&exact_share),
-    };
-
-    // per-dimension scores: units are (case, turn)
-    let mut dimensions = Vec::new();
-    let has_scores = r
-        .by_rater
-        .iter()
-        .filter(|m| m.values().any(|x| !x.scores.is_empty()))
-        .count()
-        >= 2;
-    if has_scores {
-        for (name, get) in [
-            ("tr", (|s: &Scores| s.tr) as fn(&Scores) -> u8),
-            ("di", |s| s.di),
-            ("vr", |s| s.vr),
-            ("sa", |s| s.sa),
-        ] {
-            let mut units: Vec<Vec<Option<usize>>> = Vec::new();
-            for c in &cases {
-                let mut turns: Vec<u32> = r
-                    .by_rater
-                    .iter()
-                    .filter_map(|m| m.get(*c))
-                    .flat_map(|x| x.scores.keys().copied())
-                    .collect();
-                turns.sort();
-                turns.dedup();
-                for t in turns {
-                    let row: Vec<Option<usize>> = r
-                        .by_rater
-                        .iter()
-                        .map(|m| {
-                            m.get(*c)
-                                .and_then(|x| x.scores.get(&t))
-                                .map(|s| get(s).min(3) as usize)
-                        })
-                        .collect();
-                    if row.iter().flatten().count() >= 2 {
-                        units.push(row);
-                    }
-                }
-            }
-            let mut pairs = Vec::new();
-            for a in 0..k {
-                for b in a + 1..k {
-                    let both: Vec<(usize, usize)> =
-                        units.iter().filter_map(|u| Some((u[a]?, u[b]?))).collect();
-                    let (x, y): (Vec<usize>, Vec<usize>) = both.iter().copied().unzip();
-                    let kap = |w| ok(stats::cohen_kappa(&x, &y, 4, w)).map(|c| c.value);
-                    pairs.push(PairKappa {
-                        a: r.raters[a].clone(),
-                        b: r.raters[b].clone(),
-                        n: both.len(),
-                        agree: both.iter().filter(|(p, q)| p == q).count(),
-                        kappa: kap(Weights::Identity),
-                        kappa_linear: kap(Weights::Linear),
-                        kappa_quadratic: kap(Weights::Quadratic),
-                    });
-                }
-            }
-            dimensions.push(DimensionAgreement {
-                dimension: name.to_string(),
-                units: units.len(),
-                alpha_ordinal: ok(stats::krippendorff_alpha(
-                    &units,
-                    &SCORE_DOMAIN,
-                    Metric::Ordinal,
-                )),
-                alpha_interval: ok(stats::krippendorff_alpha(
-                    &units,
-                    &SCORE_DOMAIN,
-                    Metric::Interval,
-                )),
-                ac2_quadratic: ok(stats::gwet(&units, &SCORE_DOMAIN, Weights::Quadratic)),
-                pairs,
-            });
-        }
-    } else {
-        notes.push("per-dimension agreement needs per-turn scores from two or more runs".into());
+        resampled: frame.resample(&exact_share),
     }
-    let disagreements = (0..cases.len())
-        .filter(|&i| {
-            let v: Vec<usize> = type_units[i].iter().flatten().copied().collect();
-            v.windows(2).any(|w| w[0] != w[1])
-        })
-        .map(|i| cases[i].clone())
-        .collect();
-    Agreement {
-        schema: AGREEMENT_SCHEMA.into(),
-        tool: crate::tool::Tool::current(),
-        raters: r.raters.clone(),
-        cases: cases.len(),
-        origin_type,
-        origin_turn,
-        dimensions,
-        disagreements,
-        splits,
-        seed,
-        notes,
+}
+
+/// One score dimension's units × raters: a unit is a (case, turn) that two or more raters
+/// scored.
+fn score_units(r: &Ratings, cases: &[&String], get: fn(&Scores) -> u8) -> Vec<Vec<Option<usize>>> {
+    let mut units: Vec<Vec<Option<usize>>> = Vec::new();
+    for c in cases {
+        let mut turns: Vec<u32> = r
+            .by_rater
+            .iter()
+            .filter_map(|m| m.get(*c))
+            .flat_map(|x| x.scores.keys().copied())
+            .collect();
+        turns.sort();
+        turns.dedup();
+        for t in turns {
+            let row: Vec<Option<usize>> = r
+                .by_rater
+                .iter()
+                .map(|m| {
+                    m.get(*c)
+                        .and_then(|x| x.scores.get(&t))
+                        .map(|s| get(s).min(3) as usize)
+                })
+                .collect();
+            if row.iter().flatten().count() >= 2 {
+                units.push(row);
+            }
+        }
+    }
+    units
+}
+
+/// Agreement on one score dimension (tr, di, vr or sa), the scores as ordered categories.
+fn dimension_agreement(
+    r: &Ratings,
+    cases: &[&String],
+    name: &str,
+    get: fn(&Scores) -> u8,
+) -> DimensionAgreement {
+    let units = score_units(r, cases, get);
+    DimensionAgreement {
+        dimension: name.to_string(),
+        units: units.len(),
+        alpha_ordinal: ok(stats::krippendorff_alpha(
+            &units,
+            &SCORE_DOMAIN,
+            Metric::Ordinal,
+        )),
+        alpha_interval: ok(stats::krippendorff_alpha(
+            &units,
+            &SCORE_DOMAIN,
+            Metric::Interval,
+        )),
+        ac2_quadratic: ok(stats::gwet(&units, &SCORE_DOMAIN, Weights::Quadratic)),
+        pairs: pair_kappas(&r.raters, &units, 4, true),
     }
 }
 

@@ -183,53 +183,120 @@ fn estimate(
 pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     let targets = args.output.targets("batch", &super::output::SUMMARY)?;
     if !args.summarize.is_empty() {
-        let mut all = Vec::new();
-        for p in &args.summarize {
-            if !p.exists() {
-                return Err(Error::input(format!(
-                    "cannot read {}: no such file",
-                    p.display()
-                )));
-            }
-            all.extend(read_results(p)?.0);
-        }
-        let s = summary::summarise(&all);
-        render(ctx, &s, &targets)?;
-        return Ok(0);
+        return summarize(ctx, &args.summarize, &targets);
     }
     let manifest_path = args.manifest.as_ref().expect("clap requires MANIFEST");
     let manifest = Manifest::load(manifest_path)?;
-    let out = args
-        .results
-        .clone()
-        .unwrap_or_else(|| default_out(manifest_path, args.shard));
-    let mine: Vec<&crate::batch::Case> = manifest
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| args.shard.is_none_or(|s| s.takes(*i)))
-        .map(|(_, c)| c)
-        .collect();
-    let (previous, torn) = read_results(&out)?;
-    if torn > 0 {
-        // Cut the fragment off before appending, or the next record is glued to it.
-        drop_torn_tail(&out)?;
+    let plan = Plan::new(args, &manifest, manifest_path)?;
+    let opts = run_options(ctx, args)?;
+    let done = plan.mine.len() - plan.todo.len();
+    if args.judge.estimate {
+        return estimate(ctx, &targets, &plan.todo, &opts, done);
+    }
+    if args.batch_api {
+        crate::batch::deferred::check(&opts)?;
+    }
+    {
         crate::say!(
-            "git-sage: {}: an unfinished last line was dropped (that case runs again)",
-            out.display()
+            "git-sage: {} case(s){}: {} already done, {} to run → {}",
+            plan.mine.len(),
+            args.shard
+                .map(|s| format!(" in shard {}/{}", s.index, s.count))
+                .unwrap_or_default(),
+            done,
+            plan.todo.len(),
+            plan.out.display()
         );
     }
-    let finished: std::collections::HashSet<&str> = previous
-        .iter()
-        .filter(|r| r.status == CaseStatus::Ok)
-        .map(|r| r.case.as_str())
-        .collect();
-    let todo: Vec<&crate::batch::Case> = mine
-        .iter()
-        .copied()
-        .filter(|c| !finished.contains(c.id.as_str()))
-        .collect();
+    if args.batch_api && !plan.todo.is_empty() {
+        let ready = crate::batch::deferred::prepare(
+            &plan.todo,
+            &opts,
+            &plan.out,
+            std::time::Duration::from_secs(args.poll_interval.max(1)),
+            !args.no_wait,
+            crate::term::quiet(),
+        )?;
+        if !ready {
+            crate::say!(
+                "git-sage: the judge batch is still running at the provider; run the same command again to collect it"
+            );
+            return Ok(0);
+        }
+    }
+    append_results(&plan.todo, &opts, &plan.out)?;
+    super::util::say_spend(&opts.judge);
+    let order: Vec<String> = manifest.cases.iter().map(|c| c.id.clone()).collect();
+    compact(&plan.out, &order)?;
+    conclude(ctx, &targets, &plan)
+}
 
+/// `batch --summarize`: the tables over results files already written, nothing run.
+fn summarize(ctx: &Context, paths: &[PathBuf], targets: &[Target]) -> Result<i32> {
+    let mut all = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            return Err(Error::input(format!(
+                "cannot read {}: no such file",
+                p.display()
+            )));
+        }
+        all.extend(read_results(p)?.0);
+    }
+    let s = summary::summarise(&all);
+    render(ctx, &s, targets)?;
+    Ok(0)
+}
+
+/// The cases this run is for and where their results go.
+struct Plan<'a> {
+    out: PathBuf,
+    /// The manifest's cases in this shard.
+    mine: Vec<&'a crate::batch::Case>,
+    /// Those without a finished result in `out`: failed ones run again.
+    todo: Vec<&'a crate::batch::Case>,
+}
+
+impl<'a> Plan<'a> {
+    /// Reads what `out` already holds, first cutting off a line an interrupted run left
+    /// unfinished.
+    fn new(args: &BatchArgs, manifest: &'a Manifest, manifest_path: &Path) -> Result<Plan<'a>> {
+        let out = args
+            .results
+            .clone()
+            .unwrap_or_else(|| default_out(manifest_path, args.shard));
+        let mine: Vec<&crate::batch::Case> = manifest
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| args.shard.is_none_or(|s| s.takes(*i)))
+            .map(|(_, c)| c)
+            .collect();
+        let (previous, torn) = read_results(&out)?;
+        if torn > 0 {
+            // Cut the fragment off before appending, or the next record is glued to it.
+            drop_torn_tail(&out)?;
+            crate::say!(
+                "git-sage: {}: an unfinished last line was dropped (that case runs again)",
+                out.display()
+            );
+        }
+        let finished: std::collections::HashSet<&str> = previous
+            .iter()
+            .filter(|r| r.status == CaseStatus::Ok)
+            .map(|r| r.case.as_str())
+            .collect();
+        let todo: Vec<&crate::batch::Case> = mine
+            .iter()
+            .copied()
+            .filter(|c| !finished.contains(c.id.as_str()))
+            .collect();
+        Ok(Plan { out, mine, todo })
+    }
+}
+
+/// How the cases are run: how many at once, the judges (no manual one) and the levers.
+fn run_options(ctx: &Context, args: &BatchArgs) -> Result<RunOptions> {
     let case_jobs = args
         .cases
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
@@ -248,7 +315,7 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         ))
         .hint("judge a case by hand with git sage blame-origin --judge manual:DIR, or use a model judge"));
     }
-    let opts = RunOptions {
+    Ok(RunOptions {
         jobs: case_jobs,
         judge,
         levers: super::util::levers(ctx.settings()?, &args.levers)?,
@@ -256,43 +323,12 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         allow_partial: super::util::allow_partial(ctx.settings()?, &args.judge),
         all_writes: args.writes.all(ctx.settings()?),
         env: ctx.env.clone(),
-    };
+    })
+}
 
-    if args.judge.estimate {
-        return estimate(ctx, &targets, &todo, &opts, mine.len() - todo.len());
-    }
-    if args.batch_api {
-        crate::batch::deferred::check(&opts)?;
-    }
-    {
-        crate::say!(
-            "git-sage: {} case(s){}: {} already done, {} to run → {}",
-            mine.len(),
-            args.shard
-                .map(|s| format!(" in shard {}/{}", s.index, s.count))
-                .unwrap_or_default(),
-            mine.len() - todo.len(),
-            todo.len(),
-            out.display()
-        );
-    }
-    if args.batch_api && !todo.is_empty() {
-        let ready = crate::batch::deferred::prepare(
-            &todo,
-            &opts,
-            &out,
-            std::time::Duration::from_secs(args.poll_interval.max(1)),
-            !args.no_wait,
-            crate::term::quiet(),
-        )?;
-        if !ready {
-            crate::say!(
-                "git-sage: the judge batch is still running at the provider; run the same command again to collect it"
-            );
-            return Ok(0);
-        }
-    }
-
+/// Runs the cases, appending each result to `out` as it comes (an interrupted run keeps what
+/// it finished), with a progress bar and a line per failed case.
+fn append_results(todo: &[&crate::batch::Case], opts: &RunOptions, out: &Path) -> Result<()> {
     let bar = indicatif::ProgressBar::new(todo.len() as u64);
     if crate::term::quiet() || todo.is_empty() {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -308,10 +344,10 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&out)
+        .open(out)
         .map_err(|e| Error::env(format!("cannot open {}: {e}", out.display())))?;
     let mut failed = 0usize;
-    run::run_all(&todo, &opts, |r| {
+    run::run_all(todo, opts, |r| {
         if r.status == CaseStatus::Failed {
             failed += 1;
             bar.set_message(format!("· {failed} failed"));
@@ -333,17 +369,19 @@ pub(crate) fn run(ctx: &Context, args: &BatchArgs) -> Result<i32> {
         Ok(())
     })?;
     bar.finish_and_clear();
-    drop(file);
-    super::util::say_spend(&opts.judge);
-    let order: Vec<String> = manifest.cases.iter().map(|c| c.id.clone()).collect();
-    compact(&out, &order)?;
-    let (results, _) = read_results(&out)?;
-    let ids: std::collections::HashSet<&str> = mine.iter().map(|c| c.id.as_str()).collect();
+    Ok(())
+}
+
+/// The tables over this shard's results (earlier runs' too), the warnings they call for, and
+/// the exit code.
+fn conclude(ctx: &Context, targets: &[Target], plan: &Plan) -> Result<i32> {
+    let (results, _) = read_results(&plan.out)?;
+    let ids: std::collections::HashSet<&str> = plan.mine.iter().map(|c| c.id.as_str()).collect();
     let these: Vec<CaseResult> = results
         .into_iter()
         .filter(|r| ids.contains(r.case.as_str()))
         .collect();
-    render(ctx, &summary::summarise(&these), &targets)?;
+    render(ctx, &summary::summarise(&these), targets)?;
     let partial = these
         .iter()
         .filter(|r| {

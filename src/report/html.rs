@@ -13,6 +13,7 @@ use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
 use crate::report::escape::esc;
+use crate::report::json::{FindingJson, RangeJson, SessionJson};
 
 /// The page's style: light and dark schemes, a layout that reflows down to 400 px (the turns
 /// table becomes cards), print rules. No size below 12 px anywhere.
@@ -27,6 +28,8 @@ fn meta(out: &mut String, name: &str, value: &str) {
     let _ = write!(out, "<div><dt>{name}</dt><dd>{value}</dd></div>");
 }
 
+/// The page's header: the finding, where it was looked for and with what, and the code it
+/// points at.
 fn header(doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let mut out = format!(
@@ -52,6 +55,18 @@ fn header(doc: &ReportDoc) -> String {
     if doc.unconfirmed {
         let _ = writeln!(out, "<p class=\"banner\">{}</p>", t("html.unconfirmed"));
     }
+    let _ = writeln!(out, "<dl class=\"meta\">{}</dl>", header_meta(doc));
+    if !f.tip_lines.is_empty() {
+        out.push_str(&tip_code(f));
+    }
+    out.push_str("</header>\n");
+    out
+}
+
+/// The header's facts, each a `<dt>`/`<dd>` pair: file, repository, branch, range, session,
+/// judge and tool.
+fn header_meta(doc: &ReportDoc) -> String {
+    let f = &doc.finding;
     let mut dl = String::new();
     let anchored: Vec<u32> = f
         .tip_lines
@@ -80,29 +95,7 @@ fn header(doc: &ReportDoc) -> String {
             &format!("<code>{}</code>", esc(b)),
         );
     }
-    meta(
-        &mut dl,
-        &t("html.range"),
-        &tf(
-            if r.commits == 1 {
-                "html.range_one"
-            } else {
-                "html.range_many"
-            },
-            &[
-                (
-                    "range",
-                    &format!(
-                        "<code>{}..{}</code>",
-                        esc(short(&r.base)),
-                        esc(short(&r.tip))
-                    ),
-                ),
-                ("n", &r.commits),
-                ("source", &esc(r.base_source.as_deref().unwrap_or("given"))),
-            ],
-        ),
-    );
+    meta(&mut dl, &t("html.range"), &range_value(r));
     if let Some(d) = &r.tip_date {
         meta(
             &mut dl,
@@ -110,36 +103,11 @@ fn header(doc: &ReportDoc) -> String {
             &esc(&d.replace('T', " ").replace('Z', " UTC")),
         );
     }
-    match &doc.session {
-        Some(s) => {
-            let agent = match &s.agent {
-                Some(a) => tf("html.agent", &[("name", &esc(a))]),
-                None => esc(&t("html.agent_none")),
-            };
-            let model = s
-                .model
-                .as_deref()
-                .map(|m| tf("html.model", &[("name", &esc(m))]))
-                .unwrap_or_default();
-            meta(
-                &mut dl,
-                &t("html.session"),
-                &tf(
-                    "html.session_value",
-                    &[
-                        ("source", &format!("<code>{}</code>", esc(&s.source))),
-                        ("format", &esc(&s.format)),
-                        ("agent", &agent),
-                        ("model", &model),
-                        ("first", &s.scope.first),
-                        ("last", &s.scope.last),
-                        ("turns", &s.turns),
-                    ],
-                ),
-            );
-        }
-        None => meta(&mut dl, &t("html.session"), &esc(&t("html.session_none"))),
-    }
+    let session = match &doc.session {
+        Some(s) => session_value(s),
+        None => esc(&t("html.session_none")),
+    };
+    meta(&mut dl, &t("html.session"), &session);
     meta(
         &mut dl,
         &t("html.judge"),
@@ -158,28 +126,76 @@ fn header(doc: &ReportDoc) -> String {
         &t("html.tool"),
         &format!("git sage {}", env!("CARGO_PKG_VERSION")),
     );
-    let _ = writeln!(out, "<dl class=\"meta\">{dl}</dl>");
-    if !f.tip_lines.is_empty() {
+    dl
+}
+
+/// The range studied: base..tip, how many commits, and where the base came from.
+fn range_value(r: &RangeJson) -> String {
+    tf(
+        if r.commits == 1 {
+            "html.range_one"
+        } else {
+            "html.range_many"
+        },
+        &[
+            (
+                "range",
+                &format!(
+                    "<code>{}..{}</code>",
+                    esc(short(&r.base)),
+                    esc(short(&r.tip))
+                ),
+            ),
+            ("n", &r.commits),
+            ("source", &esc(r.base_source.as_deref().unwrap_or("given"))),
+        ],
+    )
+}
+
+/// The session read: its file and format, the agent and model, and the turns in scope.
+fn session_value(s: &SessionJson) -> String {
+    let agent = match &s.agent {
+        Some(a) => tf("html.agent", &[("name", &esc(a))]),
+        None => esc(&t("html.agent_none")),
+    };
+    let model = s
+        .model
+        .as_deref()
+        .map(|m| tf("html.model", &[("name", &esc(m))]))
+        .unwrap_or_default();
+    tf(
+        "html.session_value",
+        &[
+            ("source", &format!("<code>{}</code>", esc(&s.source))),
+            ("format", &esc(&s.format)),
+            ("agent", &agent),
+            ("model", &model),
+            ("first", &s.scope.first),
+            ("last", &s.scope.last),
+            ("turns", &s.turns),
+        ],
+    )
+}
+
+/// The finding's lines at the tip, the anchored ones marked.
+fn tip_code(f: &FindingJson) -> String {
+    let mut out = format!(
+        "<figure class=\"code\"><figcaption>{}</figcaption><pre>",
+        tf(
+            "html.code_caption",
+            &[("file", &format!("<code>{}</code>", esc(&f.file)))]
+        )
+    );
+    for l in &f.tip_lines {
         let _ = write!(
             out,
-            "<figure class=\"code\"><figcaption>{}</figcaption><pre>",
-            tf(
-                "html.code_caption",
-                &[("file", &format!("<code>{}</code>", esc(&f.file)))]
-            )
+            "<span class=\"ln{}\"><span class=\"no\">{}</span>{}</span>",
+            if l.anchored { " hit" } else { "" },
+            l.line,
+            esc(&l.text)
         );
-        for l in &f.tip_lines {
-            let _ = write!(
-                out,
-                "<span class=\"ln{}\"><span class=\"no\">{}</span>{}</span>",
-                if l.anchored { " hit" } else { "" },
-                l.line,
-                esc(&l.text)
-            );
-        }
-        out.push_str("</pre></figure>\n");
     }
-    out.push_str("</header>\n");
+    out.push_str("</pre></figure>\n");
     out
 }
 

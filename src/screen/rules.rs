@@ -572,6 +572,57 @@ pub(crate) fn score(
     // the patterns read code: a docstring's example (`SECRET_KEY = 'dev'`) is not
     let code = facts.code_text(text);
     let text = code.as_ref();
+    let guards = guard_hits(t, facts, text);
+    let SinkHits {
+        hits: mut sinks,
+        tainted,
+        amplifiable,
+    } = sink_hits(t, facts, text, &guards);
+    let sources = source_hits(t, facts, text, &sinks, tainted);
+    // Only input an outsider controls amplifies the sinks: a weak source (a parameter, the
+    // environment: weight below 3) adds its weight, but ordinary library code passes its
+    // callers' values to files and processes all the time.
+    let outside: Vec<&Hit> = sources
+        .iter()
+        .filter(|s| s.weight >= AMPLIFYING_SOURCE)
+        .collect();
+    let has_source = !outside.is_empty();
+    let amplified = amplified(facts, &outside, &sinks, amplifiable);
+    let mut total: f64 = sources.iter().map(|s| s.weight).sum();
+    for c in weigh_sinks(&mut sinks, &amplified, has_source, task_cwe) {
+        total += c;
+    }
+    let weakness = remaining_weakness(t, text, &sinks, task_cwe);
+    if weakness.is_some() {
+        total += 10.0;
+    }
+    let guard_deduction = (2.0 * guards.len() as f64).min(10.0);
+    total -= guard_deduction;
+    // + 0.0 turns a -0.0 into 0.0 for the reports
+    let score = (total.clamp(0.0, 100.0) * 10.0).round() / 10.0 + 0.0;
+    // Hints alone never flag: R may pass the threshold on sources and sinks none of which is a
+    // finding by itself (a server module reading the command line, looping on a socket and
+    // logging errors), so a flag needs one sink that is high-risk, reached by outside input,
+    // or of the task's weakness.
+    let grounded = weakness.is_some()
+        || sinks.iter().zip(&amplified).any(|(s, &reached)| {
+            reached || s.weight >= HIGH_RISK_WEIGHT || task_cwe.is_some_and(|w| s.cwe.contains(&w))
+        });
+    Score {
+        score,
+        flagged: score >= threshold && grounded,
+        hints_only: score >= threshold && !grounded,
+        sources,
+        sinks,
+        weakness,
+        guards,
+        guard_deduction,
+        partial: false,
+    }
+}
+
+/// The file's guards, one hit per category with the lines of all its entries.
+fn guard_hits(t: &Tables, facts: &Facts, text: &str) -> Vec<GuardHit> {
     let mut by_cat: BTreeMap<String, GuardHit> = BTreeMap::new();
     for g in &t.guards {
         let lines = find(g, facts, text, &t.patterns).lines;
@@ -586,17 +637,30 @@ pub(crate) fn score(
             h.lines.extend(lines);
         }
     }
-    let guards: Vec<GuardHit> = by_cat
+    by_cat
         .into_values()
         .map(|mut g| {
             g.lines.sort_unstable();
             g.lines.dedup();
             g
         })
-        .collect();
+        .collect()
+}
+
+/// The sinks found in a file, with what the sources and the ×1.5 need to know of them.
+struct SinkHits {
+    hits: Vec<Hit>,
+    /// A parameter's value reached one of them.
+    tainted: bool,
+    /// Per sink: whether a source in the file can multiply it (see `amplified`).
+    amplifiable: Vec<Option<bool>>,
+}
+
+/// The table's sinks found in the file, less those a guard of theirs rules out; a sink
+/// high-risk as used here weighs at least `HIGH_RISK_WEIGHT`.
+fn sink_hits(t: &Tables, facts: &Facts, text: &str, guards: &[GuardHit]) -> SinkHits {
     let mut sinks = Vec::new();
     let mut any_tainted_sink = false;
-    // per sink: whether a source in the file can multiply it (see below)
     let mut amplifiable = Vec::new();
     for e in &t.sinks {
         if e.when
@@ -632,6 +696,21 @@ pub(crate) fn score(
             });
         }
     }
+    SinkHits {
+        hits: sinks,
+        tainted: any_tainted_sink,
+        amplifiable,
+    }
+}
+
+/// The table's sources found in the file; a parameter counts where it reached a sink.
+fn source_hits(
+    t: &Tables,
+    facts: &Facts,
+    text: &str,
+    sinks: &[Hit],
+    any_tainted_sink: bool,
+) -> Vec<Hit> {
     let mut sources = Vec::new();
     for e in &t.sources {
         let lines = if e.kind.as_deref() == Some("parameter") {
@@ -667,13 +746,17 @@ pub(crate) fn score(
             });
         }
     }
-    // Only input an outsider controls amplifies the sinks: a weak source (a parameter, the
-    // environment: weight below 3) adds its weight, but ordinary library code passes its
-    // callers' values to files and processes all the time.
-    let outside: Vec<&Hit> = sources
-        .iter()
-        .filter(|s| s.weight >= AMPLIFYING_SOURCE)
-        .collect();
+    sources
+}
+
+/// Per sink: whether outside input reaches it (the ×1.5). `amplifiable` is, per sink, whether
+/// input reached one of its calls, or `None` when it matched no call.
+fn amplified(
+    facts: &Facts,
+    outside: &[&Hit],
+    sinks: &[Hit],
+    amplifiable: Vec<Option<bool>>,
+) -> Vec<bool> {
     let has_source = !outside.is_empty();
     // A pattern says nothing of where values come from: it counts ×1.5 when such a source is
     // in the same function (or both are at module level), not anywhere in a long module.
@@ -685,17 +768,25 @@ pub(crate) fn score(
                 .any(|s| s.lines.iter().any(|&m| facts.function_at(m) == f))
         })
     };
-    // per sink: outside input reaches it (the ×1.5 below)
-    let amplified: Vec<bool> = sinks
+    sinks
         .iter()
         .zip(amplifiable)
         .map(|(s, by_call)| has_source && by_call.unwrap_or_else(|| near_source(&s.lines)))
-        .collect();
-    let mut total: f64 = sources.iter().map(|s| s.weight).sum();
+        .collect()
+}
+
+/// What each sink adds to R, heaviest first (the order they are added in); each sink's
+/// contribution and factors are written on it.
+fn weigh_sinks(
+    sinks: &mut [Hit],
+    amplified: &[bool],
+    has_source: bool,
+    task_cwe: Option<u32>,
+) -> Vec<f64> {
     // A call the taint can follow counts ×1.5 only when input reaches it: a CLI reading
     // stdin somewhere does not make each `open(path)` in it a path from input.
     let mut contributions: Vec<f64> = Vec::with_capacity(sinks.len());
-    for (s, &amplify) in sinks.iter_mut().zip(&amplified) {
+    for (s, &amplify) in sinks.iter_mut().zip(amplified) {
         let mut c = s.weight;
         if amplify {
             c *= 1.5;
@@ -719,6 +810,7 @@ pub(crate) fn score(
     // sink it is not as much again: large modules use many risky APIs, on their callers'
     // values, safely.
     let mut counted: Vec<u32> = Vec::new();
+    let mut added = Vec::with_capacity(sinks.len());
     for (rank, i) in order.into_iter().enumerate() {
         let s = &mut sinks[i];
         let mut c = contributions[i];
@@ -733,11 +825,20 @@ pub(crate) fn score(
         }
         counted.extend(s.cwe.iter().copied());
         s.contribution = Some((c * 10.0).round() / 10.0);
-        total += c;
+        added.push(c);
     }
-    // The task's weakness remains when one of its patterns matches, or when a sink of that
-    // CWE is still there (the sink tables are the weakness patterns of their CWEs).
-    let weakness = task_cwe.and_then(|cwe| {
+    added
+}
+
+/// The task's weakness where it remains: one of its patterns matches, or a sink of that CWE
+/// is still there (the sink tables are the weakness patterns of their CWEs).
+fn remaining_weakness(
+    t: &Tables,
+    text: &str,
+    sinks: &[Hit],
+    task_cwe: Option<u32>,
+) -> Option<WeaknessHit> {
+    task_cwe.and_then(|cwe| {
         t.weaknesses
             .iter()
             .filter(|w| w.cwe == cwe)
@@ -761,33 +862,7 @@ pub(crate) fn score(
                         why: format!("a sink of CWE-{cwe} remains ({})", s.id),
                     })
             })
-    });
-    if weakness.is_some() {
-        total += 10.0;
-    }
-    let guard_deduction = (2.0 * guards.len() as f64).min(10.0);
-    total -= guard_deduction;
-    // + 0.0 turns a -0.0 into 0.0 for the reports
-    let score = (total.clamp(0.0, 100.0) * 10.0).round() / 10.0 + 0.0;
-    // Hints alone never flag: R may pass the threshold on sources and sinks none of which is a
-    // finding by itself (a server module reading the command line, looping on a socket and
-    // logging errors), so a flag needs one sink that is high-risk, reached by outside input,
-    // or of the task's weakness.
-    let grounded = weakness.is_some()
-        || sinks.iter().zip(&amplified).any(|(s, &reached)| {
-            reached || s.weight >= HIGH_RISK_WEIGHT || task_cwe.is_some_and(|w| s.cwe.contains(&w))
-        });
-    Score {
-        score,
-        flagged: score >= threshold && grounded,
-        hints_only: score >= threshold && !grounded,
-        sources,
-        sinks,
-        weakness,
-        guards,
-        guard_deduction,
-        partial: false,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -401,145 +401,9 @@ impl Reader {
 
     /// A tool part: a call (named, with what it was given) and, for edits, the file change.
     fn tool(&mut self, line: u64, part: &str) {
-        let enveloped = part.starts_with("<tool-use");
-        let part = if enveloped {
-            unescape(part)
-        } else {
-            part.to_string()
-        };
-        let named = tool_name_re()
-            .captures(&part)
-            .and_then(|c| c.get(1).or_else(|| c.get(2)))
-            .map(|m| m.as_str().trim().to_string());
-        let edit_path = edit_file_re()
-            .captures(&part)
-            .map(|c| c[1].trim().replace('\\', "/"));
-        let diffs = diff_blocks(&part);
-        // Copilot's blocks: `Parameters:` and `Result:` as JSON (the result holds the text the
-        // edit wrote, `textEditContent`).
-        // Copilot's newer exports: an `**Input:**` list of `- key: \`value\`` lines (or a
-        // fenced block under `- key:`), then the result under `**Result:**`.
-        let listed = input_list(&part);
-        let params = json_after(&part, "Parameters:").or_else(|| listed.clone());
-        let result_json = json_after(&part, "Result:");
-        let param = |keys: &[&str]| {
-            keys.iter().find_map(|k| {
-                params
-                    .as_ref()
-                    .and_then(|p| p.get(*k))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-        };
-        let written = result_json
-            .as_ref()
-            .and_then(|r| r.get("textEditContent"))
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string);
-        let name = named.clone().unwrap_or_else(|| {
-            if edit_path.is_some() || !diffs.is_empty() {
-                "edit_file".into()
-            } else if part.starts_with("Read file:") {
-                "read_file".into()
-            } else if let Some(tool) = summary_tool(&part) {
-                tool.into()
-            } else if is_shell_fence(&part) {
-                // An old export's terminal command: a shell block, then its output.
-                "run_terminal_cmd".into()
-            } else {
-                "status".into()
-            }
-        });
-        let path = edit_path
-            .or_else(|| param(&["file_path", "filePath", "path"]).map(|p| p.replace('\\', "/")))
-            .or_else(|| {
-                // A listed input names its own file or none: a path in the result (a search's
-                // matches) is not the tool's.
-                if listed.is_some() {
-                    return None;
-                }
-                // Not inside the diff or output it shows (a route's `path: "/"` is code), but a
-                // result that says which file the tool wrote may be fenced.
-                let outside = outside_fences(&part);
-                named_path_re()
-                    .captures(&outside)
-                    .and_then(|c| c.get(1).or_else(|| c.get(2)))
-                    .or_else(|| {
-                        result_path_re()
-                            .captures(&part)
-                            .and_then(|c| c.get(1).or_else(|| c.get(2)))
-                    })
-                    .map(|m| m.as_str().trim().replace('\\', "/"))
-            });
-        let path = path.or_else(|| {
-            // An old export's bare diff: the file the prose before it named last.
-            (named.is_none() && !diffs.is_empty())
-                .then(|| {
-                    prose_path_re()
-                        .captures_iter(&self.prose_before)
-                        .last()
-                        .and_then(|c| c.get(1).or_else(|| c.get(2)))
-                        .map(|m| m.as_str().trim_start_matches('/').to_string())
-                })
-                .flatten()
-        });
-        let shell = name.contains("terminal") || name.contains("shell") || name == "Bash";
-        let command = match (shell, param(&["command"])) {
-            (true, Some(cmd)) => Some((cmd, result_block(&part))),
-            (true, None) => {
-                let mut it = code_blocks(&part).into_iter();
-                it.next().map(|cmd| (cmd, it.next()))
-            }
-            _ => None,
-        };
-        let mut args = serde_json::Map::new();
-        // What a listed input says besides the file, the command and the edit's text (a
-        // search's query, a command's purpose).
-        if let Some(Value::Object(m)) = &listed {
-            for (k, v) in m {
-                if ![
-                    "filePath",
-                    "file_path",
-                    "path",
-                    "command",
-                    "newString",
-                    "oldString",
-                    "replacements",
-                    "content",
-                ]
-                .contains(&k.as_str())
-                {
-                    args.insert(k.clone(), v.clone());
-                }
-            }
-        }
-        if let Some(p) = &path {
-            args.insert("path".into(), Value::String(p.clone()));
-        }
-        if let Some((cmd, _)) = &command {
-            args.insert("command".into(), Value::String(cmd.trim().to_string()));
-        }
-        if args.is_empty() {
-            // What the envelope's summary says after the tool's name ("• Searched for x"),
-            // else the first line that is not markup.
-            let said = part
-                .split("<summary>")
-                .nth(1)
-                .and_then(|r| r.split("</summary>").next())
-                .map(|s| match s.split_once('•') {
-                    Some((head, rest)) if head.contains("Tool use:") => rest.trim().to_string(),
-                    _ => s.trim().to_string(),
-                })
-                .filter(|s| !s.is_empty() && !s.starts_with("Tool use:"));
-            let first = part
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty() && !l.starts_with('<'))
-                .unwrap_or("");
-            let summary = said.unwrap_or_else(|| first.to_string());
-            args.insert("summary".into(), Value::String(summary));
-        }
+        let part = ToolPart::read(part);
+        let path = part.path(&self.prose_before);
+        let command = part.command();
         let result = command
             .as_ref()
             .and_then(|(_, out)| out.clone())
@@ -547,64 +411,40 @@ impl Reader {
                 text,
                 is_error: false,
             });
+        let arguments = Value::Object(part.arguments(path.as_deref(), command.as_ref()));
         let t = self.b.turn(self.user_time.clone(), SourceRef::line(line));
         if !self.pending_reasoning.is_empty() {
             Builder::push_reasoning(t, Some(self.pending_reasoning.trim()));
             self.pending_reasoning.clear();
         }
         let ci = t.tool_calls.len();
-        let arguments = Value::Object(args);
         // v2.1 envelopes say what the tool does (`data-tool-type="write"`), whatever its name.
-        let typed_write = enveloped && part.contains("data-tool-type=\"write\"");
-        let edits =
-            super::classify::is_edit_call(&name, &arguments) || !diffs.is_empty() || typed_write;
-        let lower = name.to_ascii_lowercase();
+        let typed_write = part.enveloped && part.text.contains("data-tool-type=\"write\"");
+        let edits = super::classify::is_edit_call(&part.name, &arguments)
+            || !part.diffs.is_empty()
+            || typed_write;
         t.tool_calls.push(ToolCall {
             id: None,
-            name,
+            name: part.name.clone(),
             arguments,
             result,
         });
         if !edits {
             return;
         }
-        let mut changes: Vec<Edit> = diffs.iter().map(|d| rendered_diff(d)).collect();
-        // Copilot's several replacements in one call, printed as Go maps
-        // (`[map[filePath:/p/a.hpp newString:… oldString:…] …]`): one change per file, with
-        // the text each wrote.
-        let mut per_file: Vec<(String, Edit)> = param(&["replacements"])
-            .map(|r| go_map_replacements(&r))
-            .unwrap_or_default();
-        if changes.is_empty() && !per_file.is_empty() {
-            let t = self.b.turn(None, SourceRef::line(line));
-            for (p, edit) in per_file.drain(..) {
-                t.file_changes.push(FileChange {
-                    tool_call: Some(ci),
-                    ..FileChange::new(p.replace('\\', "/"), edit)
-                });
+        let changes = match part.changes() {
+            Changes::PerFile(per_file) => {
+                let t = self.b.turn(None, SourceRef::line(line));
+                for (p, edit) in per_file {
+                    t.file_changes.push(FileChange {
+                        tool_call: Some(ci),
+                        ..FileChange::new(p.replace('\\', "/"), edit)
+                    });
+                }
+                return;
             }
-            return;
-        }
-        if changes.is_empty() {
-            changes.push(
-                match (
-                    param(&["oldString", "old_string"]),
-                    param(&["newString", "new_string"]),
-                    written,
-                ) {
-                    (Some(old), Some(new), _) => Edit::Replace {
-                        old,
-                        new,
-                        all: false,
-                    },
-                    (_, _, Some(text)) if lower.contains("create") || lower.contains("write") => {
-                        Edit::Write { content: text }
-                    }
-                    (_, _, Some(text)) => Edit::Fragment { text },
-                    _ => Edit::Opaque,
-                },
-            );
-        }
+            Changes::OneFile(changes) => changes,
+        };
         let path = match path {
             Some(p) => p,
             // What it wrote is known though where is not (Copilot's replaceString, an old
@@ -623,6 +463,255 @@ impl Reader {
                 ..FileChange::new(path.clone(), edit)
             });
         }
+    }
+}
+
+/// What a tool part says, read once: the tool's name, its diffs, and the inputs and result
+/// its blocks give.
+struct ToolPart {
+    /// The part, unescaped when it came in a v2.1 envelope.
+    text: String,
+    enveloped: bool,
+    /// The name the part gives, if it gives one.
+    named: Option<String>,
+    /// The name given, else one guessed from the part's shape.
+    name: String,
+    /// The file of an `Edit file:` summary.
+    edit_path: Option<String>,
+    diffs: Vec<String>,
+    /// Copilot's newer exports: the `**Input:**` list.
+    listed: Option<Value>,
+    /// The call's inputs: the `Parameters:` JSON, else the listed input.
+    params: Option<Value>,
+    /// The text the edit wrote, when the result says (Copilot's `textEditContent`).
+    written: Option<String>,
+}
+
+/// What an edit call changed.
+enum Changes {
+    /// Copilot's several replacements in one call: each with its own file.
+    PerFile(Vec<(String, Edit)>),
+    /// The changes to the one file the call names (or to an unknown one).
+    OneFile(Vec<Edit>),
+}
+
+impl ToolPart {
+    /// Reads a part: unescaped, its name given or guessed from its shape, its blocks parsed.
+    fn read(part: &str) -> ToolPart {
+        let enveloped = part.starts_with("<tool-use");
+        let text = if enveloped {
+            unescape(part)
+        } else {
+            part.to_string()
+        };
+        let named = tool_name_re()
+            .captures(&text)
+            .and_then(|c| c.get(1).or_else(|| c.get(2)))
+            .map(|m| m.as_str().trim().to_string());
+        let edit_path = edit_file_re()
+            .captures(&text)
+            .map(|c| c[1].trim().replace('\\', "/"));
+        let diffs = diff_blocks(&text);
+        // Copilot's blocks: `Parameters:` and `Result:` as JSON (the result holds the text the
+        // edit wrote, `textEditContent`).
+        // Copilot's newer exports: an `**Input:**` list of `- key: \`value\`` lines (or a
+        // fenced block under `- key:`), then the result under `**Result:**`.
+        let listed = input_list(&text);
+        let params = json_after(&text, "Parameters:").or_else(|| listed.clone());
+        let written = json_after(&text, "Result:")
+            .as_ref()
+            .and_then(|r| r.get("textEditContent"))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        let name = named.clone().unwrap_or_else(|| {
+            if edit_path.is_some() || !diffs.is_empty() {
+                "edit_file".into()
+            } else if text.starts_with("Read file:") {
+                "read_file".into()
+            } else if let Some(tool) = summary_tool(&text) {
+                tool.into()
+            } else if is_shell_fence(&text) {
+                // An old export's terminal command: a shell block, then its output.
+                "run_terminal_cmd".into()
+            } else {
+                "status".into()
+            }
+        });
+        ToolPart {
+            text,
+            enveloped,
+            named,
+            name,
+            edit_path,
+            diffs,
+            listed,
+            params,
+            written,
+        }
+    }
+
+    /// The first of these inputs the call was given as a string.
+    fn param(&self, keys: &[&str]) -> Option<String> {
+        keys.iter().find_map(|k| {
+            self.params
+                .as_ref()
+                .and_then(|p| p.get(*k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+    }
+
+    /// The file the call is on: from its summary, its inputs, what the part says outside its
+    /// blocks, or (a bare diff) the prose of the response before it.
+    fn path(&self, prose_before: &str) -> Option<String> {
+        let path = self
+            .edit_path
+            .clone()
+            .or_else(|| {
+                self.param(&["file_path", "filePath", "path"])
+                    .map(|p| p.replace('\\', "/"))
+            })
+            .or_else(|| {
+                // A listed input names its own file or none: a path in the result (a search's
+                // matches) is not the tool's.
+                if self.listed.is_some() {
+                    return None;
+                }
+                // Not inside the diff or output it shows (a route's `path: "/"` is code), but a
+                // result that says which file the tool wrote may be fenced.
+                let outside = outside_fences(&self.text);
+                named_path_re()
+                    .captures(&outside)
+                    .and_then(|c| c.get(1).or_else(|| c.get(2)))
+                    .or_else(|| {
+                        result_path_re()
+                            .captures(&self.text)
+                            .and_then(|c| c.get(1).or_else(|| c.get(2)))
+                    })
+                    .map(|m| m.as_str().trim().replace('\\', "/"))
+            });
+        path.or_else(|| {
+            // An old export's bare diff: the file the prose before it named last.
+            (self.named.is_none() && !self.diffs.is_empty())
+                .then(|| {
+                    prose_path_re()
+                        .captures_iter(prose_before)
+                        .last()
+                        .and_then(|c| c.get(1).or_else(|| c.get(2)))
+                        .map(|m| m.as_str().trim_start_matches('/').to_string())
+                })
+                .flatten()
+        })
+    }
+
+    /// A terminal call's command and, when shown, its output.
+    fn command(&self) -> Option<(String, Option<String>)> {
+        let name = &self.name;
+        let shell = name.contains("terminal") || name.contains("shell") || name == "Bash";
+        match (shell, self.param(&["command"])) {
+            (true, Some(cmd)) => Some((cmd, result_block(&self.text))),
+            (true, None) => {
+                let mut it = code_blocks(&self.text).into_iter();
+                it.next().map(|cmd| (cmd, it.next()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The call's arguments: the file, the command and what else a listed input says; else a
+    /// summary of the part.
+    fn arguments(
+        &self,
+        path: Option<&str>,
+        command: Option<&(String, Option<String>)>,
+    ) -> serde_json::Map<String, Value> {
+        let mut args = serde_json::Map::new();
+        // What a listed input says besides the file, the command and the edit's text (a
+        // search's query, a command's purpose).
+        if let Some(Value::Object(m)) = &self.listed {
+            for (k, v) in m {
+                if ![
+                    "filePath",
+                    "file_path",
+                    "path",
+                    "command",
+                    "newString",
+                    "oldString",
+                    "replacements",
+                    "content",
+                ]
+                .contains(&k.as_str())
+                {
+                    args.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        if let Some(p) = path {
+            args.insert("path".into(), Value::String(p.to_string()));
+        }
+        if let Some((cmd, _)) = command {
+            args.insert("command".into(), Value::String(cmd.trim().to_string()));
+        }
+        if args.is_empty() {
+            // What the envelope's summary says after the tool's name ("• Searched for x"),
+            // else the first line that is not markup.
+            let said = self
+                .text
+                .split("<summary>")
+                .nth(1)
+                .and_then(|r| r.split("</summary>").next())
+                .map(|s| match s.split_once('•') {
+                    Some((head, rest)) if head.contains("Tool use:") => rest.trim().to_string(),
+                    _ => s.trim().to_string(),
+                })
+                .filter(|s| !s.is_empty() && !s.starts_with("Tool use:"));
+            let first = self
+                .text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('<'))
+                .unwrap_or("");
+            let summary = said.unwrap_or_else(|| first.to_string());
+            args.insert("summary".into(), Value::String(summary));
+        }
+        args
+    }
+
+    /// What an edit call changed: its rendered diffs, Copilot's replacements, else the old
+    /// and new strings or the text it wrote.
+    fn changes(&self) -> Changes {
+        let changes: Vec<Edit> = self.diffs.iter().map(|d| rendered_diff(d)).collect();
+        if !changes.is_empty() {
+            return Changes::OneFile(changes);
+        }
+        // Copilot's several replacements in one call, printed as Go maps
+        // (`[map[filePath:/p/a.hpp newString:… oldString:…] …]`): one change per file, with
+        // the text each wrote.
+        let per_file: Vec<(String, Edit)> = self
+            .param(&["replacements"])
+            .map(|r| go_map_replacements(&r))
+            .unwrap_or_default();
+        if !per_file.is_empty() {
+            return Changes::PerFile(per_file);
+        }
+        let lower = self.name.to_ascii_lowercase();
+        Changes::OneFile(vec![match (
+            self.param(&["oldString", "old_string"]),
+            self.param(&["newString", "new_string"]),
+            self.written.clone(),
+        ) {
+            (Some(old), Some(new), _) => Edit::Replace {
+                old,
+                new,
+                all: false,
+            },
+            (_, _, Some(text)) if lower.contains("create") || lower.contains("write") => {
+                Edit::Write { content: text }
+            }
+            (_, _, Some(text)) => Edit::Fragment { text },
+            _ => Edit::Opaque,
+        }])
     }
 }
 

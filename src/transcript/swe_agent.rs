@@ -251,6 +251,8 @@ fn task_text(doc: &Value) -> Option<String> {
     )
 }
 
+/// The file change an action made, if it is an edit: from the tool call's arguments when
+/// structured, else from the command text.
 fn change_of(
     action: &str,
     tool: &str,
@@ -258,85 +260,109 @@ fn change_of(
     open: Option<&str>,
     wd: Option<&str>,
 ) -> Option<FileChange> {
-    let rel = |p: &str| relative_path(p, wd);
+    let files = Files { open, wd };
     let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
     let a = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
     // Structured tool calls first; an action string under the tool's name (`str_replace_editor
     // create /r/a.py --file_text …`) is read as the command text below.
     match tool {
-        "str_replace_editor" if args.is_object() => {
-            let path = rel(&a("path")?);
-            return match a("command")?.as_str() {
-                "create" => mk(
-                    path,
-                    Edit::Write {
-                        content: a("file_text").unwrap_or_default(),
-                    },
-                ),
-                "str_replace" => mk(
-                    path,
-                    Edit::Replace {
-                        old: a("old_str")?,
-                        new: a("new_str").unwrap_or_default(),
-                        all: false,
-                    },
-                ),
-                "insert" => {
-                    let line = args.get("insert_line").and_then(Value::as_u64)? as usize;
-                    mk(
-                        path,
-                        Edit::Lines {
-                            start: line.saturating_add(1),
-                            end: line,
-                            text: a("new_str").unwrap_or_default(),
-                        },
-                    )
-                }
-                _ => None,
-            };
-        }
-        "edit" if args.get("search").is_some() => {
-            return mk(
-                rel(open?),
-                Edit::Replace {
-                    old: a("search")?,
-                    new: a("replace").unwrap_or_default(),
-                    all: args
-                        .get("replace_all")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
+        "str_replace_editor" if args.is_object() => editor_args(args, files),
+        "edit" if args.get("search").is_some() => mk(
+            files.open()?,
+            Edit::Replace {
+                old: a("search")?,
+                new: a("replace").unwrap_or_default(),
+                all: args
+                    .get("replace_all")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            },
+        ),
+        "create" if args.get("filename").is_some() => mk(
+            files.rel(&a("filename")?),
+            Edit::Write {
+                content: String::new(),
+            },
+        ),
+        "insert" if args.get("text").is_some() => match args.get("line").and_then(Value::as_u64) {
+            Some(l) => mk(
+                files.open()?,
+                Edit::Lines {
+                    start: (l as usize).saturating_add(1),
+                    end: l as usize,
+                    text: a("text")?,
                 },
-            );
-        }
-        "create" if args.get("filename").is_some() => {
-            return mk(
-                rel(&a("filename")?),
-                Edit::Write {
-                    content: String::new(),
-                },
-            );
-        }
-        "insert" if args.get("text").is_some() => {
-            return match args.get("line").and_then(Value::as_u64) {
-                Some(l) => mk(
-                    rel(open?),
-                    Edit::Lines {
-                        start: (l as usize).saturating_add(1),
-                        end: l as usize,
-                        text: a("text")?,
-                    },
-                ),
-                None => mk(rel(open?), Edit::Opaque),
-            };
-        }
-        _ => {}
+            ),
+            None => mk(files.open()?, Edit::Opaque),
+        },
+        _ => command_change(action, files),
     }
-    // Then the command text itself.
+}
+
+/// Where an edit's file is: the one the last observation showed open, and the directory the
+/// paths are relative to.
+#[derive(Clone, Copy)]
+struct Files<'a> {
+    open: Option<&'a str>,
+    wd: Option<&'a str>,
+}
+
+impl Files<'_> {
+    /// A path as the repository names it.
+    fn rel(&self, p: &str) -> String {
+        relative_path(p, self.wd)
+    }
+
+    /// The open file, for the commands that edit it; none open, no change.
+    fn open(&self) -> Option<String> {
+        Some(self.rel(self.open?))
+    }
+}
+
+/// `str_replace_editor` called with JSON arguments.
+fn editor_args(args: &Value, files: Files) -> Option<FileChange> {
+    let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
+    let a = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    let path = files.rel(&a("path")?);
+    match a("command")?.as_str() {
+        "create" => mk(
+            path,
+            Edit::Write {
+                content: a("file_text").unwrap_or_default(),
+            },
+        ),
+        "str_replace" => mk(
+            path,
+            Edit::Replace {
+                old: a("old_str")?,
+                new: a("new_str").unwrap_or_default(),
+                all: false,
+            },
+        ),
+        "insert" => {
+            let line = args.get("insert_line").and_then(Value::as_u64)? as usize;
+            mk(
+                path,
+                Edit::Lines {
+                    start: line.saturating_add(1),
+                    end: line,
+                    text: a("new_str").unwrap_or_default(),
+                },
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The change of an edit given as command text: `edit N:M … end_of_edit`, or the tools'
+/// shell-quoted commands.
+fn command_change(action: &str, files: Files) -> Option<FileChange> {
+    let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
     if let Some(c) = line_edit().captures(action.trim_end()) {
         let start: usize = c[1].parse().ok()?;
         let end: usize = c[2].parse().ok()?;
         return mk(
-            rel(open?),
+            files.open()?,
             Edit::Lines {
                 start,
                 end,
@@ -347,7 +373,7 @@ fn change_of(
     let words = shell_words(action);
     match words.first().map(String::as_str) {
         Some("edit") if words.len() >= 3 => mk(
-            rel(open?),
+            files.open()?,
             Edit::Replace {
                 old: words[1].clone(),
                 new: words[2].clone(),
@@ -355,7 +381,7 @@ fn change_of(
             },
         ),
         Some("create") if words.len() >= 2 => mk(
-            rel(&words[1]),
+            files.rel(&words[1]),
             Edit::Write {
                 content: String::new(),
             },
@@ -363,54 +389,58 @@ fn change_of(
         Some("insert") if words.len() >= 2 => {
             match words.get(2).and_then(|l| l.parse::<usize>().ok()) {
                 Some(l) => mk(
-                    rel(open?),
+                    files.open()?,
                     Edit::Lines {
                         start: l.saturating_add(1),
                         end: l,
                         text: words[1].clone(),
                     },
                 ),
-                None => mk(rel(open?), Edit::Opaque),
+                None => mk(files.open()?, Edit::Opaque),
             }
         }
-        Some("str_replace_editor") => {
-            let cmd = words.get(1)?;
-            let path = rel(words.get(2)?);
-            let flag = |f: &str| {
-                words
-                    .iter()
-                    .position(|w| w == f)
-                    .and_then(|i| words.get(i + 1))
-                    .cloned()
-            };
-            match cmd.as_str() {
-                "create" => mk(
-                    path,
-                    Edit::Write {
-                        content: flag("--file_text").unwrap_or_default(),
-                    },
-                ),
-                "str_replace" => mk(
-                    path,
-                    Edit::Replace {
-                        old: flag("--old_str")?,
-                        new: flag("--new_str").unwrap_or_default(),
-                        all: false,
-                    },
-                ),
-                "insert" => {
-                    let l: usize = flag("--insert_line")?.parse().ok()?;
-                    mk(
-                        path,
-                        Edit::Lines {
-                            start: l.saturating_add(1),
-                            end: l,
-                            text: flag("--new_str").unwrap_or_default(),
-                        },
-                    )
-                }
-                _ => None,
-            }
+        Some("str_replace_editor") => editor_words(&words, files),
+        _ => None,
+    }
+}
+
+/// `str_replace_editor COMMAND PATH --flag value …` as command text.
+fn editor_words(words: &[String], files: Files) -> Option<FileChange> {
+    let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
+    let cmd = words.get(1)?;
+    let path = files.rel(words.get(2)?);
+    let flag = |f: &str| {
+        words
+            .iter()
+            .position(|w| w == f)
+            .and_then(|i| words.get(i + 1))
+            .cloned()
+    };
+    match cmd.as_str() {
+        "create" => mk(
+            path,
+            Edit::Write {
+                content: flag("--file_text").unwrap_or_default(),
+            },
+        ),
+        "str_replace" => mk(
+            path,
+            Edit::Replace {
+                old: flag("--old_str")?,
+                new: flag("--new_str").unwrap_or_default(),
+                all: false,
+            },
+        ),
+        "insert" => {
+            let l: usize = flag("--insert_line")?.parse().ok()?;
+            mk(
+                path,
+                Edit::Lines {
+                    start: l.saturating_add(1),
+                    end: l,
+                    text: flag("--new_str").unwrap_or_default(),
+                },
+            )
         }
         _ => None,
     }
