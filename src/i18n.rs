@@ -1,6 +1,8 @@
 //! The language of what people read (`--lang`, `sage.lang`, the locale): English, Russian or
 //! Chinese. Strings live in templates/i18n/<lang>.yaml (embedded; `sage.templates` may hold
-//! its own); JSON, notes and SARIF stay in codes and English whatever the language.
+//! its own); JSON, notes and SARIF stay in codes and English whatever the language. The
+//! strings of a run are a value (`Tr`), loaded where the command line starts and passed to
+//! what writes for people: no global language.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,7 +20,7 @@ const EMBEDDED: [(Lang, &str); 3] = [
 
 /// The strings of one language, English behind them: made once where the command line starts
 /// (`Tr::load`) and handed to what writes for people.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Tr {
     lang: Lang,
     own: HashMap<String, String>,
@@ -91,44 +93,9 @@ impl Tr {
     }
 }
 
-static CURRENT: OnceLock<Tr> = OnceLock::new();
-
-/// Sets the language of this run, with the strings of `templates` when it holds
-/// `i18n/<lang>.yaml`. The first call wins (the command line sets it once).
-pub(crate) fn init(lang: Lang, templates: Option<&Path>) -> Result<()> {
-    let _ = CURRENT.set(Tr::load(lang, templates)?);
-    Ok(())
-}
-
-/// The strings of this run (English until `init`).
-pub(crate) fn current() -> &'static Tr {
-    CURRENT.get().unwrap_or_else(|| Tr::english())
-}
-
-/// The language of this run (English until `init`).
-pub(crate) fn lang() -> Lang {
-    current().lang()
-}
-
-/// The string `key` in the language of this run.
-pub(crate) fn t(key: &str) -> String {
-    current().t(key)
-}
-
-/// `t(key)` with `{name}` replaced by each value.
-pub(crate) fn tf(key: &str, args: &[(&str, &dyn std::fmt::Display)]) -> String {
-    current().tf(key, args)
-}
-
-/// Width of `s` on a terminal: a CJK character takes two columns.
+/// Width of `s` on a terminal in columns (unicode-width): a CJK character takes two.
 pub(crate) fn width(s: &str) -> usize {
-    s.chars()
-        .map(|c| match c as u32 {
-            0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF => 2,
-            0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 => 2,
-            _ => 1,
-        })
-        .sum()
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
 /// `s` padded with spaces to `cols` terminal columns.

@@ -2,6 +2,7 @@
 //! turn at which the record shows a deviation from the security intent, its type, and the missed
 //! opportunities after it.
 
+use crate::i18n::Tr;
 use serde::{Deserialize, Serialize};
 
 mod margin;
@@ -109,13 +110,13 @@ impl OriginType {
     }
 
     /// The type in words, in the run's language (reports people read).
-    pub(crate) fn words_shown(self) -> String {
-        crate::i18n::t(&format!("origin.{}", self.as_str()))
+    pub(crate) fn words_shown(self, tr: &Tr) -> String {
+        tr.t(&format!("origin.{}", self.as_str()))
     }
 
     /// The type explained in a sentence, in the run's language.
-    pub(crate) fn explained(self) -> String {
-        crate::i18n::t(&format!("origin.long.{}", self.as_str()))
+    pub(crate) fn explained(self, tr: &Tr) -> String {
+        tr.t(&format!("origin.long.{}", self.as_str()))
     }
 
     pub(crate) fn words(self) -> &'static str {
@@ -719,7 +720,7 @@ mod tests {
         let (o, _) = locate(&worked_example(), &l);
         let m = o.margin.unwrap();
         assert!(m.firm, "{m:?}");
-        assert!(m.shown().starts_with("firm:"));
+        assert!(m.shown(Tr::english()).starts_with("firm:"));
         // A defence named with DI 1 rests on one point: at 0 the silent plan turn is (ii).
         let mut close = worked_example();
         close.turns[0].scores = Some(Scores {
@@ -746,11 +747,11 @@ mod tests {
             (Some(1), Some(OriginType::UnaddressedRequirement))
         );
         assert!(
-            m.shown().starts_with(
+            m.shown(Tr::english()).starts_with(
                 "close call: if turn 1's DI were 0, the origin would be turn 1 (unaddressed requirement)"
             ),
             "{}",
-            m.shown()
+            m.shown(Tr::english())
         );
         // A judge sure of its scores there: only the changes it doubts are weighed.
         let mut sure = close.clone();

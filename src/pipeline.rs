@@ -375,6 +375,8 @@ pub(crate) struct BlameRequest<'a> {
     pub confirm_with: Option<crate::judge::backends::Spec>,
     /// The user named the CWE (`--cwe`): it stands, whatever the task says.
     pub cwe_given: bool,
+    /// The language the report is read in: its recommendation is written in it too.
+    pub lang: crate::lang::Lang,
 }
 
 /// The finding as the judge may see it with `--judge-sees-anchor`.
@@ -656,7 +658,7 @@ pub(crate) fn blame(
         )
     };
     let recommendation = recommend(crate::i18n::Lang::En)?;
-    let recommendation_shown = match crate::i18n::lang() {
+    let recommendation_shown = match req.lang {
         crate::i18n::Lang::En => None,
         lang => Some(recommend(lang)?),
     };

@@ -27,6 +27,8 @@ pub(crate) struct RunOptions {
     pub all_writes: bool,
     /// The environment, for each case's settings.
     pub env: crate::env::Env,
+    /// The language reports are read in.
+    pub lang: crate::lang::Lang,
 }
 
 /// `blame-origin` for one case.
@@ -91,6 +93,7 @@ fn with_case<T>(
         all_writes: opts.all_writes,
         confirm_with: None,
         cwe_given: false,
+        lang: opts.lang,
     };
     f(&repo, &range, &agents, req)
 }

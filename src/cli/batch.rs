@@ -323,6 +323,7 @@ fn run_options(ctx: &Context, args: &BatchArgs) -> Result<RunOptions> {
         allow_partial: super::util::allow_partial(ctx.settings()?, &args.judge),
         all_writes: args.writes.all(ctx.settings()?),
         env: ctx.env.clone(),
+        lang: ctx.tr.lang(),
     })
 }
 

@@ -136,7 +136,8 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
         }
         let mut docs = Vec::with_capacity(anchors.len());
         for (anchor, unconfirmed) in &anchors {
-            let req = request(args, anchor, *unconfirmed, &judge, levers, false, None);
+            let mut req = request(args, anchor, *unconfirmed, &judge, levers, false, None);
+            req.lang = ctx.tr.lang();
             docs.push(pipeline::estimate(&repo, &range, &agents, req)?);
         }
         let doc = crate::judge::cost::EstimateDoc::combine(docs).expect("at least one finding");
@@ -145,7 +146,7 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
     }
     let mut docs = Vec::with_capacity(anchors.len());
     for (anchor, unconfirmed) in &anchors {
-        let req = request(
+        let mut req = request(
             args,
             anchor,
             *unconfirmed,
@@ -154,6 +155,8 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             args.writes.all(settings),
             confirm_with.clone(),
         );
+        // The recommendation in the language the report is read in.
+        req.lang = ctx.tr.lang();
         let (doc, _) = pipeline::blame(&repo, &range, &agents, req)?;
         docs.push(doc);
     }
@@ -163,12 +166,12 @@ pub(crate) fn run(ctx: &Context, args: &BlameOriginArgs) -> Result<i32> {
             tool: crate::tool::Tool::current(),
             reports: &docs,
         };
-        emit(ctx, &targets, &set, |f| render_all(&docs, f))?;
+        emit(ctx, &targets, &set, |f| render_all(&docs, f, &ctx.tr))?;
     } else {
-        emit(ctx, &targets, &docs[0], |f| render(&docs[0], f))?;
+        emit(ctx, &targets, &docs[0], |f| render(&docs[0], f, &ctx.tr))?;
     }
     for doc in &docs {
-        warn_all(&doc.warnings);
+        warn_all(&ctx.tr, &doc.warnings);
     }
     super::util::say_spend(&judge);
     // Failed scoring ends the run here, before notes (shared with everyone who fetches them)
@@ -297,6 +300,7 @@ fn request<'a>(
         all_writes,
         confirm_with,
         cwe_given: args.finding.cwe.is_some(),
+        lang: crate::lang::Lang::En,
     }
 }
 
@@ -356,7 +360,7 @@ struct ReportSet<'a> {
 }
 
 /// Every finding's report in one document: one SARIF run, one section per finding otherwise.
-fn render_all(docs: &[ReportDoc], format: Format) -> Result<Styled> {
+fn render_all(docs: &[ReportDoc], format: Format, tr: &crate::i18n::Tr) -> Result<Styled> {
     if format == Format::Sarif {
         let mut s = serde_json::to_string_pretty(&crate::report::sarif::reports(docs))
             .map_err(|e| Error::env(format!("cannot encode SARIF: {e}")))?;
@@ -372,7 +376,7 @@ fn render_all(docs: &[ReportDoc], format: Format) -> Result<Styled> {
         if i > 0 {
             all.push_str(sep);
         }
-        all.append(render(d, format)?);
+        all.append(render(d, format, tr)?);
     }
     Ok(all)
 }

@@ -69,7 +69,7 @@ pub(crate) fn splice(text: &str, block: Option<&str>) -> String {
 pub(crate) fn run(ctx: &Context, args: &CheckpointArgs) -> Result<i32> {
     // The same folder the guard reads the checkpoint from (docs/guard.md).
     let templates = super::util::templates_dir(args.templates.as_deref(), ctx.settings()?)?;
-    let block = crate::report::recommend::checkpoint(args.cwe, templates.as_deref())?;
+    let block = crate::report::recommend::checkpoint(&ctx.tr, args.cwe, templates.as_deref())?;
     let Some(path) = &args.agent_file else {
         ctx.print(&block)?;
         return Ok(0);

@@ -156,20 +156,20 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
         all_writes: args.writes.all_writes,
         confirm_with: None,
         cwe_given: false,
+        lang: ctx.tr.lang(),
     };
     let (mut doc, _) = pipeline::blame(&repo, &range, &AgentMatcher::everyone(), req)?;
     // The example's own name, not the temporary directory's: the same bytes wherever it runs.
     doc.repository = Some("product-media".into());
     let place = match &args.keep {
-        Some(d) => crate::i18n::tf("demo.kept", &[("dir", &d.display())]),
-        None => crate::i18n::t("demo.keep"),
+        Some(d) => ctx.tr.tf("demo.kept", &[("dir", &d.display())]),
+        None => ctx.tr.t("demo.keep"),
     };
     emit(ctx, &targets, &doc, |f| {
-        let text = render(&doc, f)?;
+        let text = render(&doc, f, &ctx.tr)?;
         Ok(match f {
             Format::Text => {
-                let mut out =
-                    crate::term::Styled::from(format!("{}\n\n", crate::i18n::t("demo.intro")));
+                let mut out = crate::term::Styled::from(format!("{}\n\n", ctx.tr.t("demo.intro")));
                 out.append(text);
                 out.push_str(&format!("\n{place}\n"));
                 out
@@ -177,6 +177,6 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> Result<i32> {
             _ => text,
         })
     })?;
-    warn_all(&doc.warnings);
+    warn_all(&ctx.tr, &doc.warnings);
     Ok(0)
 }

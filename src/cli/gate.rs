@@ -42,7 +42,7 @@ pub(crate) fn check(
     let mut anchors = kept_findings(repo, settings);
     let range = crate::history::range::resolve(repo, Some(tip), Some(base), None)?;
     if anchors.is_empty() {
-        match scanner_finding(repo, &range, settings, hook)? {
+        match scanner_finding(ctx, repo, &range, settings, hook)? {
             Some(a) => anchors.push((a, true)),
             None => return Ok(0),
         }
@@ -65,7 +65,7 @@ pub(crate) fn check(
     let mut scoring: Option<crate::error::Error> = None;
     crate::say!(
         "{}",
-        crate::i18n::tf(
+        ctx.tr.tf(
             "hook.head",
             &[
                 ("what", &what),
@@ -87,6 +87,7 @@ pub(crate) fn check(
             all_writes: settings.all_writes,
             confirm_with: None,
             cwe_given: false,
+            lang: ctx.tr.lang(),
         };
         let (doc, _) = match pipeline::blame(repo, &range, &agents, req) {
             Ok(x) => x,
@@ -116,10 +117,11 @@ pub(crate) fn check(
             continue;
         }
         let origin = match (doc.origin.turn, doc.origin.kind) {
-            (Some(t), Some(k)) => {
-                crate::i18n::tf("hook.origin", &[("turn", &t), ("type", &k.words_shown())])
-            }
-            _ => crate::i18n::t("hook.undetermined"),
+            (Some(t), Some(k)) => ctx.tr.tf(
+                "hook.origin",
+                &[("turn", &t), ("type", &k.words_shown(&ctx.tr))],
+            ),
+            _ => ctx.tr.t("hook.undetermined"),
         };
         let missed = if doc.missed_opportunities.is_empty() {
             String::new()
@@ -130,7 +132,7 @@ pub(crate) fn check(
             } else {
                 "hook.missed_many"
             };
-            crate::i18n::tf(key, &[("n", &n)])
+            ctx.tr.tf(key, &[("n", &n)])
         };
         crate::say!(
             "  {}: {}, {origin}{missed}",
@@ -144,7 +146,7 @@ pub(crate) fn check(
     if write_notes {
         crate::say!(
             "{}",
-            crate::i18n::tf(
+            ctx.tr.tf(
                 "hook.notes",
                 &[
                     ("tip", &&tip[..7.min(tip.len())]),
@@ -154,15 +156,13 @@ pub(crate) fn check(
         );
     }
     if settings.block && candidates > 0 && present == 0 {
-        crate::say!(
-            "{}",
-            crate::i18n::tf("hook.not_blocking", &[("n", &candidates)])
-        );
+        crate::say!("{}", ctx.tr.tf("hook.not_blocking", &[("n", &candidates)]));
     }
     if settings.block && present > 0 {
         crate::say!(
             "{}",
-            crate::i18n::tf("hook.refused", &[("what", &what), ("n", &present)])
+            ctx.tr
+                .tf("hook.refused", &[("what", &what), ("n", &present)])
         );
         return Ok(1);
     }
@@ -195,13 +195,14 @@ fn kept_findings(repo: &Repo, settings: &crate::settings::Settings) -> Vec<(Anch
 /// Without kept findings, the strongest candidate of `sage.scanner` (unconfirmed), or `None`
 /// after saying there is nothing to check: a user must be able to tell that the hooks ran.
 fn scanner_finding(
+    ctx: &Context,
     repo: &Repo,
     range: &crate::history::range::Range,
     settings: &crate::settings::Settings,
     hook: &str,
 ) -> Result<Option<Anchor>> {
     let Some(scanner) = settings.scanner else {
-        crate::say!("{}", crate::i18n::tf("hook.nothing", &[("hook", &hook)]));
+        crate::say!("{}", ctx.tr.tf("hook.nothing", &[("hook", &hook)]));
         return Ok(None);
     };
     use crate::screen::anchorless::{Scan, scan};
@@ -210,7 +211,7 @@ fn scanner_finding(
         Scan::Nothing(_) => {
             crate::say!(
                 "{}",
-                crate::i18n::tf(
+                ctx.tr.tf(
                     "hook.scanner_nothing",
                     &[("scanner", &scanner.name()), ("hook", &hook)]
                 )

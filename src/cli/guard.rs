@@ -199,6 +199,7 @@ fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::p
             g::decide(
                 call,
                 &Default::default(),
+                &ctx.tr,
                 crate::settings::GuardMode::Auto,
                 None,
                 None,
@@ -220,6 +221,13 @@ fn decide(ctx: &Context, call: &hook::Call) -> Result<(g::Outcome, Option<std::p
     let state = repo
         .as_ref()
         .map(|r| r.git_dir().join("sage").join("guard").join("sessions"));
-    let o = g::decide(call, &settings, settings.guard, finding, state.as_deref())?;
+    let o = g::decide(
+        call,
+        &settings,
+        &ctx.tr,
+        settings.guard,
+        finding,
+        state.as_deref(),
+    )?;
     Ok((o, root))
 }

@@ -124,7 +124,7 @@ pub(crate) fn run(ctx: &Context, args: &JudgeCmd) -> Result<i32> {
     let stage = crate::timing::stage("write the scores");
     emit(ctx, &targets, &doc, |_| Ok(render(&doc)))?;
     drop(stage);
-    warn_all(&doc.judge.warnings);
+    warn_all(&ctx.tr, &doc.judge.warnings);
     super::util::say_spend(&opts);
     super::util::check_scoring(
         &doc.failed_turns,

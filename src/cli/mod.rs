@@ -121,6 +121,8 @@ pub(crate) struct Context {
     pub cwd: PathBuf,
     /// The environment, read once here at the edge.
     pub env: crate::env::Env,
+    /// The strings of the run's language (`--lang`, `sage.lang`, the locale).
+    pub tr: crate::i18n::Tr,
     settings: std::cell::OnceCell<Settings>,
     color: crate::term::ColorChoice,
 }
@@ -130,6 +132,7 @@ impl Context {
         Context {
             cwd,
             env,
+            tr: crate::i18n::Tr::english().clone(),
             settings: std::cell::OnceCell::new(),
             color: crate::term::ColorChoice::Auto,
         }
@@ -257,7 +260,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Ok(s) => (s.lang, s.templates.clone()),
         Err(_) => (None, None),
     };
-    crate::i18n::init(
+    ctx.tr = crate::i18n::Tr::load(
         crate::i18n::choose(cli.lang, lang_setting, ctx.env.locale),
         templates.as_deref(),
     )?;

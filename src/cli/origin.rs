@@ -103,7 +103,7 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
         crate::report::recommend::recommendation(&origin, &missed, prov.finding.cwe, None, lang)
     };
     let recommendation = rec(crate::i18n::Lang::En)?;
-    let shown = rec(crate::i18n::lang())?;
+    let shown = rec(ctx.tr.lang())?;
     let out = Out {
         schema: ORIGIN_SCHEMA,
         tool: crate::tool::Tool::current(),
@@ -113,12 +113,15 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
     };
     emit(ctx, &targets, &out, |_| {
         let o = &out.origin;
-        use crate::i18n::{t, tf};
+        let tr = &ctx.tr;
         let mut s = match (o.turn, o.kind) {
             (Some(turn), Some(k)) => format!(
                 "{}: {}{}\n",
-                t("html.origin").to_lowercase(),
-                tf("origin.at", &[("turn", &turn), ("type", &k.words_shown())]),
+                tr.t("html.origin").to_lowercase(),
+                tr.tf(
+                    "origin.at",
+                    &[("turn", &turn), ("type", &k.words_shown(tr))]
+                ),
                 o.quote
                     .as_deref()
                     .map(|q| format!(": \"{q}\""))
@@ -126,8 +129,8 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             ),
             _ => format!(
                 "{}: {} — {}\n",
-                t("html.origin").to_lowercase(),
-                t("origin.undetermined"),
+                tr.t("html.origin").to_lowercase(),
+                tr.t("origin.undetermined"),
                 o.detail.as_deref().unwrap_or("")
             ),
         };
@@ -135,11 +138,11 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             .missed_opportunities
             .iter()
             .map(|m| {
-                tf(
+                tr.tf(
                     "missed.item",
                     &[
                         ("turn", &m.turn),
-                        ("kind", &m.kind.shown()),
+                        ("kind", &m.kind.shown(tr)),
                         ("vr", &m.vr),
                         ("sa", &m.sa),
                         ("touch", &""),
@@ -149,9 +152,9 @@ pub(crate) fn run(ctx: &Context, args: &OriginArgs) -> Result<i32> {
             .collect();
         s.push_str(&format!(
             "{} {}\n\n{}\n",
-            t("origin.missed_label"),
+            tr.t("origin.missed_label"),
             if missed.is_empty() {
-                t("missed.none")
+                tr.t("missed.none")
             } else {
                 missed.join("; ")
             },

@@ -260,9 +260,12 @@ pub(crate) fn emit<T: serde::Serialize, R: Into<Rendered>>(
 }
 
 /// Warnings go to stderr as `git-sage: warning: …` (JSON documents also carry them as data).
-pub(crate) fn warn_all<'a>(warnings: impl IntoIterator<Item = &'a crate::warning::Warning>) {
+pub(crate) fn warn_all<'a>(
+    tr: &crate::i18n::Tr,
+    warnings: impl IntoIterator<Item = &'a crate::warning::Warning>,
+) {
     for w in warnings {
-        crate::say!("git-sage: warning: {}", w.shown(crate::i18n::current()));
+        crate::say!("git-sage: warning: {}", w.shown(tr));
     }
 }
 

@@ -10,6 +10,7 @@ use super::args::{FindingArgs, JudgeArgs, LeverArgs};
 use super::output::Format;
 use crate::error::{Error, Result};
 use crate::finding::Request;
+use crate::i18n::Tr;
 use crate::judge::backends::Spec;
 use crate::judge::cache::Cache;
 use crate::judge::endpoint::check_credentials;
@@ -23,11 +24,11 @@ use crate::transcript::lines::Input;
 
 /// Renders a report in a format (JSON is streamed by `output::emit` instead); text keeps its
 /// marks for a terminal's colours.
-pub(crate) fn render(doc: &ReportDoc, format: Format) -> Result<Styled> {
+pub(crate) fn render(doc: &ReportDoc, format: Format, tr: &Tr) -> Result<Styled> {
     Ok(match format {
-        Format::Text => return Ok(crate::report::text::report(doc)),
-        Format::Md => crate::report::markdown::report(doc),
-        Format::Html => crate::report::html::report(doc),
+        Format::Text => return Ok(crate::report::text::report(tr, doc)),
+        Format::Md => crate::report::markdown::report(tr, doc),
+        Format::Html => crate::report::html::report(tr, doc),
         Format::Json => crate::report::jsonfmt::to_string(doc)
             .map_err(|e| Error::env(format!("cannot encode JSON: {e}")))?,
         Format::Sarif => {

@@ -8,6 +8,7 @@ pub(crate) mod policy;
 pub(crate) mod session;
 pub(crate) mod splice;
 
+use crate::i18n::Tr;
 use std::path::Path;
 use std::time::Instant;
 
@@ -48,16 +49,17 @@ pub(crate) struct Outcome {
 
 /// The reason a denied write gives the model: what the plan lacks, then the checkpoint text
 /// of the task's CWE (the same as `git sage checkpoint`).
-fn reason(facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<String> {
-    use crate::i18n::{t, tf};
-    let mut out = t("guard.head");
+fn reason(tr: &Tr, facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<String> {
+    let mut out = tr.t("guard.head");
     if !missing.is_empty() {
-        let words: Vec<String> = missing.iter().map(|k| t(k)).collect();
-        out.push_str(&tf("guard.missing", &[("list", &words.join("; "))]));
+        let words: Vec<String> = missing.iter().map(|k| tr.t(k)).collect();
+        out.push_str(&tr.tf("guard.missing", &[("list", &words.join("; "))]));
     }
-    out.push_str(&t("guard.then"));
+    out.push_str(&tr.t("guard.then"));
     out.push_str("\n\n");
-    out.push_str(&crate::report::recommend::checkpoint(facts.cwe, templates)?);
+    out.push_str(&crate::report::recommend::checkpoint(
+        tr, facts.cwe, templates,
+    )?);
     Ok(out)
 }
 
@@ -66,6 +68,7 @@ fn reason(facts: &Facts, missing: &[&str], templates: Option<&Path>) -> Result<S
 pub(crate) fn decide(
     call: &Call,
     settings: &Settings,
+    tr: &Tr,
     mode: GuardMode,
     finding: Option<Option<u32>>,
     state: Option<&Path>,
@@ -120,7 +123,7 @@ pub(crate) fn decide(
             facts: Some(facts),
         },
         Verdict::Deny { missing } => Outcome {
-            deny: Some(reason(&facts, &missing, settings.templates.as_deref())?),
+            deny: Some(reason(tr, &facts, &missing, settings.templates.as_deref())?),
             why: format!("no security plan yet ({} turns judged)", facts.turns_judged),
             facts: Some(facts),
         },

@@ -2,6 +2,7 @@
 //! kind or opportunity flipped, on one turn up to the bound — that would move the origin turn or
 //! type, and what the verdict would then be. Pure, like the rule it re-runs.
 
+use crate::i18n::Tr;
 use serde::{Deserialize, Serialize};
 
 use super::{Input, Levers, Origin, OriginType, Status, TurnFacts, origin_of};
@@ -60,13 +61,12 @@ impl Margin {
 
     /// The margin in a line, in the run's language: "firm: …", or "close call: if turn 3's DI
     /// were 0, the origin would be turn 5 (unaddressed requirement)".
-    pub(crate) fn shown(&self) -> String {
-        use crate::i18n::{t, tf};
+    pub(crate) fn shown(&self, tr: &Tr) -> String {
         let Some(f) = self.headline() else {
-            return t("margin.firm");
+            return tr.t("margin.firm");
         };
         let change = match f.nudge {
-            Nudge::Score { dim, to, .. } => tf(
+            Nudge::Score { dim, to, .. } => tr.tf(
                 "margin.if_score",
                 &[
                     ("turn", &f.turn),
@@ -74,31 +74,31 @@ impl Margin {
                     ("to", &to),
                 ],
             ),
-            Nudge::Kind { to, .. } => tf(
+            Nudge::Kind { to, .. } => tr.tf(
                 "margin.if_kind",
                 &[
                     ("turn", &f.turn),
-                    ("kind", &t(&format!("kind.{}", to.as_str()))),
+                    ("kind", &tr.t(&format!("kind.{}", to.as_str()))),
                 ],
             ),
             Nudge::Opportunity { to: true, .. } => {
-                tf("margin.if_opportunity", &[("turn", &f.turn)])
+                tr.tf("margin.if_opportunity", &[("turn", &f.turn)])
             }
             Nudge::Opportunity { to: false, .. } => {
-                tf("margin.if_no_opportunity", &[("turn", &f.turn)])
+                tr.tf("margin.if_no_opportunity", &[("turn", &f.turn)])
             }
         };
         let then = match (f.origin_turn, f.origin_type) {
-            _ if f.unscored => t("margin.then_unscored"),
-            (Some(turn), Some(k)) => tf(
+            _ if f.unscored => tr.t("margin.then_unscored"),
+            (Some(turn), Some(k)) => tr.tf(
                 "margin.then_turn",
-                &[("turn", &turn), ("type", &k.words_shown())],
+                &[("turn", &turn), ("type", &k.words_shown(tr))],
             ),
-            _ => t("margin.then_undetermined"),
+            _ => tr.t("margin.then_undetermined"),
         };
-        let mut line = tf("margin.close", &[("change", &change), ("then", &then)]);
+        let mut line = tr.tf("margin.close", &[("change", &change), ("then", &then)]);
         if self.flips.len() > 1 {
-            line.push_str(&tf("margin.more", &[("n", &self.flips.len())]));
+            line.push_str(&tr.tf("margin.more", &[("n", &self.flips.len())]));
         }
         line
     }

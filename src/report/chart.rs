@@ -5,11 +5,11 @@
 //! turns shows the scores as digits in their cells; hundreds become a heat strip with the
 //! turn axis thinned to what fits.
 
+use crate::i18n::Tr;
 use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::escape::esc;
-use crate::i18n::{t, tf};
 use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
@@ -131,11 +131,11 @@ fn axis(turns: &[u32]) -> String {
 }
 
 /// The timeline section's chart and legend.
-pub(crate) fn timeline(doc: &ReportDoc) -> String {
+pub(crate) fn timeline(tr: &Tr, doc: &ReportDoc) -> String {
     let turns: Vec<u32> = doc.turns.iter().map(|t| t.score.turn).collect();
     let n = turns.len();
     if n == 0 {
-        return format!("<p class=\"muted\">{}</p>", esc(&t("chart.none_scored")));
+        return format!("<p class=\"muted\">{}</p>", esc(&tr.t("chart.none_scored")));
     }
     let index: HashMap<u32, usize> = turns.iter().enumerate().map(|(i, t)| (*t, i)).collect();
     let intro = doc.provenance.introducing_write.as_ref();
@@ -150,23 +150,23 @@ pub(crate) fn timeline(doc: &ReportDoc) -> String {
         index,
         turns,
     };
-    let mut summary = tf(
+    let mut summary = tr.tf(
         "chart.summary",
         &[("first", &f.turns[0]), ("last", &f.turns[n - 1])],
     );
-    let mut out = origin_lane(&f, &mut summary);
-    out.push_str(&writes_lane(&f, &mut summary));
+    let mut out = origin_lane(tr, &f, &mut summary);
+    out.push_str(&writes_lane(tr, &f, &mut summary));
     for d in Dim::ALL {
-        out.push_str(&dim_lane(&f, d));
+        out.push_str(&dim_lane(tr, &f, d));
     }
-    out.push_str(&missed_lane(&f, &mut summary));
-    let turn = t("chart.turn");
+    out.push_str(&missed_lane(tr, &f, &mut summary));
+    let turn = tr.t("chart.turn");
     out.push_str(&lane("axis", &turn, &turn, &axis(&f.turns)));
     format!(
         "<div class=\"chart{}\" role=\"group\" aria-label=\"{}\">\n{out}</div>\n{}",
         if n <= SEPARATE_MAX { " few" } else { "" },
         esc(&summary),
-        legend()
+        legend(tr)
     )
 }
 
@@ -183,29 +183,29 @@ struct Frame<'a> {
 }
 
 /// The origin's lane: its turn flagged, or "undetermined".
-fn origin_lane(f: &Frame, summary: &mut String) -> String {
+fn origin_lane(tr: &Tr, f: &Frame, summary: &mut String) -> String {
     let (n, turns, o) = (f.n, &f.turns, &f.doc.origin);
     let mut plot = String::new();
     match (o.status, f.origin_at) {
         (Status::Localized, Some(i)) => {
             let words = o
                 .kind
-                .map(|k| k.words_shown())
+                .map(|k| k.words_shown(tr))
                 .unwrap_or_else(|| "?".into());
             plot.push_str(&strip(
                 n,
-                &line_at(i, "om", &tf("chart.origin_line", &[("turn", &turns[i])])),
+                &line_at(i, "om", &tr.tf("chart.origin_line", &[("turn", &turns[i])])),
             ));
             let _ = write!(
                 plot,
                 "<span class=\"flag origin\" style=\"{}\">{}</span>",
                 at(centre(i, n)),
-                esc(&tf(
+                esc(&tr.tf(
                     "chart.origin_flag",
                     &[("turn", &turns[i]), ("type", &words)]
                 ))
             );
-            summary.push_str(&tf(
+            summary.push_str(&tr.tf(
                 "chart.origin_summary",
                 &[("turn", &turns[i]), ("type", &words)],
             ));
@@ -214,17 +214,17 @@ fn origin_lane(f: &Frame, summary: &mut String) -> String {
             let _ = write!(
                 plot,
                 "<span class=\"flag none\" style=\"left:0\">{}</span>",
-                esc(&t("chart.undetermined"))
+                esc(&tr.t("chart.undetermined"))
             );
         }
     }
-    let origin = t("chart.origin");
+    let origin = tr.t("chart.origin");
     lane("marks origin", &origin, &origin, &plot)
 }
 
 /// The writes' lane: every write of the anchored file tied to a turn; the introducing one
 /// named.
-fn writes_lane(f: &Frame, summary: &mut String) -> String {
+fn writes_lane(tr: &Tr, f: &Frame, summary: &mut String) -> String {
     let (n, turns, intro) = (f.n, &f.turns, f.intro);
     let mut marks = String::new();
     let mut any = false;
@@ -241,7 +241,7 @@ fn writes_lane(f: &Frame, summary: &mut String) -> String {
         marks.push_str(&line_at(
             i,
             if is_intro { "wm intro" } else { "wm" },
-            &tf(
+            &tr.tf(
                 "chart.write_line",
                 &[("write", &w.write), ("commit", &short), ("turn", &turns[i])],
             ),
@@ -254,28 +254,28 @@ fn writes_lane(f: &Frame, summary: &mut String) -> String {
                 plot,
                 "<span class=\"flag write\" style=\"{}\">{}</span>",
                 at(centre(i, n)),
-                esc(&tf(
+                esc(&tr.tf(
                     "chart.write_flag",
                     &[("write", &w.write), ("turn", &turns[i])]
                 ))
             );
-            summary.push_str(&tf("chart.write_summary", &[("turn", &turns[i])]));
+            summary.push_str(&tr.tf("chart.write_summary", &[("turn", &turns[i])]));
         }
         _ if !any => {
             let _ = write!(
                 plot,
                 "<span class=\"flag none\" style=\"left:0\">{}</span>",
-                esc(&t("chart.no_write"))
+                esc(&tr.t("chart.no_write"))
             );
         }
         _ => {}
     }
-    let writes = t("chart.writes");
+    let writes = tr.t("chart.writes");
     lane("marks writes", &writes, &writes, &plot)
 }
 
 /// One dimension's lane: a cell per turn, its score (or why none) as a digit when there is room.
-fn dim_lane(f: &Frame, d: Dim) -> String {
+fn dim_lane(tr: &Tr, f: &Frame, d: Dim) -> String {
     let (n, doc) = (f.n, f.doc);
     let key = d.key();
     let mut cells = String::new();
@@ -284,14 +284,18 @@ fn dim_lane(f: &Frame, d: Dim) -> String {
         let s = &turn.score;
         let (class, digit, what) = match (&s.scores, s.applicable) {
             (None, _) if s.skipped.is_some() => {
-                ("na".to_string(), "·".to_string(), t("html.not_asked"))
+                ("na".to_string(), "·".to_string(), tr.t("html.not_asked"))
             }
             (None, _) => (
                 "fail".to_string(),
                 "×".to_string(),
-                t("html.scoring_failed"),
+                tr.t("html.scoring_failed"),
             ),
-            (Some(_), false) => ("na".to_string(), "–".to_string(), t("html.not_applicable")),
+            (Some(_), false) => (
+                "na".to_string(),
+                "–".to_string(),
+                tr.t("html.not_applicable"),
+            ),
             (Some(x), true) => {
                 let v = x.get(d);
                 (
@@ -304,7 +308,7 @@ fn dim_lane(f: &Frame, d: Dim) -> String {
         let _ = write!(
             cells,
             "<rect class=\"c {class}\" x=\"{i}\" y=\"0\" width=\"1\" height=\"1\"><title>{}</title></rect>",
-            esc(&tf("chart.cell", &[("turn", &s.turn), ("what", &what)]))
+            esc(&tr.tf("chart.cell", &[("turn", &s.turn), ("what", &what)]))
         );
         if n <= DIGITS_MAX {
             let _ = write!(
@@ -326,13 +330,13 @@ fn dim_lane(f: &Frame, d: Dim) -> String {
     lane(
         &format!("dim {key}"),
         &key.to_uppercase(),
-        &format!("{} {}", key.to_uppercase(), short_name(d)),
+        &format!("{} {}", key.to_uppercase(), short_name(tr, d)),
         &format!("{}{digits}", strip(n, &cells)),
     )
 }
 
 /// The missed opportunities' lane.
-fn missed_lane(f: &Frame, summary: &mut String) -> String {
+fn missed_lane(tr: &Tr, f: &Frame, summary: &mut String) -> String {
     let (n, doc) = (f.n, f.doc);
     let mut marks = String::new();
     for m in &doc.missed_opportunities {
@@ -344,9 +348,9 @@ fn missed_lane(f: &Frame, summary: &mut String) -> String {
             marks.push_str(&line_at(
                 i,
                 "mm",
-                &tf(
+                &tr.tf(
                     "chart.missed_line",
-                    &[("turn", &m.turn), ("kind", &m.kind.shown())],
+                    &[("turn", &m.turn), ("kind", &m.kind.shown(tr))],
                 ),
             ));
         }
@@ -356,25 +360,25 @@ fn missed_lane(f: &Frame, summary: &mut String) -> String {
         let _ = write!(
             plot,
             "<span class=\"flag none\" style=\"left:0\">{}</span>",
-            esc(&t("chart.none"))
+            esc(&tr.t("chart.none"))
         );
     }
     let missed = doc.missed_opportunities.len();
-    summary.push_str(&tf("chart.missed_summary", &[("n", &missed)]));
+    summary.push_str(&tr.tf("chart.missed_summary", &[("n", &missed)]));
     lane(
         "marks missed",
-        &t("chart.missed"),
-        &tf("chart.missed_n", &[("n", &missed)]),
+        &tr.t("chart.missed"),
+        &tr.tf("chart.missed_n", &[("n", &missed)]),
         &plot,
     )
 }
 
 /// The dimension's name, short enough for a lane title.
-fn short_name(d: Dim) -> String {
-    t(&format!("dim.{}.short", d.key()))
+fn short_name(tr: &Tr, d: Dim) -> String {
+    tr.t(&format!("dim.{}.short", d.key()))
 }
 
-fn legend() -> String {
+fn legend(tr: &Tr) -> String {
     let mut out = String::from("<ul class=\"legend\">");
     for d in Dim::ALL {
         let _ = write!(
@@ -382,26 +386,26 @@ fn legend() -> String {
             "<li><i class=\"sw {}\"></i>{} {}</li>",
             d.key(),
             d.key().to_uppercase(),
-            esc(&t(&format!("dim.{}.name", d.key())))
+            esc(&tr.t(&format!("dim.{}.name", d.key())))
         );
     }
     let _ = write!(
         out,
         "<li><i class=\"sw s0\"></i><i class=\"sw s1\"></i><i class=\"sw s2\"></i><i class=\"sw s3\"></i>{}</li>",
-        esc(&t("chart.legend_scale"))
+        esc(&tr.t("chart.legend_scale"))
     );
     let _ = write!(
         out,
         "<li><i class=\"sw na\"></i>{}</li><li><i class=\"sw fail\"></i>{}</li>",
-        esc(&t("html.not_applicable")),
-        esc(&t("html.scoring_failed"))
+        esc(&tr.t("html.not_applicable")),
+        esc(&tr.t("html.scoring_failed"))
     );
     let _ = write!(
         out,
         "<li><i class=\"mk origin\"></i>{}</li><li><i class=\"mk write\"></i>{}</li><li><i class=\"mk missed\"></i>{}</li>",
-        esc(&t("chart.legend_origin")),
-        esc(&t("chart.legend_write")),
-        esc(&t("chart.legend_missed"))
+        esc(&tr.t("chart.legend_origin")),
+        esc(&tr.t("chart.legend_write")),
+        esc(&tr.t("chart.legend_missed"))
     );
     out.push_str("</ul>\n");
     out

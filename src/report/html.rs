@@ -5,10 +5,10 @@
 //! fetched: the style is inline and the chart is inline SVG. Every string from the
 //! transcript or the repository is escaped.
 
+use crate::i18n::Tr;
 use std::fmt::Write;
 
 use crate::history::ProvenanceStatus;
-use crate::i18n::{t, tf};
 use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
@@ -30,11 +30,11 @@ fn meta(out: &mut String, name: &str, value: &str) {
 
 /// The page's header: the finding, where it was looked for and with what, and the code it
 /// points at.
-fn header(doc: &ReportDoc) -> String {
+fn header(tr: &Tr, doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let mut out = format!(
         "<header class=\"top\">\n<p class=\"kicker\">{}</p>\n",
-        esc(&t("html.kicker"))
+        esc(&tr.t("html.kicker"))
     );
     let cwe = f
         .cwe_label()
@@ -53,11 +53,11 @@ fn header(doc: &ReportDoc) -> String {
         let _ = writeln!(out, "<p class=\"desc\">{}</p>", esc(d.trim()));
     }
     if doc.unconfirmed {
-        let _ = writeln!(out, "<p class=\"banner\">{}</p>", t("html.unconfirmed"));
+        let _ = writeln!(out, "<p class=\"banner\">{}</p>", tr.t("html.unconfirmed"));
     }
-    let _ = writeln!(out, "<dl class=\"meta\">{}</dl>", header_meta(doc));
+    let _ = writeln!(out, "<dl class=\"meta\">{}</dl>", header_meta(tr, doc));
     if !f.tip_lines.is_empty() {
-        out.push_str(&tip_code(f));
+        out.push_str(&tip_code(tr, f));
     }
     out.push_str("</header>\n");
     out
@@ -65,7 +65,7 @@ fn header(doc: &ReportDoc) -> String {
 
 /// The header's facts, each a `<dt>`/`<dd>` pair: file, repository, branch, range, session,
 /// judge and tool.
-fn header_meta(doc: &ReportDoc) -> String {
+fn header_meta(tr: &Tr, doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let mut dl = String::new();
     let anchored: Vec<u32> = f
@@ -75,43 +75,43 @@ fn header_meta(doc: &ReportDoc) -> String {
         .map(|l| l.line)
         .collect();
     let lines = match (anchored.first().copied(), anchored.last().copied(), f.line) {
-        (Some(a), Some(b), _) if a != b => tf("html.lines", &[("first", &a), ("last", &b)]),
-        (Some(a), _, _) | (None, _, Some(a)) => tf("html.line", &[("line", &a)]),
+        (Some(a), Some(b), _) if a != b => tr.tf("html.lines", &[("first", &a), ("last", &b)]),
+        (Some(a), _, _) | (None, _, Some(a)) => tr.tf("html.line", &[("line", &a)]),
         _ => String::new(),
     };
     meta(
         &mut dl,
-        &t("html.file"),
+        &tr.t("html.file"),
         &format!("<code>{}</code>{}", esc(&f.file), esc(&lines)),
     );
     if let Some(r) = &doc.repository {
-        meta(&mut dl, &t("html.repository"), &esc(r));
+        meta(&mut dl, &tr.t("html.repository"), &esc(r));
     }
     let r = &doc.range;
     if let Some(b) = &r.branch {
         meta(
             &mut dl,
-            &t("html.branch"),
+            &tr.t("html.branch"),
             &format!("<code>{}</code>", esc(b)),
         );
     }
-    meta(&mut dl, &t("html.range"), &range_value(r));
+    meta(&mut dl, &tr.t("html.range"), &range_value(tr, r));
     if let Some(d) = &r.tip_date {
         meta(
             &mut dl,
-            &t("html.tip_date"),
+            &tr.t("html.tip_date"),
             &esc(&d.replace('T', " ").replace('Z', " UTC")),
         );
     }
     let session = match &doc.session {
-        Some(s) => session_value(s),
-        None => esc(&t("html.session_none")),
+        Some(s) => session_value(tr, s),
+        None => esc(&tr.t("html.session_none")),
     };
-    meta(&mut dl, &t("html.session"), &session);
+    meta(&mut dl, &tr.t("html.session"), &session);
     meta(
         &mut dl,
-        &t("html.judge"),
-        &match super::judge_cost(&doc.judge) {
+        &tr.t("html.judge"),
+        &match super::judge_cost(tr, &doc.judge) {
             Some(cost) => format!(
                 "{} ({}) · {}",
                 esc(&doc.judge.name),
@@ -123,15 +123,15 @@ fn header_meta(doc: &ReportDoc) -> String {
     );
     meta(
         &mut dl,
-        &t("html.tool"),
+        &tr.t("html.tool"),
         &format!("git sage {}", env!("CARGO_PKG_VERSION")),
     );
     dl
 }
 
 /// The range studied: base..tip, how many commits, and where the base came from.
-fn range_value(r: &RangeJson) -> String {
-    tf(
+fn range_value(tr: &Tr, r: &RangeJson) -> String {
+    tr.tf(
         if r.commits == 1 {
             "html.range_one"
         } else {
@@ -153,17 +153,17 @@ fn range_value(r: &RangeJson) -> String {
 }
 
 /// The session read: its file and format, the agent and model, and the turns in scope.
-fn session_value(s: &SessionJson) -> String {
+fn session_value(tr: &Tr, s: &SessionJson) -> String {
     let agent = match &s.agent {
-        Some(a) => tf("html.agent", &[("name", &esc(a))]),
-        None => esc(&t("html.agent_none")),
+        Some(a) => tr.tf("html.agent", &[("name", &esc(a))]),
+        None => esc(&tr.t("html.agent_none")),
     };
     let model = s
         .model
         .as_deref()
-        .map(|m| tf("html.model", &[("name", &esc(m))]))
+        .map(|m| tr.tf("html.model", &[("name", &esc(m))]))
         .unwrap_or_default();
-    tf(
+    tr.tf(
         "html.session_value",
         &[
             ("source", &format!("<code>{}</code>", esc(&s.source))),
@@ -178,10 +178,10 @@ fn session_value(s: &SessionJson) -> String {
 }
 
 /// The finding's lines at the tip, the anchored ones marked.
-fn tip_code(f: &FindingJson) -> String {
+fn tip_code(tr: &Tr, f: &FindingJson) -> String {
     let mut out = format!(
         "<figure class=\"code\"><figcaption>{}</figcaption><pre>",
-        tf(
+        tr.tf(
             "html.code_caption",
             &[("file", &format!("<code>{}</code>", esc(&f.file)))]
         )
@@ -200,22 +200,22 @@ fn tip_code(f: &FindingJson) -> String {
 }
 
 /// The provenance status as the verdict's badge.
-fn status_words(s: ProvenanceStatus) -> (&'static str, String) {
+fn status_words(tr: &Tr, s: ProvenanceStatus) -> (&'static str, String) {
     let class = match s {
         ProvenanceStatus::Introduced => "introduced",
         ProvenanceStatus::IntroducedByOther => "other",
         ProvenanceStatus::Inherited => "inherited",
         ProvenanceStatus::NoCodeLocation => "none",
     };
-    (class, esc(&t(&format!("html.status.{class}"))))
+    (class, esc(&tr.t(&format!("html.status.{class}"))))
 }
 
-fn provenance_card(doc: &ReportDoc) -> String {
+fn provenance_card(tr: &Tr, doc: &ReportDoc) -> String {
     let p = &doc.provenance;
-    let (class, words) = status_words(p.status);
+    let (class, words) = status_words(tr, p.status);
     let mut out = format!(
         "<article class=\"card prov\"><h3>{h}</h3><p class=\"badge {class}\">{words}</p>",
-        h = esc(&crate::i18n::t("html.provenance"))
+        h = esc(&tr.t("html.provenance"))
     );
     let mut facts = Vec::new();
     match &p.introducing_write {
@@ -225,7 +225,7 @@ fn provenance_card(doc: &ReportDoc) -> String {
                 .as_ref()
                 .map(|sum| format!(" “{}”", esc(sum)))
                 .unwrap_or_default();
-            let mut s = tf(
+            let mut s = tr.tf(
                 "html.write",
                 &[
                     ("write", &w.write),
@@ -237,22 +237,22 @@ fn provenance_card(doc: &ReportDoc) -> String {
                 (Some(turn), _) => {
                     let by = w
                         .mapped_by
-                        .map(|m| tf("html.mapped_by", &[("by", &m.as_str())]))
+                        .map(|m| tr.tf("html.mapped_by", &[("by", &m.as_str())]))
                         .unwrap_or_default();
-                    s.push_str(&tf("html.made_at", &[("turn", &turn), ("by", &by)]));
+                    s.push_str(&tr.tf("html.made_at", &[("turn", &turn), ("by", &by)]));
                 }
-                (None, Some(r)) => s.push_str(&tf("html.made_no_turn", &[("why", &esc(r))])),
-                (None, None) => s.push_str(&t("html.made")),
+                (None, Some(r)) => s.push_str(&tr.tf("html.made_no_turn", &[("why", &esc(r))])),
+                (None, None) => s.push_str(&tr.t("html.made")),
             }
             facts.push(s);
             if let Some(m) = &w.via_merge {
-                facts.push(tf(
+                facts.push(tr.tf(
                     "html.merge",
                     &[("commit", &format!("<code>{}</code>", esc(short(m))))],
                 ));
             }
         }
-        None if p.status == ProvenanceStatus::Inherited => facts.push(tf(
+        None if p.status == ProvenanceStatus::Inherited => facts.push(tr.tf(
             "html.inherited_base",
             &[(
                 "base",
@@ -264,7 +264,7 @@ fn provenance_card(doc: &ReportDoc) -> String {
     if let Some(r) = &p.reason {
         facts.push(esc(r));
     }
-    facts.push(tf(
+    facts.push(tr.tf(
         "html.reconstruction",
         &[(
             "how",
@@ -282,7 +282,7 @@ fn provenance_card(doc: &ReportDoc) -> String {
         let _ = write!(
             out,
             "<figure class=\"diff\"><figcaption>{}</figcaption><pre>",
-            tf(
+            tr.tf(
                 "html.diff_caption",
                 &[
                     ("write", &w.write),
@@ -315,25 +315,25 @@ fn remedy(doc: &ReportDoc) -> Option<String> {
     Some(r[start..start + len].to_string())
 }
 
-fn origin_card(doc: &ReportDoc) -> String {
+fn origin_card(tr: &Tr, doc: &ReportDoc) -> String {
     let o = &doc.origin;
     let mut out = format!(
         "<article class=\"card origin\"><h3>{}</h3>",
-        esc(&crate::i18n::t("html.origin"))
+        esc(&tr.t("html.origin"))
     );
     match o.status {
         Status::Localized => {
             let _ = write!(
                 out,
                 "<p class=\"badge origin\">{}</p>",
-                esc(&crate::i18n::tf(
+                esc(&tr.tf(
                     "html.badge",
                     &[
                         ("turn", &o.turn.unwrap_or(0)),
                         (
                             "type",
                             &o.kind
-                                .map(|k| k.words_shown())
+                                .map(|k| k.words_shown(tr))
                                 .unwrap_or_else(|| "?".into())
                         ),
                     ],
@@ -343,19 +343,19 @@ fn origin_card(doc: &ReportDoc) -> String {
                 let _ = write!(out, "<blockquote>{}</blockquote>", esc(q));
             }
             if let Some(k) = o.kind {
-                let _ = write!(out, "<p>{}</p>", esc(&k.explained()));
+                let _ = write!(out, "<p>{}</p>", esc(&k.explained(tr)));
             }
             if let Some(b) = o.bound {
                 let _ = write!(
                     out,
                     "<p class=\"muted\">{}</p>",
-                    tf(
+                    tr.tf(
                         "html.bound",
                         &[
                             ("bound", &b),
                             (
                                 "why",
-                                &esc(&super::bound_words(o.bound_by.as_deref().unwrap_or("")))
+                                &esc(&super::bound_words(tr, o.bound_by.as_deref().unwrap_or("")))
                             )
                         ],
                     )
@@ -366,7 +366,7 @@ fn origin_card(doc: &ReportDoc) -> String {
             let _ = write!(
                 out,
                 "<p class=\"badge none\">{}</p>",
-                esc(&t("html.undetermined"))
+                esc(&tr.t("html.undetermined"))
             );
             if let Some(d) = &o.detail {
                 let _ = write!(out, "<p>{}</p>", esc(d));
@@ -378,14 +378,14 @@ fn origin_card(doc: &ReportDoc) -> String {
             out,
             "<p class=\"margin {}\">{}</p>",
             if m.firm { "firm" } else { "close" },
-            esc(&m.shown())
+            esc(&m.shown(tr))
         );
     }
     if let Some(c) = &doc.confirmation {
         let _ = write!(
             out,
             "<p class=\"margin confirmed\">{}</p>",
-            esc(&super::confirmation_words(c))
+            esc(&super::confirmation_words(tr, c))
         );
     }
     match remedy(doc) {
@@ -393,32 +393,33 @@ fn origin_card(doc: &ReportDoc) -> String {
             let _ = write!(
                 out,
                 "<p class=\"remedy\">{}</p>",
-                tf("html.remedy", &[("remedy", &esc(&r))])
+                tr.tf("html.remedy", &[("remedy", &esc(&r))])
             );
         }
         None => {
-            let _ = write!(out, "<p class=\"remedy\">{}</p>", t("html.remedy_none"));
+            let _ = write!(out, "<p class=\"remedy\">{}</p>", tr.t("html.remedy_none"));
         }
     }
     if !doc.other_origins.is_empty() {
         let _ = write!(
             out,
             "<p class=\"muted\">{}</p><ul class=\"others\">",
-            esc(&t("html.others"))
+            esc(&tr.t("html.others"))
         );
         for a in &doc.other_origins {
             let what = match (a.origin.status, a.origin.turn, a.origin.kind) {
-                (Status::Localized, Some(turn), Some(k)) => {
-                    tf("html.badge", &[("turn", &turn), ("type", &k.words_shown())])
-                }
-                _ => t("html.undetermined"),
+                (Status::Localized, Some(turn), Some(k)) => tr.tf(
+                    "html.badge",
+                    &[("turn", &turn), ("type", &k.words_shown(tr))],
+                ),
+                _ => tr.t("html.undetermined"),
             };
             let _ = write!(
                 out,
                 "<li>{}{}: {}</li>",
                 esc(&a.judge),
                 a.repeat
-                    .map(|r| tf("html.repeat", &[("n", &r)]))
+                    .map(|r| tr.tf("html.repeat", &[("n", &r)]))
                     .unwrap_or_default(),
                 esc(&what)
             );
@@ -429,7 +430,7 @@ fn origin_card(doc: &ReportDoc) -> String {
         let _ = write!(
             out,
             "<p class=\"banner\">{}</p>",
-            esc(&t("html.manual_review"))
+            esc(&tr.t("html.manual_review"))
         );
     }
     out.push_str("</article>\n");
@@ -437,26 +438,29 @@ fn origin_card(doc: &ReportDoc) -> String {
 }
 
 /// The missed opportunities as a sentence: the first few, then how many more.
-fn missed_line(doc: &ReportDoc) -> String {
+fn missed_line(tr: &Tr, doc: &ReportDoc) -> String {
     const SHOWN: usize = 8;
     let m = &doc.missed_opportunities;
     if m.is_empty() {
-        return format!("<p class=\"missed-line\">{}</p>\n", t("html.missed_none"));
+        return format!(
+            "<p class=\"missed-line\">{}</p>\n",
+            tr.t("html.missed_none")
+        );
     }
     let list: Vec<String> = m
         .iter()
         .take(SHOWN)
         .map(|x| {
             let touch = if x.touches_anchor {
-                t("missed.touch")
+                tr.t("missed.touch")
             } else {
                 String::new()
             };
-            tf(
+            tr.tf(
                 "missed.item",
                 &[
                     ("turn", &x.turn),
-                    ("kind", &x.kind.shown()),
+                    ("kind", &x.kind.shown(tr)),
                     ("vr", &x.vr),
                     ("sa", &x.sa),
                     ("touch", &touch),
@@ -465,22 +469,22 @@ fn missed_line(doc: &ReportDoc) -> String {
         })
         .collect();
     let more = if m.len() > SHOWN {
-        tf("html.missed_more", &[("n", &(m.len() - SHOWN))])
+        tr.tf("html.missed_more", &[("n", &(m.len() - SHOWN))])
     } else {
         String::new()
     };
     format!(
         "<p class=\"missed-line\">{}</p>\n",
-        tf(
+        tr.tf(
             "html.missed",
             &[("list", &esc(&list.join("; "))), ("more", &esc(&more))]
         )
     )
 }
 
-fn turns_table(doc: &ReportDoc) -> String {
+fn turns_table(tr: &Tr, doc: &ReportDoc) -> String {
     if doc.turns.is_empty() {
-        return format!("<p class=\"muted\">{}</p>\n", esc(&t("html.no_turns")));
+        return format!("<p class=\"muted\">{}</p>\n", esc(&tr.t("html.no_turns")));
     }
     // The agent column only says something when turns have different speakers (roles).
     let agents = doc
@@ -504,12 +508,20 @@ fn turns_table(doc: &ReportDoc) -> String {
         .collect();
     let mut out = format!(
         "<table class=\"turns\"><thead><tr><th scope=\"col\">{}</th>",
-        esc(&t("html.col.turn"))
+        esc(&tr.t("html.col.turn"))
     );
     if show_agent {
-        let _ = write!(out, "<th scope=\"col\">{}</th>", esc(&t("html.col.agent")));
+        let _ = write!(
+            out,
+            "<th scope=\"col\">{}</th>",
+            esc(&tr.t("html.col.agent"))
+        );
     }
-    let _ = write!(out, "<th scope=\"col\">{}</th>", esc(&t("html.col.kind")));
+    let _ = write!(
+        out,
+        "<th scope=\"col\">{}</th>",
+        esc(&tr.t("html.col.kind"))
+    );
     for d in Dim::ALL {
         let _ = write!(
             out,
@@ -521,7 +533,7 @@ fn turns_table(doc: &ReportDoc) -> String {
     let _ = write!(
         out,
         "<th scope=\"col\">{}</th></tr></thead>\n<tbody>\n",
-        esc(&t("html.col.said"))
+        esc(&tr.t("html.col.said"))
     );
     for turn in &doc.turns {
         let s = &turn.score;
@@ -539,27 +551,27 @@ fn turns_table(doc: &ReportDoc) -> String {
             let _ = write!(
                 marks,
                 "<span class=\"tag origin\">{}</span>",
-                esc(&t("text.mark.origin"))
+                esc(&tr.t("text.mark.origin"))
             );
         }
         if Some(s.turn) == intro_turn {
             let _ = write!(
                 marks,
                 "<span class=\"tag write\">{}</span>",
-                esc(&t("html.tag.intro"))
+                esc(&tr.t("html.tag.intro"))
             );
         } else if write_turns.contains(&s.turn) {
             let _ = write!(
                 marks,
                 "<span class=\"tag write\">{}</span>",
-                esc(&t("text.mark.write"))
+                esc(&tr.t("text.mark.write"))
             );
         }
         if missed {
             let _ = write!(
                 marks,
                 "<span class=\"tag missed\">{}</span>",
-                esc(&t("text.mark.missed"))
+                esc(&tr.t("text.mark.missed"))
             );
         }
         let _ = write!(
@@ -570,13 +582,17 @@ fn turns_table(doc: &ReportDoc) -> String {
         if show_agent {
             let _ = write!(out, "<td data-label=\"agent\">{}</td>", esc(&turn.agent));
         }
-        let _ = write!(out, "<td data-label=\"kind\">{}</td>", esc(&s.kind.shown()));
+        let _ = write!(
+            out,
+            "<td data-label=\"kind\">{}</td>",
+            esc(&s.kind.shown(tr))
+        );
         match (&s.scores, s.applicable) {
             (None, _) => {
                 let _ = write!(
                     out,
                     "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
-                    esc(&t(match s.skipped {
+                    esc(&tr.t(match s.skipped {
                         Some(_) => "html.not_asked",
                         None => "html.scoring_failed",
                     }))
@@ -586,7 +602,7 @@ fn turns_table(doc: &ReportDoc) -> String {
                 let _ = write!(
                     out,
                     "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
-                    esc(&t("html.not_applicable"))
+                    esc(&tr.t("html.not_applicable"))
                 );
             }
             (Some(x), true) => {
@@ -626,35 +642,33 @@ fn turns_table(doc: &ReportDoc) -> String {
 
 /// Under the verdict's heading, when the offline judge scored the turns: the page must not
 /// read as a model's verdict until someone scrolls to the warnings at its foot.
-fn offline_notice(doc: &ReportDoc) -> String {
+fn offline_notice(tr: &Tr, doc: &ReportDoc) -> String {
     match doc.judge.name == "offline" {
         true => format!(
             "<p class=\"banner\" role=\"note\">{}</p>\n",
-            t("html.offline_draft")
+            tr.t("html.offline_draft")
         ),
         false => String::new(),
     }
 }
 
-pub(crate) fn report(doc: &ReportDoc) -> String {
+pub(crate) fn report(tr: &Tr, doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let title = match (doc.origin.status, doc.origin.turn) {
-        (Status::Localized, Some(t)) => {
-            crate::i18n::tf("html.title_at", &[("id", &f.id), ("turn", &t)])
-        }
-        _ => crate::i18n::tf("html.title_undetermined", &[("id", &f.id)]),
+        (Status::Localized, Some(t)) => tr.tf("html.title_at", &[("id", &f.id), ("turn", &t)]),
+        _ => tr.tf("html.title_undetermined", &[("id", &f.id)]),
     };
     let warnings: String = doc
         .warnings
         .iter()
-        .map(|w| format!("<li>{}</li>", esc(&w.shown(crate::i18n::current()))))
+        .map(|w| format!("<li>{}</li>", esc(&w.shown(tr))))
         .collect();
     let warnings = if warnings.is_empty() {
         String::new()
     } else {
         format!(
             "<section class=\"notes\" aria-labelledby=\"h-notes\"><h2 id=\"h-notes\">{}</h2><ul class=\"warn\">{warnings}</ul></section>\n",
-            esc(&crate::i18n::t("html.warnings"))
+            esc(&tr.t("html.warnings"))
         )
     };
     format!(
@@ -671,20 +685,20 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
 <footer>git sage {version} · {footer}</footer>\n\
 </body></html>\n",
         title = esc(&title),
-        header = header(doc),
-        prov = provenance_card(doc),
-        origin = origin_card(doc),
-        missed = missed_line(doc),
-        draft = offline_notice(doc),
-        chart = super::chart::timeline(doc),
+        header = header(tr, doc),
+        prov = provenance_card(tr, doc),
+        origin = origin_card(tr, doc),
+        missed = missed_line(tr, doc),
+        draft = offline_notice(tr, doc),
+        chart = super::chart::timeline(tr, doc),
         rec = super::mdlite::to_html(doc.shown_recommendation()),
-        lang = crate::i18n::lang().code(),
-        h_verdict = esc(&crate::i18n::t("html.verdict")),
-        h_timeline = esc(&crate::i18n::t("html.timeline")),
-        h_rec = esc(&crate::i18n::t("html.recommendation")),
-        h_turns = esc(&crate::i18n::t("html.turns")),
-        turns = turns_table(doc),
+        lang = tr.lang().code(),
+        h_verdict = esc(&tr.t("html.verdict")),
+        h_timeline = esc(&tr.t("html.timeline")),
+        h_rec = esc(&tr.t("html.recommendation")),
+        h_turns = esc(&tr.t("html.turns")),
+        turns = turns_table(tr, doc),
         version = env!("CARGO_PKG_VERSION"),
-        footer = esc(&t("html.footer")),
+        footer = esc(&tr.t("html.footer")),
     )
 }

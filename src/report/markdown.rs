@@ -3,6 +3,7 @@
 //! HTML, links or mentions.
 
 use super::clip;
+use crate::i18n::Tr;
 use crate::judge::scores::Dim;
 use crate::origin::Status;
 use crate::report::doc::ReportDoc;
@@ -60,11 +61,10 @@ pub(crate) fn code_span(s: &str, in_table: bool) -> String {
 /// Turn tables longer than this fold into `<details>`.
 const FOLD_AFTER: usize = 12;
 
-pub(crate) fn report(doc: &ReportDoc) -> String {
-    use crate::i18n::{t, tf};
+pub(crate) fn report(tr: &Tr, doc: &ReportDoc) -> String {
     let f = &doc.finding;
     let mut out = String::new();
-    out.push_str(&tf(
+    out.push_str(&tr.tf(
         "md.title",
         &[
             ("id", &format!("`{}`", f.id.replace('`', "'"))),
@@ -77,44 +77,44 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
     ));
     out.push_str("\n\n");
     if doc.unconfirmed {
-        out.push_str(&t("md.unconfirmed"));
+        out.push_str(&tr.t("md.unconfirmed"));
         out.push_str("\n\n");
     }
     let o = &doc.origin;
     let origin = match o.status {
-        Status::Localized => tf(
+        Status::Localized => tr.tf(
             "origin.at",
             &[
                 ("turn", &o.turn.unwrap_or(0)),
                 (
                     "type",
                     &o.kind
-                        .map(|k| k.words_shown())
+                        .map(|k| k.words_shown(tr))
                         .unwrap_or_else(|| "?".into()),
                 ),
             ],
         ),
         Status::Undetermined => format!(
             "{} — {}",
-            t("origin.undetermined"),
+            tr.t("origin.undetermined"),
             escape(o.detail.as_deref().unwrap_or(""))
         ),
     };
     let origin = match &o.margin {
-        Some(m) => format!("{origin} · {}", escape(&m.shown())),
+        Some(m) => format!("{origin} · {}", escape(&m.shown(tr))),
         None => origin,
     };
     let origin = match &doc.confirmation {
-        Some(c) => format!("{origin} · {}", escape(&super::confirmation_words(c))),
+        Some(c) => format!("{origin} · {}", escape(&super::confirmation_words(tr, c))),
         None => origin,
     };
     let p = &doc.provenance;
-    let prov = super::provenance_words(p, |c| format!("`{c}`"), escape);
+    let prov = super::provenance_words(tr, p, |c| format!("`{c}`"), escape);
     out.push_str(&format!(
         "{} {origin}  \n{} {prov} · {}  \n",
-        t("md.origin"),
-        t("md.provenance"),
-        tf(
+        tr.t("md.origin"),
+        tr.t("md.provenance"),
+        tr.tf(
             "prov.reconstruction",
             &[("how", &format!("`{}`", p.reconstruction.as_str()))]
         )
@@ -126,15 +126,15 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         .collect();
     out.push_str(&format!(
         "{} {}  \n{} {} ({})\n\n",
-        t("md.missed"),
+        tr.t("md.missed"),
         if missed.is_empty() {
-            t("missed.none")
+            tr.t("missed.none")
         } else {
-            tf("missed.turns", &[("list", &missed.join(", "))])
+            tr.tf("missed.turns", &[("list", &missed.join(", "))])
         },
-        t("md.judge"),
+        tr.t("md.judge"),
         escape(&doc.judge.name),
-        match super::judge_cost(&doc.judge) {
+        match super::judge_cost(tr, &doc.judge) {
             Some(cost) => format!("{} · {}", doc.judge.protocol, escape(&cost)),
             None => doc.judge.protocol.clone(),
         }
@@ -142,7 +142,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
     if let Some(q) = &o.quote {
         out.push_str(&format!("> {}\n\n", code_span(&clip(q, 300), false)));
     }
-    out.push_str(&t("md.recommendation"));
+    out.push_str(&tr.t("md.recommendation"));
     out.push_str("\n\n");
     out.push_str(doc.shown_recommendation());
     out.push_str("\n\n");
@@ -151,29 +151,29 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         if fold {
             out.push_str(&format!(
                 "<details><summary>{}</summary>\n\n",
-                tf("md.turn_scores_n", &[("n", &doc.turns.len())])
+                tr.tf("md.turn_scores_n", &[("n", &doc.turns.len())])
             ));
         } else {
-            out.push_str(&format!("#### {}\n\n", t("md.turn_scores")));
+            out.push_str(&format!("#### {}\n\n", tr.t("md.turn_scores")));
         }
-        out.push_str(&t("md.cols"));
+        out.push_str(&tr.t("md.cols"));
         out.push_str("\n|---:|---|---:|---:|---:|---:|---|\n");
         for t in &doc.turns {
             let s = &t.score;
             let mark = if Some(s.turn) == o.turn {
-                format!(" **{}**", crate::i18n::t("text.mark.origin"))
+                format!(" **{}**", tr.t("text.mark.origin"))
             } else if doc.missed_opportunities.iter().any(|m| m.turn == s.turn) {
-                format!(" {}", crate::i18n::t("text.mark.missed"))
+                format!(" {}", tr.t("text.mark.missed"))
             } else {
                 String::new()
             };
             let (cells, text) = match (&s.scores, s.applicable) {
                 (None, _) if s.skipped.is_some() => {
-                    ("— | — | — | —".to_string(), crate::i18n::t("md.not_asked"))
+                    ("— | — | — | —".to_string(), tr.t("md.not_asked"))
                 }
                 (None, _) => (
                     "— | — | — | —".to_string(),
-                    tf(
+                    tr.tf(
                         "md.scoring_failed",
                         &[("why", &s.error.as_deref().unwrap_or(""))],
                     ),
@@ -194,7 +194,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
             out.push_str(&format!(
                 "| {}{mark} | {} | {cells} | {} |\n",
                 s.turn,
-                s.kind.shown(),
+                s.kind.shown(tr),
                 code_span(&clip(&text, 140), true)
             ));
         }
@@ -204,10 +204,7 @@ pub(crate) fn report(doc: &ReportDoc) -> String {
         out.push('\n');
     }
     for w in &doc.warnings {
-        out.push_str(&format!(
-            "- ⚠️ {}\n",
-            escape(&w.shown(crate::i18n::current()))
-        ));
+        out.push_str(&format!("- ⚠️ {}\n", escape(&w.shown(tr))));
     }
     out
 }

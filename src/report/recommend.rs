@@ -2,6 +2,7 @@
 //! with the CWE's defence checklist; and the security-plan checkpoint block. Templates in
 //! templates/ (embedded; a user directory may override them).
 
+use crate::i18n::Tr;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -153,17 +154,14 @@ fn checklist_in(lang: Lang, cwe: Option<u32>, dir: Option<&Path>) -> Result<Vec<
 }
 
 /// The security-plan block (for AGENTS.md / CLAUDE.md), with the CWE's checklist when known.
-pub(crate) fn checkpoint(cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
-    let lang = crate::i18n::lang();
+pub(crate) fn checkpoint(tr: &Tr, cwe: Option<u32>, dir: Option<&Path>) -> Result<String> {
+    let lang = tr.lang();
     let mut block = read_override(dir, &localized("checkpoint.md", lang))?
         .unwrap_or_else(|| embedded(lang, "checkpoint.md"));
     let list = checklist_in(lang, cwe, dir)?;
     if !list.is_empty() {
         block.push('\n');
-        block.push_str(&crate::i18n::tf(
-            "rec.checklist",
-            &[("cwe", &cwe.unwrap_or(0))],
-        ));
+        block.push_str(&tr.tf("rec.checklist", &[("cwe", &cwe.unwrap_or(0))]));
         block.push('\n');
         for item in list {
             block.push_str(&format!("- {item}\n"));
@@ -274,7 +272,7 @@ mod tests {
                 .contains("git sage record")
         );
         assert!(
-            checkpoint(Some(918), None)
+            checkpoint(Tr::english(), Some(918), None)
                 .unwrap()
                 .contains("Defence checklist for CWE-918")
         );

@@ -4,42 +4,42 @@ use super::clip;
 use crate::anchor::AnchorKind;
 use crate::history::ProvenanceStatus;
 use crate::history::attribution::MappedBy;
+use crate::i18n::Tr;
 use crate::report::json::{ProvenanceDoc, WriteJson};
 use crate::term::{Mark, Styled};
 
 /// Which session was chosen and why, and the others found (when there were others).
 fn session_choice(s: &crate::report::json::SessionJson) -> String {
-    session_choice_at(s, "            ")
+    session_choice_at(Tr::english(), s, "            ")
 }
 
-fn session_choice_at(s: &crate::report::json::SessionJson, indent: &str) -> String {
-    use crate::i18n::{t, tf};
+fn session_choice_at(tr: &Tr, s: &crate::report::json::SessionJson, indent: &str) -> String {
     if s.considered.is_empty() {
         return String::new();
     }
     let why = s
         .chosen_because
         .clone()
-        .unwrap_or_else(|| t("text.chosen_first"));
-    let mut out = format!("{indent}{}\n", tf("text.chosen", &[("why", &why)]));
+        .unwrap_or_else(|| tr.t("text.chosen_first"));
+    let mut out = format!("{indent}{}\n", tr.tf("text.chosen", &[("why", &why)]));
     let shown: Vec<&str> = s.considered.iter().take(4).map(String::as_str).collect();
     let list = format!(
         "{}{}",
         shown.join("; "),
         match s.considered.len() {
-            n if n > 4 => tf("text.and_more", &[("n", &(n - 4))]),
+            n if n > 4 => tr.tf("text.and_more", &[("n", &(n - 4))]),
             _ => String::new(),
         }
     );
     out.push_str(&format!(
         "{indent}{}\n",
-        tf("text.also_found", &[("list", &list)])
+        tr.tf("text.also_found", &[("list", &list)])
     ));
     out
 }
 
 /// The width of the report's section labels in the run's language (at least 12 columns).
-fn label_width() -> usize {
+fn label_width(tr: &Tr) -> usize {
     [
         "label.failed",
         "label.provenance",
@@ -47,7 +47,7 @@ fn label_width() -> usize {
         "label.missed",
     ]
     .iter()
-    .map(|k| crate::i18n::width(&crate::i18n::t(k)))
+    .map(|k| crate::i18n::width(&tr.t(k)))
     .max()
     .unwrap_or(10)
     .max(10)
@@ -55,8 +55,8 @@ fn label_width() -> usize {
 }
 
 /// A section label written marked (the padding is not), padded to `w` columns.
-fn heading(out: &mut Styled, key: &str, w: usize, mark: Mark) {
-    let word = crate::i18n::t(key);
+fn heading(tr: &Tr, out: &mut Styled, key: &str, w: usize, mark: Mark) {
+    let word = tr.t(key);
     out.mark(mark, &word);
     out.push_str(&" ".repeat(w.saturating_sub(crate::i18n::width(&word))));
 }
@@ -372,8 +372,7 @@ fn reconstruction_str(p: &crate::report::json::ProvenanceJson) -> &'static str {
 
 /// What other attribution tools recorded, and what it decided: a section only when they
 /// recorded something.
-fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
-    use crate::i18n::{t, tf};
+fn evidence_lines(tr: &Tr, e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
     if e.claims.is_empty() && e.skipped.is_empty() {
         return Styled::new();
     }
@@ -381,11 +380,11 @@ fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
     let mut lines = Vec::new();
     for d in &e.decisions {
         let changed = if d.changed {
-            t("evidence.changed")
+            tr.t("evidence.changed")
         } else {
             String::new()
         };
-        lines.push(tf(
+        lines.push(tr.tf(
             "evidence.decision",
             &[("write", &d.write), ("why", &d.why), ("changed", &changed)],
         ));
@@ -395,13 +394,13 @@ fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
         names.dedup();
         names.sort_unstable();
         names.dedup();
-        lines.push(tf(
+        lines.push(tr.tf(
             "evidence.claims",
             &[("n", &e.claims.len()), ("dialects", &names.join(", "))],
         ));
     }
     if let Some(first) = e.skipped.first() {
-        lines.push(tf(
+        lines.push(tr.tf(
             "evidence.skipped",
             &[
                 ("n", &e.skipped.len()),
@@ -415,7 +414,7 @@ fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
     let mut out = Styled::new();
     for (i, l) in lines.iter().enumerate() {
         if i == 0 {
-            heading(&mut out, "label.evidence", w, Mark::Heading);
+            heading(tr, &mut out, "label.evidence", w, Mark::Heading);
         } else {
             out.push_str(&ind);
         }
@@ -427,7 +426,7 @@ fn evidence_lines(e: &crate::report::json::EvidenceJson, w: usize) -> Styled {
 }
 
 /// One line per turn: scores, kind, and the quote of the strongest score (or an excerpt).
-fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<Styled> {
+fn turn_rows(tr: &Tr, doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<Styled> {
     use crate::judge::scores::Dim;
     let origin = doc.origin.turn;
     let intro = doc
@@ -443,23 +442,20 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<Styled> {
             // The markers of the turn, each marked for its colour as it is written.
             let mut marks = Styled::new();
             if Some(s.turn) == origin {
-                marks.mark(Mark::Origin, &crate::i18n::t("text.mark.origin"));
+                marks.mark(Mark::Origin, &tr.t("text.mark.origin"));
                 marks.push(' ');
             }
             if Some(s.turn) == intro {
-                marks.push_str(&crate::i18n::t("text.mark.write"));
+                marks.push_str(&tr.t("text.mark.write"));
                 marks.push(' ');
             }
             if missed.contains(&s.turn) {
-                marks.mark(Mark::Missed, &crate::i18n::t("text.mark.missed"));
+                marks.mark(Mark::Missed, &tr.t("text.mark.missed"));
                 marks.push(' ');
             }
             let scores = match (&s.scores, s.applicable) {
                 (None, _) if s.skipped.is_some() => {
-                    format!(
-                        " {}",
-                        crate::i18n::pad(&crate::i18n::t("text.not_asked"), 10)
-                    )
+                    format!(" {}", crate::i18n::pad(&tr.t("text.not_asked"), 10))
                 }
                 (None, _) => " failed    ".to_string(),
                 (Some(_), false) => " —  —  —  —".to_string(),
@@ -479,7 +475,7 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<Styled> {
             let mut row = Styled::from(format!(
                 "{:>4}  {} {}  ",
                 s.turn,
-                crate::i18n::pad(&s.kind.shown(), 14),
+                crate::i18n::pad(&s.kind.shown(tr), 14),
                 scores,
             ));
             row.append(marks);
@@ -495,21 +491,21 @@ fn turn_rows(doc: &crate::report::doc::ReportDoc, width: usize) -> Vec<Styled> {
 /// `blame-origin` as text, in the order the method reads (docs/method.md): turns → provenance →
 /// origin → missed opportunities → recommendation. Labels in the run's language.
 /// Headings and markers are marked as they are written, for a terminal's colours.
-pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> Styled {
-    let w = label_width();
+pub(crate) fn report(tr: &Tr, doc: &crate::report::doc::ReportDoc) -> Styled {
+    let w = label_width(tr);
     let ind = " ".repeat(w);
-    let mut out = Styled::from(header(doc, &ind));
-    out.append(turns_section(doc));
+    let mut out = Styled::from(header(tr, doc, &ind));
+    out.append(turns_section(tr, doc));
     if let Some(line) = crate::judge::failed::summary(&doc.failed_turns) {
         // Right under the turns: the origin below was found without them.
-        heading(&mut out, "label.failed", w, Mark::Heading);
+        heading(tr, &mut out, "label.failed", w, Mark::Heading);
         out.push_str(&format!("{line}\n\n"));
     }
-    out.append(provenance_section(doc, w, &ind));
-    out.append(evidence_lines(&doc.provenance.evidence, w));
-    out.append(origin_section(doc, w, &ind));
-    out.append(missed_section(doc, w));
-    out.mark(Mark::Heading, &crate::i18n::t("label.recommendation"));
+    out.append(provenance_section(tr, doc, w, &ind));
+    out.append(evidence_lines(tr, &doc.provenance.evidence, w));
+    out.append(origin_section(tr, doc, w, &ind));
+    out.append(missed_section(tr, doc, w));
+    out.mark(Mark::Heading, &tr.t("label.recommendation"));
     out.push('\n');
     // Markdown in the document; its emphasis marks would show on a terminal.
     for line in super::mdlite::to_text(doc.shown_recommendation()).lines() {
@@ -521,8 +517,7 @@ pub(crate) fn report(doc: &crate::report::doc::ReportDoc) -> Styled {
 }
 
 /// The first lines: finding, session and judge, and where the session came from.
-fn header(doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
-    use crate::i18n::{t, tf};
+fn header(tr: &Tr, doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
     let f = &doc.finding;
     let mut out = String::new();
     let mut head = vec![f.id.clone()];
@@ -531,12 +526,12 @@ fn header(doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
     }
     head.push(f.file.clone());
     if doc.unconfirmed {
-        head.push(t("text.unconfirmed"));
+        head.push(tr.t("text.unconfirmed"));
     }
     out.push_str(&format!("git sage blame-origin · {}\n", head.join(" · ")));
     match &doc.session {
         Some(s) => {
-            out.push_str(&tf(
+            out.push_str(&tr.tf(
                 "text.session",
                 &[
                     ("source", &s.source),
@@ -550,13 +545,13 @@ fn header(doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
             ));
             out.push('\n');
             // What a model judge's calls took (the offline judge makes none).
-            if let Some(cost) = super::judge_cost(&doc.judge) {
+            if let Some(cost) = super::judge_cost(tr, &doc.judge) {
                 out.push_str(&format!("  {cost}\n"));
             }
             out.push('\n');
         }
         None => {
-            out.push_str(&t("text.no_session"));
+            out.push_str(&tr.t("text.no_session"));
             out.push_str("\n\n");
         }
     }
@@ -565,26 +560,25 @@ fn header(doc: &crate::report::doc::ReportDoc, ind: &str) -> String {
     {
         // Before the blank line that ends the header: where the session came from.
         out.pop();
-        out.push_str(&session_choice_at(s, ind));
+        out.push_str(&session_choice_at(tr, s, ind));
         out.push('\n');
     }
     out
 }
 
 /// The table of turns, with the count of quotes the judge could not back.
-fn turns_section(doc: &crate::report::doc::ReportDoc) -> Styled {
-    use crate::i18n::{t, tf};
+fn turns_section(tr: &Tr, doc: &crate::report::doc::ReportDoc) -> Styled {
     let mut out = Styled::new();
     if !doc.turns.is_empty() {
         // The heading's first words are the heading; the key to the columns follows.
-        let head = t("text.turns_head");
+        let head = tr.t("text.turns_head");
         let (word, rest) = head.split_at(head.find("  ").unwrap_or(head.len()));
         out.mark(Mark::Heading, word);
         out.push_str(rest);
         out.push('\n');
-        out.push_str(&t("text.turns_cols"));
+        out.push_str(&tr.t("text.turns_cols"));
         out.push('\n');
-        for row in turn_rows(doc, 70) {
+        for row in turn_rows(tr, doc, 70) {
             out.append(row);
             out.push('\n');
         }
@@ -594,7 +588,7 @@ fn turns_section(doc: &crate::report::doc::ReportDoc) -> Styled {
             .map(|t| t.score.rejected_quotes.len())
             .sum();
         if rejected > 0 {
-            out.push_str(&tf("text.rejected", &[("n", &rejected)]));
+            out.push_str(&tr.tf("text.rejected", &[("n", &rejected)]));
             out.push('\n');
         }
         out.push('\n');
@@ -603,15 +597,14 @@ fn turns_section(doc: &crate::report::doc::ReportDoc) -> Styled {
 }
 
 /// What git history says of the anchored code: who wrote it, in which write, at which turn.
-fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> Styled {
-    use crate::i18n::tf;
+fn provenance_section(tr: &Tr, doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> Styled {
     let mut out = Styled::new();
     let p = &doc.provenance;
-    let prov = super::provenance_words(p, str::to_string, str::to_string);
-    heading(&mut out, "label.provenance", w, Mark::Heading);
+    let prov = super::provenance_words(tr, p, str::to_string, str::to_string);
+    heading(tr, &mut out, "label.provenance", w, Mark::Heading);
     out.push_str(&format!(
         "{prov}\n{ind}{}\n\n",
-        tf(
+        tr.tf(
             "prov.reconstruction",
             &[("how", &p.reconstruction.as_str())]
         )
@@ -621,18 +614,17 @@ fn provenance_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) 
 
 /// The origin: its turn and type or why it is undetermined, its quote, how firm it is, and
 /// what other judges or repeats made of it.
-fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> Styled {
-    use crate::i18n::{t, tf};
+fn origin_section(tr: &Tr, doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> Styled {
     use crate::origin::Status;
     let mut out = Styled::new();
-    heading(&mut out, "label.origin", w, Mark::Origin);
+    heading(tr, &mut out, "label.origin", w, Mark::Origin);
     let o = &doc.origin;
-    let words = |k: crate::origin::OriginType| k.words_shown();
+    let words = |k: crate::origin::OriginType| k.words_shown(tr);
     match o.status {
         Status::Localized => {
             out.push_str(&format!(
                 "{}{}\n",
-                tf(
+                tr.tf(
                     "origin.at",
                     &[
                         ("turn", &o.turn.unwrap_or(0)),
@@ -640,13 +632,13 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
                     ],
                 ),
                 o.bound
-                    .map(|b| tf(
+                    .map(|b| tr.tf(
                         "origin.bound",
                         &[
                             ("bound", &b),
                             (
                                 "why",
-                                &super::bound_words(o.bound_by.as_deref().unwrap_or(""))
+                                &super::bound_words(tr, o.bound_by.as_deref().unwrap_or(""))
                             )
                         ],
                     ))
@@ -658,7 +650,7 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
         }
         Status::Undetermined => out.push_str(&format!(
             "{} ({}){}\n",
-            t("origin.undetermined"),
+            tr.t("origin.undetermined"),
             o.reason
                 .map(|r| serde_json::to_value(r)
                     .ok()
@@ -673,10 +665,10 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
     }
     // How firm the verdict is, and what a model judge made of it.
     if let Some(m) = &o.margin {
-        out.push_str(&format!("{ind}{}\n", m.shown()));
+        out.push_str(&format!("{ind}{}\n", m.shown(tr)));
     }
     if let Some(c) = &doc.confirmation {
-        out.push_str(&format!("{ind}{}\n", super::confirmation_words(c)));
+        out.push_str(&format!("{ind}{}\n", super::confirmation_words(tr, c)));
     }
     for a in &doc.other_origins {
         out.push_str(&format!(
@@ -685,8 +677,8 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
             a.repeat.map(|r| format!(" repeat {r}")).unwrap_or_default(),
             match (a.origin.turn, a.origin.kind) {
                 (Some(turn), Some(k)) =>
-                    tf("origin.other", &[("turn", &turn), ("type", &words(k))]),
-                _ => t("origin.undetermined"),
+                    tr.tf("origin.other", &[("turn", &turn), ("type", &words(k))]),
+                _ => tr.t("origin.undetermined"),
             }
         ));
     }
@@ -695,12 +687,11 @@ fn origin_section(doc: &crate::report::doc::ReportDoc, w: usize, ind: &str) -> S
 }
 
 /// The missed opportunities, those that touched the anchored code first.
-fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> Styled {
-    use crate::i18n::{t, tf};
+fn missed_section(tr: &Tr, doc: &crate::report::doc::ReportDoc, w: usize) -> Styled {
     let mut out = Styled::new();
-    heading(&mut out, "label.missed", w, Mark::Missed);
+    heading(tr, &mut out, "label.missed", w, Mark::Missed);
     if doc.missed_opportunities.is_empty() {
-        out.push_str(&format!("{}\n\n", t("missed.none")));
+        out.push_str(&format!("{}\n\n", tr.t("missed.none")));
     } else {
         // The turns that touched the anchored file (or code using it) first; a long list is
         // cut, with the count of the rest (the JSON report keeps them all).
@@ -712,15 +703,15 @@ fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> Styled {
             .take(SHOWN)
             .map(|m| {
                 let touch = if m.touches_anchor {
-                    t("missed.touch")
+                    tr.t("missed.touch")
                 } else {
                     String::new()
                 };
-                tf(
+                tr.tf(
                     "missed.item",
                     &[
                         ("turn", &m.turn),
-                        ("kind", &m.kind.shown()),
+                        ("kind", &m.kind.shown(tr)),
                         ("vr", &m.vr),
                         ("sa", &m.sa),
                         ("touch", &touch),
@@ -731,7 +722,7 @@ fn missed_section(doc: &crate::report::doc::ReportDoc, w: usize) -> Styled {
         let rest = ordered.len().saturating_sub(SHOWN);
         let more = match rest {
             0 => String::new(),
-            n => tf("missed.more", &[("n", &n)]),
+            n => tr.tf("missed.more", &[("n", &n)]),
         };
         out.push_str(&format!("{}{more}\n\n", list.join("; ")));
     }

@@ -1,5 +1,6 @@
 //! The canonical turn model (`sage.turns/1`): what every transcript format becomes.
 
+use crate::i18n::Tr;
 use serde::{Deserialize, Serialize};
 
 /// What a turn does, for the judge's rubric and the missed-opportunity rule.
@@ -34,8 +35,8 @@ impl TurnKind {
     }
 
     /// The kind in words, in the run's language (reports people read).
-    pub(crate) fn shown(self) -> String {
-        crate::i18n::t(&format!("kind.{}", self.as_str()))
+    pub(crate) fn shown(self, tr: &Tr) -> String {
+        tr.t(&format!("kind.{}", self.as_str()))
     }
 
     pub(crate) fn as_str(self) -> &'static str {
