@@ -305,102 +305,16 @@ impl Lists {
         }
     }
 
-    /// In prose, a word that is part of a file name or a dotted or slashed identifier
-    /// (`security.py`, `redact/`) is not the word: "security" in `app/utils/security.py` says
-    /// nothing about security.
+    /// Where each list first matches in `text`, in one pass; `prose` for what the agent said,
+    /// where names, quotes and file names hide the words they hold (`Scan`).
     pub(super) fn scan(&self, text: &str, prose: bool) -> Hits {
-        let mut hits = Hits::default();
         let Some(ac) = &self.ac else {
-            return hits;
+            return Hits::default();
         };
         let folded = words::fold(text);
-        let b = text.as_bytes();
-        // Identifiers and file names are ASCII: a joiner between ASCII words joins them, and
-        // one before a Russian word (`SSRF-атака`) does not.
-        let joiner = |c: u8| matches!(c, b'.' | b'/' | b'-' | b'\\');
-        let before = |i: usize| {
-            !(words::word_before(text, i)
-                || (prose
-                    && i >= 2
-                    && joiner(b[i - 1])
-                    && words::ascii_word(b[i - 2])
-                    && b.get(i).is_some_and(u8::is_ascii)))
-        };
-        let after = |i: usize| {
-            !(words::word_at(text, i)
-                || (prose
-                    && i < b.len()
-                    && joiner(b[i])
-                    && b.get(i + 1).is_some_and(|c| words::ascii_word(*c))
-                    && i >= 1
-                    && b[i - 1].is_ascii()))
-        };
-        // In prose, a common word in quotes is a name ("the “security” workflow", «безопасность»,
-        // 「安全」), not the word; a term of the weakness in backticks (`403`, `compare_digest`)
-        // is still the term.
-        let quote = |c: Option<char>| {
-            matches!(
-                c,
-                Some(
-                    '"' | '\''
-                        | '`'
-                        | '“'
-                        | '”'
-                        | '‘'
-                        | '’'
-                        | '«'
-                        | '»'
-                        | '„'
-                        | '「'
-                        | '」'
-                        | '『'
-                        | '』'
-                        | '《'
-                        | '》'
-                )
-            )
-        };
-        // A stem's word ends where its letters do («безопасность» for безопасност*).
-        let named = |a: usize, z: usize| {
-            prose
-                && quote(text[..a].chars().next_back())
-                && quote(text[words::word_end(text, z)..].chars().next())
-        };
-        // In prose, a stem that runs on into an identifier (`RedactBytes`, `redact_test.go`)
-        // is part of a name, as a word inside a file name is.
-        let identifier = |z: usize| {
-            let mut k = z;
-            while k < b.len() && b[k].is_ascii_lowercase() {
-                k += 1;
-            }
-            prose
-                && k > 0
-                && k < b.len()
-                && (b[k] == b'_' || (b[k].is_ascii_uppercase() && b[k - 1].is_ascii_lowercase()))
-        };
-        let bounded = |list: List, p: &Pattern, a: usize, z: usize| {
-            (!p.start || before(a))
-                && (if p.end { after(z) } else { !identifier(z) })
-                && !(matches!(list, List::Generic(_)) && named(a, z))
-        };
-        // One pass; generic matches wait for the names, since a generic word inside one ("the
-        // security workflow") is not the word.
-        // Completeness words wait for the weakness's terms too: "redirect" inside "open
-        // redirect" names the weakness, it says nothing of its routes.
-        let mut names: Vec<(usize, usize)> = Vec::new();
-        let mut terms: Vec<(usize, usize)> = Vec::new();
-        let mut generic: Vec<(List, usize, usize)> = Vec::new();
-        // Threat terms of prose, and where artifact words start (or, before a term, end):
-        // "CSRF protection", «исправление SSRF» name the defence.
-        let mut threats: Vec<(usize, usize)> = Vec::new();
-        let mut artifact_starts: Vec<usize> = Vec::new();
-        let mut artifact_ends: Vec<usize> = Vec::new();
-        // Where particles end: a match right after one is cancelled. The automaton reports
-        // matches by where they end, so a particle comes before what it stands in front of.
-        let mut particles: Vec<usize> = Vec::new();
+        let mut scan = Scan::new(text, prose);
         for m in ac.find_overlapping_iter(folded.as_ref()) {
             let (list, p) = &self.pats[m.pattern().as_usize()];
-            let list = *list;
             let Some(z) = (if p.tail.is_empty() {
                 Some(m.end())
             } else {
@@ -409,73 +323,222 @@ impl Lists {
                 continue;
             };
             let a = m.start();
-            if !bounded(list, p, a, z) {
-                continue;
-            }
-            if list == List::Particle {
-                particles.push(z);
-                continue;
-            }
-            if list == List::ArtifactBefore {
-                // A stem's word ends where its letters do (исправлени* → исправление).
-                artifact_ends.push(words::word_end(text, z));
-                continue;
-            }
-            if prose
-                && list.negatable()
-                && particles
-                    .iter()
-                    .any(|&e| e <= a && (e == a || text[e..a] == *" "))
-            {
-                continue;
-            }
-            let term = matches!(list, List::Specific(_) | List::Code(_));
-            if !term && hits[list].is_some_and(|at| at <= a) {
-                continue;
-            }
-            if list == List::Names {
-                names.push((a, z));
-            }
-            if list == List::Artifact {
-                artifact_starts.push(a);
-                continue;
-            }
-            if prose && list == List::Specific(Dim::Tr) {
-                threats.push((a, z));
-            }
-            if term {
-                terms.push((a, z));
-                if hits[list].is_none() {
-                    hits[list] = Some(a);
-                }
-            } else if matches!(list, List::Generic(_) | List::Complete) {
-                generic.push((list, a, z));
-            } else {
-                hits[list] = Some(a);
+            if scan.stands(*list, p, a, z) {
+                scan.take(*list, a, z);
             }
         }
-        for (list, a, z) in generic {
+        scan.finish()
+    }
+}
+
+/// Identifiers and file names are ASCII: a joiner between ASCII words joins them, and one
+/// before a Russian word (`SSRF-атака`) does not.
+fn joiner(c: u8) -> bool {
+    matches!(c, b'.' | b'/' | b'-' | b'\\')
+}
+
+/// Quotation marks of the languages the lists are in.
+fn is_quote(c: Option<char>) -> bool {
+    matches!(
+        c,
+        Some(
+            '"' | '\''
+                | '`'
+                | '“'
+                | '”'
+                | '‘'
+                | '’'
+                | '«'
+                | '»'
+                | '„'
+                | '「'
+                | '」'
+                | '『'
+                | '』'
+                | '《'
+                | '》'
+        )
+    )
+}
+
+/// One pass of `Lists::scan` over a text: whether a match stands as the word it spells, and
+/// what the matches leave to be settled at the end. The automaton reports matches by where
+/// they end.
+struct Scan<'t> {
+    text: &'t str,
+    prose: bool,
+    hits: Hits,
+    /// Generic matches wait for the names, since a generic word inside one ("the security
+    /// workflow") is not the word.
+    names: Vec<(usize, usize)>,
+    /// Completeness words wait for the weakness's terms too: "redirect" inside "open
+    /// redirect" names the weakness, it says nothing of its routes.
+    terms: Vec<(usize, usize)>,
+    /// The generic and completeness matches that wait.
+    generic: Vec<(List, usize, usize)>,
+    /// Threat terms of prose, and where artifact words start (or, before a term, end):
+    /// "CSRF protection", «исправление SSRF» name the defence.
+    threats: Vec<(usize, usize)>,
+    artifact_starts: Vec<usize>,
+    artifact_ends: Vec<usize>,
+    /// Where particles end: a match right after one is cancelled. A particle ends before
+    /// what it stands in front of, so it is reported first.
+    particles: Vec<usize>,
+}
+
+impl<'t> Scan<'t> {
+    fn new(text: &'t str, prose: bool) -> Scan<'t> {
+        Scan {
+            text,
+            prose,
+            hits: Hits::default(),
+            names: Vec::new(),
+            terms: Vec::new(),
+            generic: Vec::new(),
+            threats: Vec::new(),
+            artifact_starts: Vec::new(),
+            artifact_ends: Vec::new(),
+            particles: Vec::new(),
+        }
+    }
+
+    /// No word runs on into the match at `i`. In prose, a word that is part of a file name
+    /// or a dotted or slashed identifier (`security.py`, `redact/`) is not the word:
+    /// "security" in `app/utils/security.py` says nothing about security.
+    fn free_before(&self, i: usize) -> bool {
+        let b = self.text.as_bytes();
+        !(words::word_before(self.text, i)
+            || (self.prose
+                && i >= 2
+                && joiner(b[i - 1])
+                && words::ascii_word(b[i - 2])
+                && b.get(i).is_some_and(u8::is_ascii)))
+    }
+
+    /// No word runs on from the match ending at `i` (as `free_before`).
+    fn free_after(&self, i: usize) -> bool {
+        let b = self.text.as_bytes();
+        !(words::word_at(self.text, i)
+            || (self.prose
+                && i < b.len()
+                && joiner(b[i])
+                && b.get(i + 1).is_some_and(|c| words::ascii_word(*c))
+                && i >= 1
+                && b[i - 1].is_ascii()))
+    }
+
+    /// In prose, a common word in quotes is a name ("the “security” workflow", «безопасность»,
+    /// 「安全」), not the word; a term of the weakness in backticks (`403`, `compare_digest`)
+    /// is still the term. A stem's word ends where its letters do («безопасность» for
+    /// безопасност*).
+    fn quoted(&self, a: usize, z: usize) -> bool {
+        let text = self.text;
+        self.prose
+            && is_quote(text[..a].chars().next_back())
+            && is_quote(text[words::word_end(text, z)..].chars().next())
+    }
+
+    /// In prose, a stem that runs on into an identifier (`RedactBytes`, `redact_test.go`) is
+    /// part of a name, as a word inside a file name is.
+    fn runs_into_identifier(&self, z: usize) -> bool {
+        let b = self.text.as_bytes();
+        let mut k = z;
+        while k < b.len() && b[k].is_ascii_lowercase() {
+            k += 1;
+        }
+        self.prose
+            && k > 0
+            && k < b.len()
+            && (b[k] == b'_' || (b[k].is_ascii_uppercase() && b[k - 1].is_ascii_lowercase()))
+    }
+
+    /// Whether a match of `p` (of `list`) at `a..z` stands as the word it spells.
+    fn stands(&self, list: List, p: &Pattern, a: usize, z: usize) -> bool {
+        (!p.start || self.free_before(a))
+            && (if p.end {
+                self.free_after(z)
+            } else {
+                !self.runs_into_identifier(z)
+            })
+            && !(matches!(list, List::Generic(_)) && self.quoted(a, z))
+    }
+
+    /// Takes a match that stands: a hit, or a span for `finish` to settle.
+    fn take(&mut self, list: List, a: usize, z: usize) {
+        let text = self.text;
+        if list == List::Particle {
+            self.particles.push(z);
+            return;
+        }
+        if list == List::ArtifactBefore {
+            // A stem's word ends where its letters do (исправлени* → исправление).
+            self.artifact_ends.push(words::word_end(text, z));
+            return;
+        }
+        if self.prose
+            && list.negatable()
+            && self
+                .particles
+                .iter()
+                .any(|&e| e <= a && (e == a || text[e..a] == *" "))
+        {
+            return;
+        }
+        let term = matches!(list, List::Specific(_) | List::Code(_));
+        if !term && self.hits[list].is_some_and(|at| at <= a) {
+            return;
+        }
+        if list == List::Names {
+            self.names.push((a, z));
+        }
+        if list == List::Artifact {
+            self.artifact_starts.push(a);
+            return;
+        }
+        if self.prose && list == List::Specific(Dim::Tr) {
+            self.threats.push((a, z));
+        }
+        if term {
+            self.terms.push((a, z));
+            if self.hits[list].is_none() {
+                self.hits[list] = Some(a);
+            }
+        } else if matches!(list, List::Generic(_) | List::Complete) {
+            self.generic.push((list, a, z));
+        } else {
+            self.hits[list] = Some(a);
+        }
+    }
+
+    /// The hits, with the generic and completeness words no name or term holds, and
+    /// `Artifact` set when every threat term of prose names a defence.
+    fn finish(mut self) -> Hits {
+        for &(list, a, z) in &self.generic {
             let within =
                 |spans: &[(usize, usize)]| spans.iter().any(|&(na, nz)| na <= a && z <= nz);
             let hidden = if list == List::Complete {
-                within(&terms)
+                within(&self.terms)
             } else {
-                within(&names)
+                within(&self.names)
             };
-            if !hidden && hits[list].is_none_or(|at| at > a) {
-                hits[list] = Some(a);
+            if !hidden && self.hits[list].is_none_or(|at| at > a) {
+                self.hits[list] = Some(a);
             }
         }
+        let text = self.text;
         let names_defence = |(a, z): (usize, usize)| {
-            artifact_starts
+            self.artifact_starts
                 .iter()
                 .any(|&s| s >= z && adjoins(text, z, s))
-                || artifact_ends.iter().any(|&e| e <= a && adjoins(text, e, a))
+                || self
+                    .artifact_ends
+                    .iter()
+                    .any(|&e| e <= a && adjoins(text, e, a))
         };
-        if !threats.is_empty() && threats.iter().all(|&t| names_defence(t)) {
-            hits[List::Artifact] = hits[List::Specific(Dim::Tr)];
+        if !self.threats.is_empty() && self.threats.iter().all(|&t| names_defence(t)) {
+            self.hits[List::Artifact] = self.hits[List::Specific(Dim::Tr)];
         }
-        hits
+        self.hits
     }
 }
 
