@@ -955,25 +955,132 @@ impl Offline {
     /// edits (removed lines are what the agent took away, not what it wrote); lines of tool
     /// arguments. Lines of test files and shell commands are checks.
     fn units<'a>(&self, v: &'a TurnView, history: &History) -> Vec<Unit<'a>> {
-        let mut out: Vec<Unit<'a>> = Vec::new();
-        // `(fresh, kept)`: see `Unit`.
-        let mut push = |s: &'a str,
-                        source: Source,
-                        (anchored, place): (bool, bool),
-                        (fresh, kept): (bool, bool)| {
-            let s = s.trim();
-            if s.chars().nth(2).is_some() {
-                out.push(Unit {
-                    text: s,
-                    source,
-                    anchored,
-                    place,
-                    fresh,
-                    kept,
-                    hits: self.lists.scan(s, source == Source::Prose),
-                });
-            }
+        let mut pieces = Pieces {
+            lists: &self.lists,
+            out: Vec::new(),
         };
+        pieces.said(v);
+        // Tool arguments are checks when they run something (a command, a test, a request);
+        // reading or searching code is neither a defence nor a check. What an editing tool
+        // writes is in the turn's changes.
+        for c in &v.calls {
+            let Some(source) = call_source(c) else {
+                continue;
+            };
+            let anchored = self.names_anchor(&c.args);
+            for piece in arg_lines(&c.args) {
+                pieces.push(piece, source, (anchored, anchored), (false, false));
+            }
+        }
+        for ch in &v.changes {
+            let before = if ch.whole {
+                history.before(v.n, &ch.path)
+            } else {
+                None
+            };
+            self.written(&mut pieces, ch, before.as_ref());
+        }
+        pieces.out
+    }
+
+    /// The pieces of what a change writes: its added lines as code or checks, its comments
+    /// and the documents it writes as prose. `before`: the file's lines as an earlier turn
+    /// wrote it whole (`History::before`).
+    fn written<'a>(
+        &self,
+        pieces: &mut Pieces<'a, '_>,
+        ch: &'a crate::judge::prompt::ChangeView,
+        before: Option<&std::collections::HashSet<&str>>,
+    ) {
+        // Tests, reproductions and proofs of concept check; they defend nothing.
+        let test = is_check_file(&ch.path);
+        let anchored = self.is_anchor(&ch.path);
+        let prose_doc = is_prose_file(&ch.path);
+        let place = anchored || (!test && !is_data_file(&ch.path));
+        let diff = ch
+            .diff
+            .lines()
+            .any(|l| l.starts_with('+') || l.starts_with('-'));
+        // A line on both sides of a replacement is context the edit carries, not written
+        // by it (a comment that was already there).
+        let removed: std::collections::HashSet<&str> = ch
+            .diff
+            .lines()
+            .filter_map(|l| l.strip_prefix('-'))
+            .filter(|l| !l.starts_with("--"))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        for added in added_lines(&ch.diff) {
+            if !removed.is_empty() && removed.contains(added.trim()) {
+                continue;
+            }
+            // A line a rewrite keeps from the file as an earlier turn wrote it is not
+            // written now: kept code is a defence in place (DI 1 at most), kept comments
+            // and tests say and check nothing new.
+            let kept = before.is_some_and(|b| b.contains(added.trim()));
+            // A comment the agent writes is what it says about the code ("hash the host
+            // name so internal details are not exposed"), in the file it edits.
+            // A document the agent writes (a report, a README) is prose.
+            if prose_doc {
+                if !kept {
+                    for sentence in words::split_sentences(added) {
+                        pieces.push(sentence, Source::Prose, (anchored, place), (diff, false));
+                    }
+                }
+                continue;
+            }
+            if let Some(words) = comment(added).filter(|_| !test) {
+                if !kept {
+                    pieces.push(words, Source::Prose, (anchored, place), (diff, false));
+                }
+                continue;
+            }
+            if kept && test {
+                continue;
+            }
+            pieces.push(
+                added,
+                if test { Source::Check } else { Source::Code },
+                (anchored, place),
+                (diff && !kept, kept),
+            );
+        }
+    }
+}
+
+/// The units of a turn as they are collected: each piece trimmed, kept when it has three
+/// characters or more, and scanned once.
+struct Pieces<'a, 'l> {
+    lists: &'l Lists,
+    out: Vec<Unit<'a>>,
+}
+
+impl<'a> Pieces<'a, '_> {
+    /// `(anchored, place)` and `(fresh, kept)`: see `Unit`.
+    fn push(
+        &mut self,
+        s: &'a str,
+        source: Source,
+        (anchored, place): (bool, bool),
+        (fresh, kept): (bool, bool),
+    ) {
+        let s = s.trim();
+        if s.chars().nth(2).is_some() {
+            self.out.push(Unit {
+                text: s,
+                source,
+                anchored,
+                place,
+                fresh,
+                kept,
+                hits: self.lists.scan(s, source == Source::Prose),
+            });
+        }
+    }
+
+    /// The sentences of the turn's message and reasoning, and the code they show.
+    fn said(&mut self, v: &'a TurnView) {
         // Code proposed in a message of a turn that edits nothing is the plan for the fix: it
         // counts as code of the anchored file would (a turn that edits has its real edits).
         let proposed = v.changes.is_empty();
@@ -986,134 +1093,69 @@ impl Offline {
                     continue;
                 }
                 if fenced {
-                    push(line, Source::Code, (proposed, proposed), (false, false));
+                    self.push(line, Source::Code, (proposed, proposed), (false, false));
                     continue;
                 }
                 for sentence in words::split_sentences(line) {
-                    push(sentence, Source::Prose, (false, false), (false, false));
+                    self.push(sentence, Source::Prose, (false, false), (false, false));
                 }
             }
         }
-        // Tool arguments are checks when they run something (a command, a test, a request);
-        // reading or searching code is neither a defence nor a check. What an editing tool
-        // writes is in the turn's changes.
-        for c in &v.calls {
-            let lower = c.args.to_ascii_lowercase();
-            let name = c.name.to_ascii_lowercase();
-            // A search of the code's content across the tree, not of file names and not of
-            // one file: `grep -rn 'execute(f'`, a Grep tool without a file path.
-            let across = (lower.contains("grep -r")
-                || lower.contains("grep -n -r")
-                || lower.contains("\"rg ")
-                || lower.contains("git grep")
-                || lower.contains("xargs grep")
-                || ["grep", "search_code", "search_files", "codebase_search"]
-                    .iter()
-                    .any(|w| name.contains(w)))
-                && !one_file(&c.args);
-            let searches = across
-                || ["\"grep ", "\"find ", "\"ag "]
-                    .iter()
-                    .any(|r| lower.contains(r))
-                || ["search", "glob", "find"].iter().any(|w| name.contains(w));
-            let reads = ["\"cat ", "\"ls ", "\"head ", "\"tail ", "\"sed -n"]
-                .iter()
-                .any(|r| lower.contains(r))
-                || ["read", "view", "open", "list", "ls"]
-                    .iter()
-                    .any(|w| name == *w || name.starts_with(&format!("{w}_")));
-            // A command, a request, or a tool that runs tests; an argument that merely
-            // mentions a test (a to-do list, a file path) runs nothing.
-            // A shell tool's command line, when its arguments are one (SWE-agent's `bash`
-            // with `cd /testbed && python reproduce.py`).
-            let shell = shell_text(c);
-            let runs = lower.contains("curl ")
-                || lower.contains("\"command\"")
-                || lower.contains("\"cmd\"")
-                || name.contains("test")
-                || shell
-                    .as_deref()
-                    .is_some_and(|cmd| !crate::transcript::classify::reads_only(cmd));
-            let reads = reads
-                || shell
-                    .as_deref()
-                    .is_some_and(crate::transcript::classify::reads_only);
-            let anchored = self.names_anchor(&c.args);
-            let source = if across {
-                Source::Search
-            } else if searches || reads {
-                Source::Read
-            } else if runs {
-                Source::Check
-            } else {
-                continue;
-            };
-            for piece in arg_lines(&c.args) {
-                push(piece, source, (anchored, anchored), (false, false));
-            }
-        }
-        for ch in &v.changes {
-            // Tests, reproductions and proofs of concept check; they defend nothing.
-            let test = is_check_file(&ch.path);
-            let anchored = self.is_anchor(&ch.path);
-            let prose_doc = is_prose_file(&ch.path);
-            let place = anchored || (!test && !is_data_file(&ch.path));
-            let diff = ch
-                .diff
-                .lines()
-                .any(|l| l.starts_with('+') || l.starts_with('-'));
-            let before = if ch.whole {
-                history.before(v.n, &ch.path)
-            } else {
-                None
-            };
-            // A line on both sides of a replacement is context the edit carries, not written
-            // by it (a comment that was already there).
-            let removed: std::collections::HashSet<&str> = ch
-                .diff
-                .lines()
-                .filter_map(|l| l.strip_prefix('-'))
-                .filter(|l| !l.starts_with("--"))
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            for added in added_lines(&ch.diff) {
-                if !removed.is_empty() && removed.contains(added.trim()) {
-                    continue;
-                }
-                // A line a rewrite keeps from the file as an earlier turn wrote it is not
-                // written now: kept code is a defence in place (DI 1 at most), kept comments
-                // and tests say and check nothing new.
-                let kept = before.as_ref().is_some_and(|b| b.contains(added.trim()));
-                // A comment the agent writes is what it says about the code ("hash the host
-                // name so internal details are not exposed"), in the file it edits.
-                // A document the agent writes (a report, a README) is prose.
-                if prose_doc {
-                    if !kept {
-                        for sentence in words::split_sentences(added) {
-                            push(sentence, Source::Prose, (anchored, place), (diff, false));
-                        }
-                    }
-                    continue;
-                }
-                if let Some(words) = comment(added).filter(|_| !test) {
-                    if !kept {
-                        push(words, Source::Prose, (anchored, place), (diff, false));
-                    }
-                    continue;
-                }
-                if kept && test {
-                    continue;
-                }
-                push(
-                    added,
-                    if test { Source::Check } else { Source::Code },
-                    (anchored, place),
-                    (diff && !kept, kept),
-                );
-            }
-        }
-        out
+    }
+}
+
+/// What a tool call's arguments are as pieces of the turn: a search across the code, a read,
+/// a check (it runs something); none for a call that does none of these (an edit, whose
+/// writing is in the turn's changes).
+fn call_source(c: &crate::judge::prompt::CallView) -> Option<Source> {
+    let lower = c.args.to_ascii_lowercase();
+    let name = c.name.to_ascii_lowercase();
+    // A search of the code's content across the tree, not of file names and not of
+    // one file: `grep -rn 'execute(f'`, a Grep tool without a file path.
+    let across = (lower.contains("grep -r")
+        || lower.contains("grep -n -r")
+        || lower.contains("\"rg ")
+        || lower.contains("git grep")
+        || lower.contains("xargs grep")
+        || ["grep", "search_code", "search_files", "codebase_search"]
+            .iter()
+            .any(|w| name.contains(w)))
+        && !one_file(&c.args);
+    let searches = across
+        || ["\"grep ", "\"find ", "\"ag "]
+            .iter()
+            .any(|r| lower.contains(r))
+        || ["search", "glob", "find"].iter().any(|w| name.contains(w));
+    let reads = ["\"cat ", "\"ls ", "\"head ", "\"tail ", "\"sed -n"]
+        .iter()
+        .any(|r| lower.contains(r))
+        || ["read", "view", "open", "list", "ls"]
+            .iter()
+            .any(|w| name == *w || name.starts_with(&format!("{w}_")));
+    // A command, a request, or a tool that runs tests; an argument that merely
+    // mentions a test (a to-do list, a file path) runs nothing.
+    // A shell tool's command line, when its arguments are one (SWE-agent's `bash`
+    // with `cd /testbed && python reproduce.py`).
+    let shell = shell_text(c);
+    let runs = lower.contains("curl ")
+        || lower.contains("\"command\"")
+        || lower.contains("\"cmd\"")
+        || name.contains("test")
+        || shell
+            .as_deref()
+            .is_some_and(|cmd| !crate::transcript::classify::reads_only(cmd));
+    let reads = reads
+        || shell
+            .as_deref()
+            .is_some_and(crate::transcript::classify::reads_only);
+    if across {
+        Some(Source::Search)
+    } else if searches || reads {
+        Some(Source::Read)
+    } else if runs {
+        Some(Source::Check)
+    } else {
+        None
     }
 }
 
