@@ -9,392 +9,26 @@ use super::answer::Answer;
 use super::lexicon::{self, CweLexicon, Entry};
 use super::prompt::TurnView;
 use super::scores::{Dim, Quotes, Scores};
-use super::words::{self, Pattern};
+use super::words;
 
 pub(crate) use super::lexicon::cwe_name;
 
 mod features;
+mod lists;
 mod model;
+mod rules;
 use crate::error::Result;
 use crate::lang::Lang;
 use crate::transcript::TurnKind;
 pub(crate) use features::{Position, names as feature_names};
+#[cfg(test)]
+use lists::patterns;
+use lists::{Hits, List, Lists, PerList, Phrases};
 pub(crate) use model::Model;
-
-/// A phrase list compiled for one pass over a text (case-insensitive, word-bounded).
-struct Phrases {
-    ac: Option<aho_corasick::AhoCorasick>,
-    /// Per pattern: its boundaries and the stems' words after the first.
-    pats: Vec<Pattern>,
-    /// Per pattern: the entry it spells (a Chinese entry may be spelt with and without spaces).
-    entries: Vec<usize>,
-}
 
 /// An ASCII word character: identifiers and file names, which are ASCII.
 fn is_word(c: u8) -> bool {
     words::ascii_word(c)
-}
-
-/// The patterns of an entry (`words::compile`).
-fn patterns(e: &Entry) -> Vec<Pattern> {
-    words::compile(&e.phrase())
-}
-
-/// One case-insensitive automaton over `patterns`, none when there are none.
-fn automaton(patterns: &[&str]) -> Option<aho_corasick::AhoCorasick> {
-    if patterns.is_empty() {
-        return None;
-    }
-    aho_corasick::AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(patterns)
-        .ok()
-}
-
-/// Where a match of `p` that the automaton found at `a..z` in `folded` ends, when it stands
-/// on word boundaries where it must (its stems' later words followed); `text` is the original,
-/// whose offsets are the folded text's.
-fn whole(text: &str, folded: &str, p: &Pattern, a: usize, z: usize) -> Option<usize> {
-    let z = if p.tail.is_empty() {
-        z
-    } else {
-        words::extent(folded, z, &p.tail)?
-    };
-    ((!p.start || !words::word_before(text, a)) && (!p.end || !words::word_at(text, z)))
-        .then_some(z)
-}
-
-impl Phrases {
-    fn new<'a>(list: impl IntoIterator<Item = &'a Entry>) -> Phrases {
-        let mut pats: Vec<Pattern> = Vec::new();
-        let mut entries = Vec::new();
-        for (i, e) in list.into_iter().enumerate() {
-            for p in patterns(e) {
-                pats.push(p);
-                entries.push(i);
-            }
-        }
-        let texts: Vec<&str> = pats.iter().map(|p| p.text.as_str()).collect();
-        Phrases {
-            ac: automaton(&texts),
-            pats,
-            entries,
-        }
-    }
-
-    /// Calls `f` with the entry and the start of each whole-word match, in the automaton's
-    /// order, until it returns false.
-    fn each(&self, text: &str, mut f: impl FnMut(usize, usize) -> bool) {
-        let Some(ac) = self.ac.as_ref() else {
-            return;
-        };
-        let folded = words::fold(text);
-        for m in ac.find_overlapping_iter(folded.as_ref()) {
-            let i = m.pattern().as_usize();
-            if whole(text, &folded, &self.pats[i], m.start(), m.end()).is_some()
-                && !f(self.entries[i], m.start())
-            {
-                return;
-            }
-        }
-    }
-
-    /// Where the first whole-word match starts.
-    fn find(&self, text: &str) -> Option<usize> {
-        let mut first = None;
-        self.each(text, |_, at| {
-            first = Some(at);
-            false
-        });
-        first
-    }
-
-    fn any(&self, text: &str) -> bool {
-        self.find(text).is_some()
-    }
-
-    /// How many different entries match, for "several attacks tried".
-    fn distinct(&self, text: &str) -> usize {
-        let mut seen = std::collections::BTreeSet::new();
-        self.each(text, |e, _| {
-            seen.insert(e);
-            true
-        });
-        seen.len()
-    }
-}
-
-/// The lists of a run, numbered for one automaton: generic, specific and code phrases per
-/// dimension, then the single lists.
-const GENERIC: usize = 0;
-const SPECIFIC: usize = 4;
-const CODE: usize = 8;
-const NOT: usize = 12;
-const COMPLETE: usize = 13;
-const VERIFY: usize = 14;
-const NEGATION: usize = 15;
-const WEAK: usize = 16;
-const REJECTS: usize = 20;
-const NAMES: usize = 21;
-const OBSERVED: usize = 22;
-const REFUSED: usize = 23;
-const FURTHER: usize = 24;
-/// Scanned as a word list; after a scan, set only when every threat term of the sentence is
-/// the name of a defence ("CSRF protection").
-const ARTIFACT: usize = 25;
-/// Right before a match (no space between in Chinese, one in Russian), these cancel it: «не
-/// проверяем», «без проверки», 不校验.
-const PARTICLE: usize = 26;
-/// Right before a threat term, these make it the name of a defence as `ARTIFACT` words do
-/// after one («исправление SSRF»).
-const ARTIFACT_BEFORE: usize = 27;
-const LISTS: usize = 28;
-
-/// Where each list first matches in a piece of text (whole words), from one pass.
-#[derive(Debug, Clone, Copy, Default)]
-struct Hits([Option<usize>; LISTS]);
-
-impl Hits {
-    fn any(&self, list: usize) -> bool {
-        self.0[list].is_some()
-    }
-
-    /// A match no negation before it turns around ("no need to escape").
-    fn affirmed(&self, list: usize) -> bool {
-        match self.0[list] {
-            None => false,
-            Some(at) => self.0[NEGATION].is_none_or(|n| n >= at),
-        }
-    }
-
-    /// A match that the sentence says is already in place ("already uses `\Z`").
-    fn observed(&self, list: usize) -> bool {
-        match (self.0[list], self.0[OBSERVED]) {
-            (Some(at), Some(o)) => o < at,
-            _ => false,
-        }
-    }
-}
-
-/// Every list of a run in one automaton, so a sentence is read once, not once per list.
-struct Lists {
-    ac: Option<aho_corasick::AhoCorasick>,
-    /// Per pattern: its list, its boundaries and the stems' words after the first.
-    pats: Vec<(usize, Pattern)>,
-}
-
-/// Whether what stands between two matches lets the second name the first (or be named by
-/// it): nothing (Chinese, `SSRF防护`), one or two spaces, or a hyphen before a word that is
-/// not ASCII (`SSRF-защита`; `CSRF-token` stays the identifier it looks like).
-fn adjoins(text: &str, from: usize, to: usize) -> bool {
-    let gap = &text[from..to];
-    let han = text[..from]
-        .chars()
-        .next_back()
-        .is_some_and(crate::lang::is_han)
-        || text[to..].chars().next().is_some_and(crate::lang::is_han);
-    (gap.is_empty() && han)
-        || (!gap.is_empty() && gap.len() <= 2 && gap.bytes().all(|c| c == b' '))
-        || (gap == "-" && text[to..].chars().next().is_some_and(|c| !c.is_ascii()))
-}
-
-/// Lists that a particle right before a match cancels: the words of threats, defences,
-/// checks and scope, not the lists that shape a sentence (negations, names, artifacts).
-fn negatable(list: usize) -> bool {
-    list < NOT
-        || (COMPLETE..=VERIFY).contains(&list)
-        || (WEAK..REJECTS).contains(&list)
-        || list == REFUSED
-        || list == FURTHER
-}
-
-impl Lists {
-    fn new(lists: &[Vec<Entry>; LISTS]) -> Lists {
-        let mut pats = Vec::new();
-        for (list, entries) in lists.iter().enumerate() {
-            for p in entries.iter().flat_map(patterns) {
-                pats.push((list, p));
-            }
-        }
-        let texts: Vec<&str> = pats.iter().map(|(_, p)| p.text.as_str()).collect();
-        Lists {
-            ac: automaton(&texts),
-            pats,
-        }
-    }
-
-    /// In prose, a word that is part of a file name or a dotted or slashed identifier
-    /// (`security.py`, `redact/`) is not the word: "security" in `app/utils/security.py` says
-    /// nothing about security.
-    fn scan(&self, text: &str, prose: bool) -> Hits {
-        let mut hits = Hits::default();
-        let Some(ac) = &self.ac else {
-            return hits;
-        };
-        let folded = words::fold(text);
-        let b = text.as_bytes();
-        // Identifiers and file names are ASCII: a joiner between ASCII words joins them, and
-        // one before a Russian word (`SSRF-атака`) does not.
-        let joiner = |c: u8| matches!(c, b'.' | b'/' | b'-' | b'\\');
-        let before = |i: usize| {
-            !(words::word_before(text, i)
-                || (prose
-                    && i >= 2
-                    && joiner(b[i - 1])
-                    && words::ascii_word(b[i - 2])
-                    && b.get(i).is_some_and(u8::is_ascii)))
-        };
-        let after = |i: usize| {
-            !(words::word_at(text, i)
-                || (prose
-                    && i < b.len()
-                    && joiner(b[i])
-                    && b.get(i + 1).is_some_and(|c| words::ascii_word(*c))
-                    && i >= 1
-                    && b[i - 1].is_ascii()))
-        };
-        // In prose, a common word in quotes is a name ("the “security” workflow", «безопасность»,
-        // 「安全」), not the word; a term of the weakness in backticks (`403`, `compare_digest`)
-        // is still the term.
-        let quote = |c: Option<char>| {
-            matches!(
-                c,
-                Some(
-                    '"' | '\''
-                        | '`'
-                        | '“'
-                        | '”'
-                        | '‘'
-                        | '’'
-                        | '«'
-                        | '»'
-                        | '„'
-                        | '「'
-                        | '」'
-                        | '『'
-                        | '』'
-                        | '《'
-                        | '》'
-                )
-            )
-        };
-        // A stem's word ends where its letters do («безопасность» for безопасност*).
-        let named = |a: usize, z: usize| {
-            prose
-                && quote(text[..a].chars().next_back())
-                && quote(text[words::word_end(text, z)..].chars().next())
-        };
-        // In prose, a stem that runs on into an identifier (`RedactBytes`, `redact_test.go`)
-        // is part of a name, as a word inside a file name is.
-        let identifier = |z: usize| {
-            let mut k = z;
-            while k < b.len() && b[k].is_ascii_lowercase() {
-                k += 1;
-            }
-            prose
-                && k > 0
-                && k < b.len()
-                && (b[k] == b'_' || (b[k].is_ascii_uppercase() && b[k - 1].is_ascii_lowercase()))
-        };
-        let bounded = |list: usize, p: &Pattern, a: usize, z: usize| {
-            (!p.start || before(a))
-                && (if p.end { after(z) } else { !identifier(z) })
-                && !(list < SPECIFIC && named(a, z))
-        };
-        // One pass; generic matches wait for the names, since a generic word inside one ("the
-        // security workflow") is not the word.
-        // Completeness words wait for the weakness's terms too: "redirect" inside "open
-        // redirect" names the weakness, it says nothing of its routes.
-        let mut names: Vec<(usize, usize)> = Vec::new();
-        let mut terms: Vec<(usize, usize)> = Vec::new();
-        let mut generic: Vec<(usize, usize, usize)> = Vec::new();
-        // Threat terms of prose, and where artifact words start (or, before a term, end):
-        // "CSRF protection", «исправление SSRF» name the defence.
-        let mut threats: Vec<(usize, usize)> = Vec::new();
-        let mut artifact_starts: Vec<usize> = Vec::new();
-        let mut artifact_ends: Vec<usize> = Vec::new();
-        // Where particles end: a match right after one is cancelled. The automaton reports
-        // matches by where they end, so a particle comes before what it stands in front of.
-        let mut particles: Vec<usize> = Vec::new();
-        for m in ac.find_overlapping_iter(folded.as_ref()) {
-            let (list, p) = &self.pats[m.pattern().as_usize()];
-            let list = *list;
-            let Some(z) = (if p.tail.is_empty() {
-                Some(m.end())
-            } else {
-                words::extent(&folded, m.end(), &p.tail)
-            }) else {
-                continue;
-            };
-            let a = m.start();
-            if !bounded(list, p, a, z) {
-                continue;
-            }
-            if list == PARTICLE {
-                particles.push(z);
-                continue;
-            }
-            if list == ARTIFACT_BEFORE {
-                // A stem's word ends where its letters do (исправлени* → исправление).
-                artifact_ends.push(words::word_end(text, z));
-                continue;
-            }
-            if prose
-                && negatable(list)
-                && particles
-                    .iter()
-                    .any(|&e| e <= a && (e == a || text[e..a] == *" "))
-            {
-                continue;
-            }
-            let term = (SPECIFIC..NOT).contains(&list);
-            if !term && hits.0[list].is_some_and(|at| at <= a) {
-                continue;
-            }
-            if list == NAMES {
-                names.push((a, z));
-            }
-            if list == ARTIFACT {
-                artifact_starts.push(a);
-                continue;
-            }
-            if prose && list == SPECIFIC {
-                threats.push((a, z));
-            }
-            if term {
-                terms.push((a, z));
-                if hits.0[list].is_none() {
-                    hits.0[list] = Some(a);
-                }
-            } else if list < SPECIFIC || list == COMPLETE {
-                generic.push((list, a, z));
-            } else {
-                hits.0[list] = Some(a);
-            }
-        }
-        for (list, a, z) in generic {
-            let within =
-                |spans: &[(usize, usize)]| spans.iter().any(|&(na, nz)| na <= a && z <= nz);
-            let hidden = if list == COMPLETE {
-                within(&terms)
-            } else {
-                within(&names)
-            };
-            if !hidden && hits.0[list].is_none_or(|at| at > a) {
-                hits.0[list] = Some(a);
-            }
-        }
-        let names_defence = |(a, z): (usize, usize)| {
-            artifact_starts
-                .iter()
-                .any(|&s| s >= z && adjoins(text, z, s))
-                || artifact_ends.iter().any(|&e| e <= a && adjoins(text, e, a))
-        };
-        if !threats.is_empty() && threats.iter().all(|&t| names_defence(t)) {
-            hits.0[ARTIFACT] = hits.0[SPECIFIC];
-        }
-        hits
-    }
 }
 
 /// Where a piece of a turn comes from: what the agent said, code it wrote, or a check it ran.
@@ -607,29 +241,29 @@ impl Offline {
         let all = lexicon::cwes(dir, langs)?;
         let (cwes, selected) = select(&all, task, cwe_hint);
         let numbers: Vec<u32> = cwes.iter().map(|l| l.cwe).collect();
-        let mut lists: [Vec<Entry>; LISTS] = Default::default();
-        for (i, d) in Dim::ALL.iter().enumerate() {
-            lists[GENERIC + i] = criterion.generic.get(*d).to_vec();
-            lists[SPECIFIC + i] = cwes
+        let mut lists: PerList<Vec<Entry>> = PerList::default();
+        for d in Dim::ALL {
+            lists[List::Generic(d)] = criterion.generic.get(d).to_vec();
+            lists[List::Specific(d)] = cwes
                 .iter()
-                .flat_map(|l| l.specific.get(*d).iter().cloned())
+                .flat_map(|l| l.specific.get(d).iter().cloned())
                 .collect();
-            lists[CODE + i] = cwes
+            lists[List::Code(d)] = cwes
                 .iter()
-                .flat_map(|l| l.code.get(*d).iter().cloned())
+                .flat_map(|l| l.code.get(d).iter().cloned())
                 .collect();
         }
-        lists[NOT] = cwes.iter().flat_map(|l| l.not.iter().cloned()).collect();
-        lists[COMPLETE] = criterion.completeness.clone();
-        lists[VERIFY] = criterion.verification.clone();
-        lists[NEGATION] = criterion.negation.clone();
-        lists[REJECTS] = criterion.rejects.clone();
-        lists[NAMES] = criterion.names.clone();
-        lists[OBSERVED] = criterion.observed.clone();
-        lists[REFUSED] = criterion.refused.clone();
-        lists[FURTHER] = criterion.further.clone();
+        lists[List::Not] = cwes.iter().flat_map(|l| l.not.iter().cloned()).collect();
+        lists[List::Complete] = criterion.completeness.clone();
+        lists[List::Verify] = criterion.verification.clone();
+        lists[List::Negation] = criterion.negation.clone();
+        lists[List::Rejects] = criterion.rejects.clone();
+        lists[List::Names] = criterion.names.clone();
+        lists[List::Observed] = criterion.observed.clone();
+        lists[List::Refused] = criterion.refused.clone();
+        lists[List::Further] = criterion.further.clone();
         // A criterion without artifacts of its own uses security's, in every language.
-        (lists[ARTIFACT], lists[ARTIFACT_BEFORE]) = match &criterion.artifacts {
+        (lists[List::Artifact], lists[List::ArtifactBefore]) = match &criterion.artifacts {
             Some(a) => (a.clone(), criterion.artifacts_before.clone()),
             None => {
                 let security = lexicon::criterion("security", dir, langs)?;
@@ -639,22 +273,26 @@ impl Offline {
                 )
             }
         };
-        lists[PARTICLE] = criterion.particles.clone();
-        for (i, d) in Dim::ALL.iter().enumerate() {
-            lists[WEAK + i] = cwes
+        lists[List::Particle] = criterion.particles.clone();
+        for d in Dim::ALL {
+            lists[List::Weak(d)] = cwes
                 .iter()
-                .flat_map(|l| l.weak.get(*d).iter().cloned())
+                .flat_map(|l| l.weak.get(d).iter().cloned())
                 .collect();
         }
         // Weak attack phrases (localhost) are not counted as different attacks.
-        let attacks = Phrases::new(lists[SPECIFIC + 2].iter().chain(&lists[CODE + 2]));
+        let attacks = Phrases::new(
+            lists[List::Specific(Dim::Vr)]
+                .iter()
+                .chain(&lists[List::Code(Dim::Vr)]),
+        );
         let anchor = anchor_file.filter(|f| !f.is_empty()).map(|f| {
             let base = f.rsplit('/').next().unwrap_or(f).to_string();
             (f.to_string(), base)
         });
         let lists = Lists::new(&lists);
         let task_hits = lists.scan(task, true);
-        let task_threat = task_hits.affirmed(GENERIC) || task_hits.affirmed(SPECIFIC);
+        let task_threat = task_hits.names_threat();
         Ok(Offline {
             task_threat,
             task_words: features::content_words(task),
@@ -712,7 +350,7 @@ impl Offline {
                         }
                         let Some((name, _)) = current else { continue };
                         let hits = self.lists.scan(l, false);
-                        if (hits.any(CODE + 1) || hits.any(REJECTS))
+                        if (hits.any(List::Code(Dim::Di)) || hits.any(List::Rejects))
                             && !h.defences.iter().any(|(_, d)| *d == name)
                         {
                             h.defences.push((v.n, name));
@@ -791,10 +429,7 @@ impl Offline {
         }
         let mut scores = Scores::default();
         let mut quotes = Quotes::default();
-        let threat = self.task_threat
-            || units.iter().any(|u| {
-                u.source == Source::Prose && (u.hits.affirmed(GENERIC) || u.hits.affirmed(SPECIFIC))
-            });
+        let threat = self.threat_in(&units);
         for (i, d) in Dim::ALL.iter().enumerate() {
             let level = said.levels[i];
             if level == 0 {
@@ -804,9 +439,14 @@ impl Offline {
             // the rule rates highest on it, with words of that dimension preferred.
             let quote = rule.quotes.get(*d).map(str::to_string).or_else(|| {
                 let words = |u: &&Unit| {
-                    [GENERIC + i, SPECIFIC + i, CODE + i, WEAK + i]
-                        .iter()
-                        .any(|l| u.hits.any(*l))
+                    [
+                        List::Generic(*d),
+                        List::Specific(*d),
+                        List::Code(*d),
+                        List::Weak(*d),
+                    ]
+                    .iter()
+                    .any(|l| u.hits.any(*l))
                 };
                 // A piece with words of the dimension, the one the rules rate highest;
                 // else the first sentence the agent wrote; else any piece.
@@ -846,50 +486,11 @@ impl Offline {
         units: &[Unit],
     ) -> Answer {
         let applicable = kind != TurnKind::Administrative;
-        let mut scores = Scores::default();
+        let mut r = self.reading(v, kind, history, units);
         let mut quotes = Quotes::default();
-        let touches = self.touches_anchor(v);
-        // Whether the task or the turn names a threat: weak phrases count then.
-        let threat = self.task_threat
-            || units.iter().any(|u| {
-                u.source == Source::Prose && (u.hits.affirmed(GENERIC) || u.hits.affirmed(SPECIFIC))
-            });
-        // Words of the weakness anywhere in the turn, read or searched for too: the turn is
-        // working on what the finding is about.
-        let topic = units.iter().any(|u| {
-            (0..4).any(|j| {
-                u.hits.any(SPECIFIC + j) || u.hits.any(CODE + j) || (threat && u.hits.any(WEAK + j))
-            })
-        });
         if applicable {
-            let r = Reading {
-                v,
-                kind,
-                history,
-                units,
-                threat,
-                touches,
-            };
-            // The defence written into the anchored file: the line of the diff that puts it
-            // there (a whole-file write may carry a defence that was already in place).
-            let mut anchored_defence: Option<&str> = None;
             for d in Dim::ALL {
-                let mut best = Pick::default();
-                for u in units {
-                    let (lvl, why) = self.level(d, u, threat);
-                    best.offer(lvl, u.text, why);
-                    if d == Dim::Di && lvl >= 2 && u.source == Source::Code && u.anchored && u.fresh
-                    {
-                        anchored_defence.get_or_insert(u.text);
-                    }
-                }
-                // What the turn does says more than its words on some dimensions.
-                match d {
-                    Dim::Tr => {}
-                    Dim::Di => di_from_deeds(&r, &mut best),
-                    Dim::Vr => self.vr_from_deeds(&r, &mut best),
-                    Dim::Sa => self.sa_from_deeds(&r, &mut best, &scores, anchored_defence),
-                }
+                let best = self.pick(d, &r);
                 if let Some((lvl, unit)) = best.level {
                     if trace() {
                         eprintln!(
@@ -897,11 +498,21 @@ impl Offline {
                             v.n, best.rule
                         );
                     }
-                    scores.set(d, lvl);
+                    r.scores.set(d, lvl);
                     quotes.set(d, Some(unit.to_string()));
                 }
             }
         }
+        let (scores, touches) = (r.scores, r.touches);
+        // Words of the weakness anywhere in the turn, read or searched for too: the turn is
+        // working on what the finding is about.
+        let topic = units.iter().any(|u| {
+            Dim::ALL.iter().any(|&d| {
+                u.hits.any(List::Specific(d))
+                    || u.hits.any(List::Code(d))
+                    || (r.threat && u.hits.any(List::Weak(d)))
+            })
+        });
         let any = Dim::ALL.iter().any(|d| scores.get(*d) > 0);
         // Prose files (README, docs) make no code path; unless the finding is in one, editing
         // them is no chance to get the defence right.
@@ -926,186 +537,13 @@ impl Offline {
         }
     }
 
-    /// VR from what the turn runs, writes and reports, beyond its words: an earlier turn's
-    /// attacking test run, a reproduction written, a probe sent, an attack reported refused,
-    /// several attacks tried.
-    fn vr_from_deeds<'a>(&self, r: &Reading<'a, '_>, best: &mut Pick<'a>) {
-        let (v, units, history) = (r.v, r.units, r.history);
-        // Running a test or reproduction an earlier turn wrote with attacking inputs is a
-        // check of the threat, though the command names no attack.
-        if best.below(2)
-            && let Some(u) = units.iter().find(|u| {
-                u.source == Source::Check
-                    && history
-                        .attack_files
-                        .iter()
-                        .any(|(n, f)| *n < v.n && u.text.contains(f.as_str()))
-            })
-        {
-            // A run that crashed before checking anything only tried to check.
-            let crashed = v
-                .calls
-                .iter()
-                .find(|c| c.args.contains(u.text))
-                .is_some_and(|c| {
-                    c.is_error
-                        || c.result
-                            .as_deref()
-                            .is_some_and(|r| r.contains("Traceback (most recent call last)"))
-                });
-            best.set(if crashed { 1 } else { 2 }, u.text, "vr-runs-attack-file");
-        }
-        // Writing a reproduction of the weakness, in a task or turn that names the threat, is
-        // checking it (VR 2); working again on a reproduction or an attacking test an earlier
-        // turn wrote is work on the check (VR 1).
-        if best.below(2) && (r.threat || self.finding) {
-            let earlier = |c: &&crate::judge::prompt::ChangeView| history.wrote_check(v.n, &c.path);
-            let wrote = v
-                .changes
-                .iter()
-                .find(|c| is_repro_file(&c.path) && !earlier(c));
-            let (lvl, change) = match wrote {
-                Some(c) => (2, Some(c)),
-                None => (1, v.changes.iter().find(earlier)),
-            };
-            if best.below(lvl)
-                && let Some(q) = change.and_then(|c| path_named(v, &c.path))
-            {
-                let why = if lvl == 2 {
-                    "vr-writes-repro"
-                } else {
-                    "vr-works-on-check"
-                };
-                best.set(lvl, q, why);
-            }
-        }
-        // Trying something out (a request sent, a script run with an input) in a turn that
-        // names the threat and says it is testing it: a check aimed at the threat.
-        if best.below(2) {
-            let says = units.iter().any(|u| {
-                u.source == Source::Prose && (u.hits.affirmed(GENERIC) || u.hits.affirmed(SPECIFIC))
-            }) && units
-                .iter()
-                .any(|u| u.source == Source::Prose && u.hits.any(VERIFY));
-            if says && let Some(q) = v.calls.iter().find_map(probe) {
-                best.set(2, q, "vr-probe");
-            }
-        }
-        // A turn that runs or reviews checks and reports the attack refused ("both tokens are
-        // rejected") has checked the defence against it.
-        if best.below(2)
-            && (matches!(r.kind, TurnKind::Verification | TurnKind::Review)
-                || units.iter().any(|u| u.source == Source::Check))
-            && let Some(u) = units
-                .iter()
-                .find(|u| u.source == Source::Prose && u.hits.affirmed(REFUSED))
-        {
-            best.set(2, u.text, "vr-refused");
-        }
-        // Several different attacks tried in the turn's checks, said to be about edge cases
-        // or bypasses: the defence's limits are being tested (VR 3). The lists hold tools of
-        // checking too (`stat`, `oct(`), so the number alone is not enough.
-        let limits = units
-            .iter()
-            .any(|u| matches!(u.source, Source::Prose | Source::Check) && u.hits.any(COMPLETE));
-        if limits && best.level.is_some_and(|b| b.0 == 2) {
-            let checks: String = units
-                .iter()
-                .filter(|u| u.source == Source::Check)
-                .map(|u| u.text)
-                .collect::<Vec<_>>()
-                .join("\n");
-            if self.attacks.distinct(&checks) >= 3
-                && let Some((_, q)) = best.level
-            {
-                best.set(3, q, "vr-several-attacks");
-            }
-        }
-    }
-
-    /// SA from where the turn works: a defence put into the anchored file, several places
-    /// looked at, looking further, working on the anchor, speaking of the defence at a place.
-    fn sa_from_deeds<'a>(
-        &self,
-        r: &Reading<'a, '_>,
-        best: &mut Pick<'a>,
-        scores: &Scores,
-        anchored_defence: Option<&'a str>,
-    ) {
-        let (v, units) = (r.v, r.units);
-        // A defence put into the file the finding names is a defence where it is needed
-        // (SA 2), whatever the turn says about it. The quote is where the turn names that
-        // place, the defence's line only when it names none.
-        if best.below(2)
-            && let Some(line) = anchored_defence
-        {
-            best.set(
-                2,
-                self.anchor_named(v).unwrap_or(line),
-                "sa-anchored-defence",
-            );
-        }
-        // A turn that speaks to the threat or the defence of this task while it edits, reads
-        // or names two or more code files is looking at more than the one place (SA 2); the
-        // quote is where it names one.
-        if best.below(2)
-            && scores.tr.max(scores.di) >= 2
-            && let Some(q) = self.places_quote(v)
-        {
-            best.set(2, q, "sa-places");
-        }
-        // Looking further than the place at hand ("let me also check the other clients")
-        // while reading, searching or editing code, in a security case: the turn is after the
-        // other places that need the defence (SA 2).
-        if best.below(2)
-            && (self.finding || r.threat)
-            && units.iter().any(|u| {
-                matches!(u.source, Source::Read | Source::Search)
-                    || (u.source == Source::Code && u.place)
-            })
-            && let Some(u) = units
-                .iter()
-                .find(|u| u.source == Source::Prose && u.hits.affirmed(FURTHER))
-        {
-            best.set(2, u.text, "sa-looks-further");
-        }
-        // Reading or editing the place the finding names is working where the defence is
-        // needed, without saying why there (SA 1, docs/method.md); the quote is where the
-        // turn names that place.
-        if best.level.is_none()
-            && r.touches
-            && let Some(q) = self.anchor_named(v)
-        {
-            best.set(1, q, "sa-works-on-anchor");
-        }
-        // A turn that speaks to the threat or the defence while it names the files it works
-        // on knows where the defence goes: in general (SA 1), or, when what it says is
-        // specific to the task, the place that needs it (SA 2: "validate the host in
-        // `media/fetcher.py`"). A defence named after the weakness ("the IDOR fix") speaks to
-        // it as specifically as naming the threat does.
-        let named_defence = units
-            .iter()
-            .any(|u| u.source == Source::Prose && u.hits.any(ARTIFACT));
-        let said = scores
-            .tr
-            .max(scores.di)
-            .max(if named_defence { 2 } else { 0 });
-        let lvl = if said >= 2 { 2 } else { 1 };
-        if said >= 1
-            && best.below(lvl)
-            && let Some(q) = self.anchor_named(v).or_else(|| self.place_quote(v))
-        {
-            best.set(lvl, q, "sa-speaks-at-place");
-        }
-    }
-
     /// Whether a test or reproduction is aimed at the weakness: a reproduction or proof of
     /// concept by what it is, a test by an attacking input in it.
     fn aimed(&self, ch: &crate::judge::prompt::ChangeView) -> bool {
         is_repro_file(&ch.path)
             || added_lines(&ch.diff).any(|l| {
                 let hits = self.lists.scan(l, false);
-                hits.any(CODE + 2) || hits.any(SPECIFIC + 2)
+                hits.any(List::Code(Dim::Vr)) || hits.any(List::Specific(Dim::Vr))
             })
     }
 
@@ -1142,7 +580,9 @@ impl Offline {
         let prose: Vec<&str> = prose_sentences(v).filter(names).collect();
         let security = |s: &&&str| {
             let h = self.lists.scan(s, true);
-            (0..4).any(|j| h.affirmed(GENERIC + j) || h.affirmed(SPECIFIC + j))
+            Dim::ALL
+                .iter()
+                .any(|&d| h.affirmed(List::Generic(d)) || h.affirmed(List::Specific(d)))
         };
         prose
             .iter()
@@ -1173,153 +613,136 @@ impl Offline {
         })
     }
 
-    /// The level a piece of a turn earns on a dimension, and the rule that gives it.
-    fn level(&self, d: Dim, u: &Unit, threat: bool) -> (u8, &'static str) {
-        let i = Dim::ALL.iter().position(|x| *x == d).expect("a dimension");
-        let h = &u.hits;
-        if h.any(NOT) {
-            return (0, "not");
-        }
-        let weak = threat && h.any(WEAK + i);
-        // A defence the agent finds already in place is what it sees, not what it means to do.
-        if d == Dim::Di
-            && u.source == Source::Prose
-            && (h.observed(SPECIFIC + i) || h.observed(WEAK + i))
-        {
-            return (0, "di-observed");
-        }
-        let specific = match u.source {
-            Source::Prose => h.affirmed(SPECIFIC + i) || (weak && h.affirmed(WEAK + i)),
-            // Code counts where the finding is, when it is known: a seed script's query is not
-            // the defence of the anchored one.
-            Source::Code => {
-                // A line that refuses, added in the anchored code of a security task, is a
-                // guard whatever the weakness.
-                let guard = d == Dim::Di && threat && h.any(REJECTS);
-                (h.any(CODE + i) || weak || guard) && (self.anchor.is_none() || u.place)
-            }
-            // A check (a test, a reproduction, a command run) speaks to verification only.
-            // A test run named after the threat (`pytest -k path_traversal`) tests it too.
-            Source::Check => {
-                d == Dim::Vr
-                    && (h.any(CODE + i)
-                        || h.any(SPECIFIC + i)
-                        || weak
-                        || (h.any(SPECIFIC)
-                            && crate::transcript::classify::is_test_command(u.text)))
-            }
-            Source::Search | Source::Read => false,
-        };
-        let generic = u.source == Source::Prose && h.affirmed(GENERIC + i);
-        // Security words around it, so that "Validate required env vars" is no defence.
-        let context = h.affirmed(GENERIC) || h.affirmed(SPECIFIC);
-        let complete = u.source == Source::Prose && h.any(COMPLETE);
-        match d {
-            Dim::Vr => match u.source {
-                // An attacking input in a test or a command; a plain test run is no check of
-                // the threat.
-                Source::Check if specific => (2, "vr-check-attack"),
-                // A check planned or reported against the named threat or with an attack.
-                Source::Prose if specific && h.any(VERIFY) => (2, "vr-prose-specific"),
-                // The named threat beside a word of testing, with no attack in it ("update the
-                // tests for the hard-coded key"): an intent to check it.
-                Source::Prose if h.affirmed(SPECIFIC) && h.any(VERIFY) => (1, "vr-prose-threat"),
-                Source::Prose if generic && context && h.any(VERIFY) => (1, "vr-prose-generic"),
-                _ => (0, ""),
-            },
-            Dim::Sa => {
-                // Naming the anchored file is scope when the sentence is about where the
-                // defence is needed ("every caller in app.py"), not a mere mention.
-                // A word of completeness alone ("save both files and run `app.py`") says so
-                // only in a sentence about security.
-                let named = u.source == Source::Prose
-                    && self.names_anchor(u.text)
-                    && (generic || (complete && (context || h.affirmed(GENERIC + 1))));
-                // "Redact at every write point", "pin all actions": the defence applied with a
-                // word of completeness is a claim about its scope.
-                let defence_everywhere = u.source == Source::Prose
-                    && complete
-                    && (h.affirmed(SPECIFIC + 1) || h.affirmed(SPECIFIC));
-                // "Add the check to `list`, `create` and `delete`": three or more code names in a
-                // sentence about the defence or the threat.
-                let enumerates = u.source == Source::Prose
-                    && u.text.matches('`').count() >= 6
-                    && (h.affirmed(SPECIFIC + 1)
-                        || h.affirmed(SPECIFIC)
-                        || h.affirmed(GENERIC + 1)
-                        || weak);
-                // "Protect every users route": a generic defence word with completeness.
-                let generic_everywhere =
-                    u.source == Source::Prose && complete && (h.affirmed(GENERIC + 1) || weak);
-                // Searching the code for the weakness's sinks or defences ("grep -rn
-                // 'execute(f'") is looking for every place that needs the defence.
-                let hunts = u.source == Source::Search
-                    && (0..4).any(|j| h.any(CODE + j) || h.any(SPECIFIC + j));
-                let why = if specific {
-                    "sa-specific"
-                } else if named {
-                    "sa-named"
-                } else if defence_everywhere {
-                    "sa-defence-everywhere"
-                } else {
-                    "sa-hunts"
-                };
-                if specific || named || defence_everywhere || hunts {
-                    (if complete { 3 } else { 2 }, why)
-                } else if generic_everywhere {
-                    (2, "sa-generic-everywhere")
-                } else if enumerates {
-                    (2, "sa-enumerates")
-                } else {
-                    (u8::from(generic && context), "sa-generic")
-                }
-            }
-            Dim::Tr => {
-                // "Implement CSRF protection" names the defence; the threat itself is not said.
-                let defence_named =
-                    u.source == Source::Prose && h.any(ARTIFACT) && !(weak && h.affirmed(WEAK));
-                if specific && !defence_named {
-                    (if complete { 3 } else { 2 }, "tr-specific")
-                } else {
-                    (u8::from(generic), "tr-generic")
-                }
-            }
-            Dim::Di => {
-                if specific && u.source == Source::Code && u.kept {
-                    // The defence was already in the file this turn rewrote.
-                    (1, "di-kept")
-                } else if specific {
-                    (if complete { 3 } else { 2 }, "di-specific")
-                } else {
-                    (u8::from(generic && context), "di-generic")
-                }
-            }
-        }
-    }
-
     /// The pieces a quote can be: sentences of the message and reasoning; added lines of the
     /// edits (removed lines are what the agent took away, not what it wrote); lines of tool
     /// arguments. Lines of test files and shell commands are checks.
     fn units<'a>(&self, v: &'a TurnView, history: &History) -> Vec<Unit<'a>> {
-        let mut out: Vec<Unit<'a>> = Vec::new();
-        // `(fresh, kept)`: see `Unit`.
-        let mut push = |s: &'a str,
-                        source: Source,
-                        (anchored, place): (bool, bool),
-                        (fresh, kept): (bool, bool)| {
-            let s = s.trim();
-            if s.chars().nth(2).is_some() {
-                out.push(Unit {
-                    text: s,
-                    source,
-                    anchored,
-                    place,
-                    fresh,
-                    kept,
-                    hits: self.lists.scan(s, source == Source::Prose),
-                });
-            }
+        let mut pieces = Pieces {
+            lists: &self.lists,
+            out: Vec::new(),
         };
+        pieces.said(v);
+        // Tool arguments are checks when they run something (a command, a test, a request);
+        // reading or searching code is neither a defence nor a check. What an editing tool
+        // writes is in the turn's changes.
+        for c in &v.calls {
+            let Some(source) = call_source(c) else {
+                continue;
+            };
+            let anchored = self.names_anchor(&c.args);
+            for piece in arg_lines(&c.args) {
+                pieces.push(piece, source, (anchored, anchored), (false, false));
+            }
+        }
+        for ch in &v.changes {
+            let before = if ch.whole {
+                history.before(v.n, &ch.path)
+            } else {
+                None
+            };
+            self.written(&mut pieces, ch, before.as_ref());
+        }
+        pieces.out
+    }
+
+    /// The pieces of what a change writes: its added lines as code or checks, its comments
+    /// and the documents it writes as prose. `before`: the file's lines as an earlier turn
+    /// wrote it whole (`History::before`).
+    fn written<'a>(
+        &self,
+        pieces: &mut Pieces<'a, '_>,
+        ch: &'a crate::judge::prompt::ChangeView,
+        before: Option<&std::collections::HashSet<&str>>,
+    ) {
+        // Tests, reproductions and proofs of concept check; they defend nothing.
+        let test = is_check_file(&ch.path);
+        let anchored = self.is_anchor(&ch.path);
+        let prose_doc = is_prose_file(&ch.path);
+        let place = anchored || (!test && !is_data_file(&ch.path));
+        let diff = ch
+            .diff
+            .lines()
+            .any(|l| l.starts_with('+') || l.starts_with('-'));
+        // A line on both sides of a replacement is context the edit carries, not written
+        // by it (a comment that was already there).
+        let removed: std::collections::HashSet<&str> = ch
+            .diff
+            .lines()
+            .filter_map(|l| l.strip_prefix('-'))
+            .filter(|l| !l.starts_with("--"))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        for added in added_lines(&ch.diff) {
+            if !removed.is_empty() && removed.contains(added.trim()) {
+                continue;
+            }
+            // A line a rewrite keeps from the file as an earlier turn wrote it is not
+            // written now: kept code is a defence in place (DI 1 at most), kept comments
+            // and tests say and check nothing new.
+            let kept = before.is_some_and(|b| b.contains(added.trim()));
+            // A comment the agent writes is what it says about the code ("hash the host
+            // name so internal details are not exposed"), in the file it edits.
+            // A document the agent writes (a report, a README) is prose.
+            if prose_doc {
+                if !kept {
+                    for sentence in words::split_sentences(added) {
+                        pieces.push(sentence, Source::Prose, (anchored, place), (diff, false));
+                    }
+                }
+                continue;
+            }
+            if let Some(words) = comment(added).filter(|_| !test) {
+                if !kept {
+                    pieces.push(words, Source::Prose, (anchored, place), (diff, false));
+                }
+                continue;
+            }
+            if kept && test {
+                continue;
+            }
+            pieces.push(
+                added,
+                if test { Source::Check } else { Source::Code },
+                (anchored, place),
+                (diff && !kept, kept),
+            );
+        }
+    }
+}
+
+/// The units of a turn as they are collected: each piece trimmed, kept when it has three
+/// characters or more, and scanned once.
+struct Pieces<'a, 'l> {
+    lists: &'l Lists,
+    out: Vec<Unit<'a>>,
+}
+
+impl<'a> Pieces<'a, '_> {
+    /// `(anchored, place)` and `(fresh, kept)`: see `Unit`.
+    fn push(
+        &mut self,
+        s: &'a str,
+        source: Source,
+        (anchored, place): (bool, bool),
+        (fresh, kept): (bool, bool),
+    ) {
+        let s = s.trim();
+        if s.chars().nth(2).is_some() {
+            self.out.push(Unit {
+                text: s,
+                source,
+                anchored,
+                place,
+                fresh,
+                kept,
+                hits: self.lists.scan(s, source == Source::Prose),
+            });
+        }
+    }
+
+    /// The sentences of the turn's message and reasoning, and the code they show.
+    fn said(&mut self, v: &'a TurnView) {
         // Code proposed in a message of a turn that edits nothing is the plan for the fix: it
         // counts as code of the anchored file would (a turn that edits has its real edits).
         let proposed = v.changes.is_empty();
@@ -1332,134 +755,69 @@ impl Offline {
                     continue;
                 }
                 if fenced {
-                    push(line, Source::Code, (proposed, proposed), (false, false));
+                    self.push(line, Source::Code, (proposed, proposed), (false, false));
                     continue;
                 }
                 for sentence in words::split_sentences(line) {
-                    push(sentence, Source::Prose, (false, false), (false, false));
+                    self.push(sentence, Source::Prose, (false, false), (false, false));
                 }
             }
         }
-        // Tool arguments are checks when they run something (a command, a test, a request);
-        // reading or searching code is neither a defence nor a check. What an editing tool
-        // writes is in the turn's changes.
-        for c in &v.calls {
-            let lower = c.args.to_ascii_lowercase();
-            let name = c.name.to_ascii_lowercase();
-            // A search of the code's content across the tree, not of file names and not of
-            // one file: `grep -rn 'execute(f'`, a Grep tool without a file path.
-            let across = (lower.contains("grep -r")
-                || lower.contains("grep -n -r")
-                || lower.contains("\"rg ")
-                || lower.contains("git grep")
-                || lower.contains("xargs grep")
-                || ["grep", "search_code", "search_files", "codebase_search"]
-                    .iter()
-                    .any(|w| name.contains(w)))
-                && !one_file(&c.args);
-            let searches = across
-                || ["\"grep ", "\"find ", "\"ag "]
-                    .iter()
-                    .any(|r| lower.contains(r))
-                || ["search", "glob", "find"].iter().any(|w| name.contains(w));
-            let reads = ["\"cat ", "\"ls ", "\"head ", "\"tail ", "\"sed -n"]
-                .iter()
-                .any(|r| lower.contains(r))
-                || ["read", "view", "open", "list", "ls"]
-                    .iter()
-                    .any(|w| name == *w || name.starts_with(&format!("{w}_")));
-            // A command, a request, or a tool that runs tests; an argument that merely
-            // mentions a test (a to-do list, a file path) runs nothing.
-            // A shell tool's command line, when its arguments are one (SWE-agent's `bash`
-            // with `cd /testbed && python reproduce.py`).
-            let shell = shell_text(c);
-            let runs = lower.contains("curl ")
-                || lower.contains("\"command\"")
-                || lower.contains("\"cmd\"")
-                || name.contains("test")
-                || shell
-                    .as_deref()
-                    .is_some_and(|cmd| !crate::transcript::classify::reads_only(cmd));
-            let reads = reads
-                || shell
-                    .as_deref()
-                    .is_some_and(crate::transcript::classify::reads_only);
-            let anchored = self.names_anchor(&c.args);
-            let source = if across {
-                Source::Search
-            } else if searches || reads {
-                Source::Read
-            } else if runs {
-                Source::Check
-            } else {
-                continue;
-            };
-            for piece in arg_lines(&c.args) {
-                push(piece, source, (anchored, anchored), (false, false));
-            }
-        }
-        for ch in &v.changes {
-            // Tests, reproductions and proofs of concept check; they defend nothing.
-            let test = is_check_file(&ch.path);
-            let anchored = self.is_anchor(&ch.path);
-            let prose_doc = is_prose_file(&ch.path);
-            let place = anchored || (!test && !is_data_file(&ch.path));
-            let diff = ch
-                .diff
-                .lines()
-                .any(|l| l.starts_with('+') || l.starts_with('-'));
-            let before = if ch.whole {
-                history.before(v.n, &ch.path)
-            } else {
-                None
-            };
-            // A line on both sides of a replacement is context the edit carries, not written
-            // by it (a comment that was already there).
-            let removed: std::collections::HashSet<&str> = ch
-                .diff
-                .lines()
-                .filter_map(|l| l.strip_prefix('-'))
-                .filter(|l| !l.starts_with("--"))
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            for added in added_lines(&ch.diff) {
-                if !removed.is_empty() && removed.contains(added.trim()) {
-                    continue;
-                }
-                // A line a rewrite keeps from the file as an earlier turn wrote it is not
-                // written now: kept code is a defence in place (DI 1 at most), kept comments
-                // and tests say and check nothing new.
-                let kept = before.as_ref().is_some_and(|b| b.contains(added.trim()));
-                // A comment the agent writes is what it says about the code ("hash the host
-                // name so internal details are not exposed"), in the file it edits.
-                // A document the agent writes (a report, a README) is prose.
-                if prose_doc {
-                    if !kept {
-                        for sentence in words::split_sentences(added) {
-                            push(sentence, Source::Prose, (anchored, place), (diff, false));
-                        }
-                    }
-                    continue;
-                }
-                if let Some(words) = comment(added).filter(|_| !test) {
-                    if !kept {
-                        push(words, Source::Prose, (anchored, place), (diff, false));
-                    }
-                    continue;
-                }
-                if kept && test {
-                    continue;
-                }
-                push(
-                    added,
-                    if test { Source::Check } else { Source::Code },
-                    (anchored, place),
-                    (diff && !kept, kept),
-                );
-            }
-        }
-        out
+    }
+}
+
+/// What a tool call's arguments are as pieces of the turn: a search across the code, a read,
+/// a check (it runs something); none for a call that does none of these (an edit, whose
+/// writing is in the turn's changes).
+fn call_source(c: &crate::judge::prompt::CallView) -> Option<Source> {
+    let lower = c.args.to_ascii_lowercase();
+    let name = c.name.to_ascii_lowercase();
+    // A search of the code's content across the tree, not of file names and not of
+    // one file: `grep -rn 'execute(f'`, a Grep tool without a file path.
+    let across = (lower.contains("grep -r")
+        || lower.contains("grep -n -r")
+        || lower.contains("\"rg ")
+        || lower.contains("git grep")
+        || lower.contains("xargs grep")
+        || ["grep", "search_code", "search_files", "codebase_search"]
+            .iter()
+            .any(|w| name.contains(w)))
+        && !one_file(&c.args);
+    let searches = across
+        || ["\"grep ", "\"find ", "\"ag "]
+            .iter()
+            .any(|r| lower.contains(r))
+        || ["search", "glob", "find"].iter().any(|w| name.contains(w));
+    let reads = ["\"cat ", "\"ls ", "\"head ", "\"tail ", "\"sed -n"]
+        .iter()
+        .any(|r| lower.contains(r))
+        || ["read", "view", "open", "list", "ls"]
+            .iter()
+            .any(|w| name == *w || name.starts_with(&format!("{w}_")));
+    // A command, a request, or a tool that runs tests; an argument that merely
+    // mentions a test (a to-do list, a file path) runs nothing.
+    // A shell tool's command line, when its arguments are one (SWE-agent's `bash`
+    // with `cd /testbed && python reproduce.py`).
+    let shell = shell_text(c);
+    let runs = lower.contains("curl ")
+        || lower.contains("\"command\"")
+        || lower.contains("\"cmd\"")
+        || name.contains("test")
+        || shell
+            .as_deref()
+            .is_some_and(|cmd| !crate::transcript::classify::reads_only(cmd));
+    let reads = reads
+        || shell
+            .as_deref()
+            .is_some_and(crate::transcript::classify::reads_only);
+    if across {
+        Some(Source::Search)
+    } else if searches || reads {
+        Some(Source::Read)
+    } else if runs {
+        Some(Source::Check)
+    } else {
+        None
     }
 }
 
@@ -1488,64 +846,6 @@ fn shell_text(c: &crate::judge::prompt::CallView) -> Option<String> {
     };
     crate::transcript::classify::shell_command(&c.name, &args)
         .or_else(|| requests.then(|| c.args.clone()))
-}
-
-/// What the rules know of a turn while they read it, beyond its units' words.
-struct Reading<'a, 'h> {
-    v: &'a TurnView,
-    kind: TurnKind,
-    history: &'a History<'h>,
-    units: &'a [Unit<'a>],
-    /// The task or the turn names a threat.
-    threat: bool,
-    /// The turn reads or edits the anchored file.
-    touches: bool,
-}
-
-/// The best level found so far on one dimension, its quote and the rule that gave it.
-#[derive(Default)]
-struct Pick<'a> {
-    level: Option<(u8, &'a str)>,
-    rule: &'static str,
-}
-
-impl<'a> Pick<'a> {
-    /// Takes `quote` at `level` when it is higher than what was found.
-    fn offer(&mut self, level: u8, quote: &'a str, rule: &'static str) {
-        if level > self.level.map_or(0, |b| b.0) {
-            self.set(level, quote, rule);
-        }
-    }
-
-    fn set(&mut self, level: u8, quote: &'a str, rule: &'static str) {
-        self.level = Some((level, quote));
-        self.rule = rule;
-    }
-
-    /// Nothing found yet at `level` or above.
-    fn below(&self, level: u8) -> bool {
-        self.level.is_none_or(|b| b.0 < level)
-    }
-}
-
-/// DI from what the turn writes: calling, in other code, a function an earlier turn defined
-/// with a defence in the anchored file ("Depends(get_current_user_id)" in every router)
-/// applies that defence there.
-fn di_from_deeds<'a>(r: &Reading<'a, '_>, best: &mut Pick<'a>) {
-    if best.below(2)
-        && let Some(u) = r.units.iter().find(|u| {
-            u.source == Source::Code
-                && u.fresh
-                && u.place
-                && !u.anchored
-                && r.history
-                    .defences
-                    .iter()
-                    .any(|(n, f)| *n < r.v.n && calls_name(u.text, f))
-        })
-    {
-        best.set(2, u.text, "di-applies-defence");
-    }
 }
 
 /// The part of a call's command that tries something out (`probe_part`), as it stands in the

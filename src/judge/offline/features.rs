@@ -3,10 +3,7 @@
 //! turn does, and where it stands in the task. The names are the model file's contract: the
 //! file lists them, and a file whose list differs is refused.
 
-use super::{
-    ARTIFACT, CODE, COMPLETE, FURTHER, GENERIC, NAMES, NEGATION, NOT, OBSERVED, Offline, REFUSED,
-    REJECTS, SPECIFIC, Source, Unit, VERIFY, WEAK, is_check_file, is_prose_file, probe,
-};
+use super::{List, Offline, Source, Unit, is_check_file, is_prose_file, probe};
 use crate::judge::answer::Answer;
 use crate::judge::prompt::TurnView;
 use crate::judge::scores::Dim;
@@ -53,33 +50,33 @@ const SOURCES: [(Source, &str); 5] = [
 
 /// The lists counted per source: per dimension its generic, specific, code and weak phrases,
 /// then the lists that shape a sentence.
-const COUNTED: [(usize, &str, &str); 26] = [
-    (GENERIC, "tr", "generic"),
-    (SPECIFIC, "tr", "specific"),
-    (CODE, "tr", "code"),
-    (WEAK, "tr", "weak"),
-    (GENERIC + 1, "di", "generic"),
-    (SPECIFIC + 1, "di", "specific"),
-    (CODE + 1, "di", "code"),
-    (WEAK + 1, "di", "weak"),
-    (GENERIC + 2, "vr", "generic"),
-    (SPECIFIC + 2, "vr", "specific"),
-    (CODE + 2, "vr", "code"),
-    (WEAK + 2, "vr", "weak"),
-    (GENERIC + 3, "sa", "generic"),
-    (SPECIFIC + 3, "sa", "specific"),
-    (CODE + 3, "sa", "code"),
-    (WEAK + 3, "sa", "weak"),
-    (NOT, "", "not"),
-    (COMPLETE, "", "complete"),
-    (VERIFY, "", "verify"),
-    (NEGATION, "", "negation"),
-    (REJECTS, "", "rejects"),
-    (NAMES, "", "names"),
-    (OBSERVED, "", "observed"),
-    (REFUSED, "", "refused"),
-    (FURTHER, "", "further"),
-    (ARTIFACT, "", "artifact"),
+const COUNTED: [(List, &str, &str); 26] = [
+    (List::Generic(Dim::Tr), "tr", "generic"),
+    (List::Specific(Dim::Tr), "tr", "specific"),
+    (List::Code(Dim::Tr), "tr", "code"),
+    (List::Weak(Dim::Tr), "tr", "weak"),
+    (List::Generic(Dim::Di), "di", "generic"),
+    (List::Specific(Dim::Di), "di", "specific"),
+    (List::Code(Dim::Di), "di", "code"),
+    (List::Weak(Dim::Di), "di", "weak"),
+    (List::Generic(Dim::Vr), "vr", "generic"),
+    (List::Specific(Dim::Vr), "vr", "specific"),
+    (List::Code(Dim::Vr), "vr", "code"),
+    (List::Weak(Dim::Vr), "vr", "weak"),
+    (List::Generic(Dim::Sa), "sa", "generic"),
+    (List::Specific(Dim::Sa), "sa", "specific"),
+    (List::Code(Dim::Sa), "sa", "code"),
+    (List::Weak(Dim::Sa), "sa", "weak"),
+    (List::Not, "", "not"),
+    (List::Complete, "", "complete"),
+    (List::Verify, "", "verify"),
+    (List::Negation, "", "negation"),
+    (List::Rejects, "", "rejects"),
+    (List::Names, "", "names"),
+    (List::Observed, "", "observed"),
+    (List::Refused, "", "refused"),
+    (List::Further, "", "further"),
+    (List::Artifact, "", "artifact"),
 ];
 
 /// A counted list's name in the feature names (`tr-generic`, `complete`).
