@@ -96,19 +96,12 @@ pub(crate) fn attach_session(
     named: Option<&str>,
     discovery: Discovery,
 ) -> Result<(Provenance, Option<Session>)> {
-    if named.is_none() && discovery == Discovery::Cheap && range.commits.len() > FULL_DISCOVERY_MAX
+    if named.is_none()
+        && discovery == Discovery::Cheap
+        && range.commits.len() > FULL_DISCOVERY_MAX
+        && !cheap_paths_changed(repo, range)?
     {
-        let base_tree = repo.tree_of(range.base)?;
-        let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
-        let mut any = false;
-        for p in CHEAP_PATHS {
-            if repo.path_id(base_tree, p)? != repo.path_id(tip_tree, p)? {
-                any = true;
-            }
-        }
-        if !any {
-            return Ok((prov, None));
-        }
+        return Ok((prov, None));
     }
     let t = crate::timing::stage("commit infos");
     let ids: Vec<crate::git::Oid> = range.commits.iter().map(|c| c.id).collect();
@@ -118,19 +111,7 @@ pub(crate) fn attach_session(
     drop(t);
     let t = crate::timing::stage("discover sessions");
     // What each commit changed: read once, for discovery and for mapping.
-    let base_tree = repo.tree_of(range.base)?;
-    // Each write against its own first parent: a merged side's commits follow their branch,
-    // not the first-parent commit listed before them.
-    let mut parent_trees = Vec::with_capacity(infos.len());
-    for (i, c) in range.commits.iter().enumerate() {
-        let t = match c.first_parent {
-            Some(p) if i > 0 && range.commits[i - 1].id == p => infos[i - 1].tree,
-            Some(p) if p == range.base => base_tree,
-            Some(p) => repo.tree_of(p)?,
-            None => base_tree,
-        };
-        parent_trees.push(t);
-    }
+    let parent_trees = parent_trees(repo, range, &infos)?;
     // Discovery looks at every path every commit changed; a named session needs only the
     // paths it edits (below, once it is read).
     let all_changed = match named {
@@ -240,6 +221,40 @@ pub(crate) fn attach_session(
         others,
     };
     Ok((prov, Some(session)))
+}
+
+/// Whether a long range changed any of the places sessions are usually committed to: when it
+/// did not, the cheap discovery of `provenance` looks no further.
+fn cheap_paths_changed(repo: &Repo, range: &Range) -> Result<bool> {
+    let base_tree = repo.tree_of(range.base)?;
+    let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
+    for p in CHEAP_PATHS {
+        if repo.path_id(base_tree, p)? != repo.path_id(tip_tree, p)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The tree each write is compared against: its own first parent's, so a merged side's
+/// commits follow their branch, not the first-parent commit listed before them.
+fn parent_trees(
+    repo: &Repo,
+    range: &Range,
+    infos: &[crate::git::CommitInfo],
+) -> Result<Vec<crate::git::Oid>> {
+    let base_tree = repo.tree_of(range.base)?;
+    let mut trees = Vec::with_capacity(infos.len());
+    for (i, c) in range.commits.iter().enumerate() {
+        let t = match c.first_parent {
+            Some(p) if i > 0 && range.commits[i - 1].id == p => infos[i - 1].tree,
+            Some(p) if p == range.base => base_tree,
+            Some(p) => repo.tree_of(p)?,
+            None => base_tree,
+        };
+        trees.push(t);
+    }
+    Ok(trees)
 }
 
 /// What each commit changed that mapping a named session can use: the anchored file where

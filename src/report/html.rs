@@ -506,6 +506,50 @@ fn turns_table(tr: &Tr, doc: &ReportDoc) -> String {
         .filter(|w| w.changed)
         .filter_map(|w| w.turn)
         .collect();
+    let mut out = turns_head(tr, show_agent);
+    for turn in &doc.turns {
+        let s = &turn.score;
+        let is_origin = Some(s.turn) == o.turn && o.status == Status::Localized;
+        let missed = doc.missed_opportunities.iter().any(|m| m.turn == s.turn);
+        let class = if is_origin {
+            " class=\"origin\""
+        } else if missed {
+            " class=\"missed\""
+        } else {
+            ""
+        };
+        let write = match s.turn {
+            t if Some(t) == intro_turn => Some("html.tag.intro"),
+            t if write_turns.contains(&t) => Some("text.mark.write"),
+            _ => None,
+        };
+        let marks = turn_tags(tr, is_origin, write, missed);
+        let _ = write!(
+            out,
+            "<tr{class} id=\"turn-{}\"><th scope=\"row\" data-label=\"turn\">{}{marks}</th>",
+            s.turn, s.turn
+        );
+        if show_agent {
+            let _ = write!(out, "<td data-label=\"agent\">{}</td>", esc(&turn.agent));
+        }
+        let _ = write!(
+            out,
+            "<td data-label=\"kind\">{}</td>",
+            esc(&s.kind.shown(tr))
+        );
+        out.push_str(&score_cells(tr, s));
+        let _ = writeln!(
+            out,
+            "<td class=\"said\" data-label=\"said\">{}</td></tr>",
+            said_cell(turn)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+/// The table's head row: turn, agent (when there are several), kind, the four scores, said.
+fn turns_head(tr: &Tr, show_agent: bool) -> String {
     let mut out = format!(
         "<table class=\"turns\"><thead><tr><th scope=\"col\">{}</th>",
         esc(&tr.t("html.col.turn"))
@@ -535,109 +579,85 @@ fn turns_table(tr: &Tr, doc: &ReportDoc) -> String {
         "<th scope=\"col\">{}</th></tr></thead>\n<tbody>\n",
         esc(&tr.t("html.col.said"))
     );
-    for turn in &doc.turns {
-        let s = &turn.score;
-        let is_origin = Some(s.turn) == o.turn && o.status == Status::Localized;
-        let missed = doc.missed_opportunities.iter().any(|m| m.turn == s.turn);
-        let class = if is_origin {
-            " class=\"origin\""
-        } else if missed {
-            " class=\"missed\""
-        } else {
-            ""
-        };
-        let mut marks = String::new();
-        if is_origin {
-            let _ = write!(
-                marks,
-                "<span class=\"tag origin\">{}</span>",
-                esc(&tr.t("text.mark.origin"))
-            );
-        }
-        if Some(s.turn) == intro_turn {
-            let _ = write!(
-                marks,
-                "<span class=\"tag write\">{}</span>",
-                esc(&tr.t("html.tag.intro"))
-            );
-        } else if write_turns.contains(&s.turn) {
-            let _ = write!(
-                marks,
-                "<span class=\"tag write\">{}</span>",
-                esc(&tr.t("text.mark.write"))
-            );
-        }
-        if missed {
-            let _ = write!(
-                marks,
-                "<span class=\"tag missed\">{}</span>",
-                esc(&tr.t("text.mark.missed"))
-            );
-        }
+    out
+}
+
+/// A turn's tags: the origin, the write it made (`write`: the key of its words), a missed
+/// opportunity.
+fn turn_tags(tr: &Tr, origin: bool, write: Option<&str>, missed: bool) -> String {
+    let mut marks = String::new();
+    if origin {
         let _ = write!(
-            out,
-            "<tr{class} id=\"turn-{}\"><th scope=\"row\" data-label=\"turn\">{}{marks}</th>",
-            s.turn, s.turn
-        );
-        if show_agent {
-            let _ = write!(out, "<td data-label=\"agent\">{}</td>", esc(&turn.agent));
-        }
-        let _ = write!(
-            out,
-            "<td data-label=\"kind\">{}</td>",
-            esc(&s.kind.shown(tr))
-        );
-        match (&s.scores, s.applicable) {
-            (None, _) => {
-                let _ = write!(
-                    out,
-                    "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
-                    esc(&tr.t(match s.skipped {
-                        Some(_) => "html.not_asked",
-                        None => "html.scoring_failed",
-                    }))
-                );
-            }
-            (Some(_), false) => {
-                let _ = write!(
-                    out,
-                    "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
-                    esc(&tr.t("html.not_applicable"))
-                );
-            }
-            (Some(x), true) => {
-                for d in Dim::ALL {
-                    let v = x.get(d);
-                    let _ = write!(
-                        out,
-                        "<td class=\"sc v{v}\" data-label=\"{}\">{v}</td>",
-                        d.key().to_uppercase()
-                    );
-                }
-            }
-        }
-        let mut said = format!("<p class=\"ex\">{}</p>", esc(&turn.excerpt));
-        if let Some(e) = &s.error {
-            let _ = write!(said, "<p class=\"err\">{}</p>", esc(e));
-        }
-        for d in Dim::ALL {
-            if let Some(q) = s.quotes.get(d) {
-                let _ = write!(
-                    said,
-                    "<p class=\"q\"><span class=\"qk {}\">{}</span> “{}”</p>",
-                    d.key(),
-                    d.key().to_uppercase(),
-                    esc(q)
-                );
-            }
-        }
-        let _ = writeln!(
-            out,
-            "<td class=\"said\" data-label=\"said\">{said}</td></tr>"
+            marks,
+            "<span class=\"tag origin\">{}</span>",
+            esc(&tr.t("text.mark.origin"))
         );
     }
-    out.push_str("</tbody></table>\n");
-    out
+    if let Some(key) = write {
+        let _ = write!(
+            marks,
+            "<span class=\"tag write\">{}</span>",
+            esc(&tr.t(key))
+        );
+    }
+    if missed {
+        let _ = write!(
+            marks,
+            "<span class=\"tag missed\">{}</span>",
+            esc(&tr.t("text.mark.missed"))
+        );
+    }
+    marks
+}
+
+/// A turn's four score cells, or one cell saying why it has none.
+fn score_cells(tr: &Tr, s: &crate::judge::scores::TurnScore) -> String {
+    let wide = |key: &str| {
+        format!(
+            "<td class=\"sc wide\" colspan=\"4\" data-label=\"scores\">{}</td>",
+            esc(&tr.t(key))
+        )
+    };
+    match (&s.scores, s.applicable) {
+        (None, _) => wide(match s.skipped {
+            Some(_) => "html.not_asked",
+            None => "html.scoring_failed",
+        }),
+        (Some(_), false) => wide("html.not_applicable"),
+        (Some(x), true) => {
+            let mut out = String::new();
+            for d in Dim::ALL {
+                let v = x.get(d);
+                let _ = write!(
+                    out,
+                    "<td class=\"sc v{v}\" data-label=\"{}\">{v}</td>",
+                    d.key().to_uppercase()
+                );
+            }
+            out
+        }
+    }
+}
+
+/// What a turn said: its excerpt, its error, and each dimension's quote.
+fn said_cell(turn: &crate::report::doc::ReportTurn) -> String {
+    let s = &turn.score;
+    let mut said = format!("<p class=\"ex\">{}</p>", esc(&turn.excerpt));
+    if let Some(e) = &s.error {
+        let _ = write!(said, "<p class=\"err\">{}</p>", esc(e));
+    }
+    for d in Dim::ALL {
+        if let Some(q) = s.quotes.get(d) {
+            let _ = write!(
+                said,
+                "<p class=\"q\"><span class=\"qk {}\">{}</span> “{}”</p>",
+                d.key(),
+                d.key().to_uppercase(),
+                esc(q)
+            );
+        }
+    }
+    said
 }
 
 /// Under the verdict's heading, when the offline judge scored the turns: the page must not
