@@ -48,7 +48,7 @@ pub(crate) struct WriteRecord {
     /// A commit of a branch merged into the range: the first-parent merge that brought it.
     pub via_merge: Option<Oid>,
     /// Why no turn could be given to this write, when a session was read.
-    pub unmapped_reason: Option<String>,
+    pub unmapped_reason: Option<crate::history::attribution::Unmapped>,
     /// For a write rebuilt by replay: the anchored file's text after it (it has no blob, and
     /// the report shows what it changed).
     pub replayed: Option<String>,

@@ -241,7 +241,9 @@ fn provenance_card(tr: &Tr, doc: &ReportDoc) -> String {
                         .unwrap_or_default();
                     s.push_str(&tr.tf("html.made_at", &[("turn", &turn), ("by", &by)]));
                 }
-                (None, Some(r)) => s.push_str(&tr.tf("html.made_no_turn", &[("why", &esc(r))])),
+                (None, Some(r)) => {
+                    s.push_str(&tr.tf("html.made_no_turn", &[("why", &esc(&r.shown(tr)))]))
+                }
                 (None, None) => s.push_str(&tr.t("html.made")),
             }
             facts.push(s);

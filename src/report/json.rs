@@ -105,7 +105,7 @@ pub(crate) struct IntroducingWrite {
     pub mapped_by: Option<MappedBy>,
     /// Why no turn was given, when a session was read (docs/json.md).
     #[serde(default)]
-    pub unmapped_reason: Option<String>,
+    pub unmapped_reason: Option<crate::history::attribution::Unmapped>,
     pub agent: bool,
     #[serde(default)]
     pub summary: Option<String>,
@@ -134,7 +134,7 @@ pub(crate) struct WriteJson {
     #[serde(default)]
     pub mapped_by: Option<MappedBy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unmapped_reason: Option<String>,
+    pub unmapped_reason: Option<crate::history::attribution::Unmapped>,
     pub agent: bool,
     pub present_after: bool,
     #[serde(default)]

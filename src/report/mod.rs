@@ -100,7 +100,7 @@ pub(crate) fn provenance_words(
                         ("by", &w.mapped_by.map_or("?", |m| m.as_str())),
                     ],
                 ),
-                (None, Some(r)) => tr.tf("prov.unmapped_why", &[("why", &reason(r))]),
+                (None, Some(r)) => tr.tf("prov.unmapped_why", &[("why", &reason(&r.shown(tr)))]),
                 (None, None) => tr.t("prov.unmapped"),
             };
             let wrote = tr.tf(

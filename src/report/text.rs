@@ -150,7 +150,10 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
                 "            made at turn {t} (mapped by {})\n",
                 w.mapped_by.map_or("?", MappedBy::as_str)
             )),
-            (None, Some(r)) => out.push_str(&format!("            not mapped to a turn: {r}\n")),
+            (None, Some(r)) => out.push_str(&format!(
+                "            not mapped to a turn: {}\n",
+                r.english()
+            )),
             (None, None) => {}
         }
     }

@@ -18,7 +18,7 @@ use super::turn::Edit;
 use crate::error::Result;
 use crate::git::{CommitInfo, Oid, Repo};
 
-pub(crate) use crate::history::attribution::{MappedBy, Mapping, SubWrite, WriteMapping};
+pub(crate) use crate::history::attribution::{MappedBy, Mapping, SubWrite, Unmapped, WriteMapping};
 
 /// One write as mapping needs it.
 pub(crate) struct WriteView<'a> {
@@ -394,10 +394,9 @@ fn choose_turns(
             floor = floor.max(turn);
         } else {
             out.writes[i].unmapped = Some(if facts[i].not_written {
-                format!(
-                    "the session's edits of {} wrote other lines of it, not the anchored code",
-                    w.anchored_path
-                )
+                Unmapped::OtherLines {
+                    path: w.anchored_path.to_string(),
+                }
             } else {
                 unmapped_reason(w, edits, span, touched)
             });
@@ -542,35 +541,25 @@ fn unmapped_reason(
     edits: &[(u32, &str, &Edit)],
     span: Option<(f64, f64)>,
     touched: bool,
-) -> String {
+) -> Unmapped {
     let edits_here = w
         .changed
         .iter()
         .any(|p| edits.iter().any(|(_, q, _)| same_file(q, p)));
     let at = commit_time(w, span);
-    let days = |d: f64| {
-        let d = d / 86_400.0;
-        if d >= 1.0 {
-            format!("{d:.0} day(s)")
-        } else {
-            format!("{:.0} minute(s)", (d * 1440.0).max(1.0))
-        }
-    };
     if edits.is_empty() {
-        return "the session holds no file edits".into();
+        return Unmapped::NoEdits;
     }
     if !edits_here {
-        return "no edit of the session touches the files this commit changed".into();
+        return Unmapped::NoEditHere;
     }
     match span {
-        Some((lo, _)) if at < lo - TIME_SLACK => {
-            format!("the commit is {} older than the session", days(lo - at))
-        }
-        Some((_, hi)) if at > hi + TIME_SLACK => {
-            format!("the commit is {} after the session's last turn", days(at - hi))
-        }
-        _ if !touched => format!("the session never edited {}", w.anchored_path),
-        _ => "the session's edits do not reproduce this commit, and none of them holds the anchored code".into(),
+        Some((lo, _)) if at < lo - TIME_SLACK => Unmapped::BeforeSession { secs: lo - at },
+        Some((_, hi)) if at > hi + TIME_SLACK => Unmapped::AfterSession { secs: at - hi },
+        _ if !touched => Unmapped::NeverEdited {
+            path: w.anchored_path.to_string(),
+        },
+        _ => Unmapped::NotReproduced,
     }
 }
 
