@@ -1,6 +1,8 @@
 //! Secrets out before anything leaves the machine or is committed: API keys, tokens, private
 //! keys, cloud credentials, URL credentials and secret-looking assignments become
 //! `[REDACTED:kind]`. The judge sees (and quotes are checked against) the redacted text.
+//! Ours, not a crate's: secret scanners are programs (gitleaks, detect-secrets), not libraries
+//! that rewrite text in place, decode JSON strings first and join tokens split over lines.
 //!
 //! Text is redacted as it reads to a person: a session file's JSON strings are decoded first
 //! (`\n`, `\u0041`), redacted, and written back encoded, so an escape sequence can neither hide

@@ -1,7 +1,9 @@
 //! Agreement statistics for judges and runs: Cohen's κ, Krippendorff's α, Gwet's AC1/AC2,
 //! Fleiss' κ, Brennan–Prediger, origin-turn agreement, and task-disjoint resampling.
 //!
-//! Everything here is pure and dependency-free. Ratings are indices into an explicit category
+//! Everything here is pure and written here: no maintained Rust crate computes these chance-
+//! corrected coefficients over an explicit category domain with irrCAC's weights, and the
+//! test vectors pin them to the reference implementations. Ratings are indices into an explicit category
 //! domain so that unused categories still count (a 0–3 rubric where nobody scored 2 is still a
 //! four-category rubric, and several coefficients change if the domain is inferred instead).
 //! Definitions follow scikit-learn (`cohen_kappa_score`), the `krippendorff` package and irrCAC

@@ -1,6 +1,8 @@
 //! `blame-origin --format sarif`: SARIF 2.1.0 for code scanning — one result per finding at
 //! the scanner's location with the origin in its message, one rule per CWE with the help and
-//! `security-severity` GitHub needs to rank alerts (docs/ci.md#sarif).
+//! `security-severity` GitHub needs to rank alerts (docs/ci.md#sarif). Written as JSON values,
+//! not through a SARIF crate: the few fields we emit are those GitHub reads, and the Rust SARIF
+//! crates (generated from the whole schema) would add a large tree for them.
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
