@@ -60,8 +60,8 @@ pub(crate) struct Provenance {
     pub status: ProvenanceStatus,
     /// Index into `writes` of the introducing write.
     pub introducing: Option<usize>,
-    /// For `no_code_location`: why, in words (docs/method.md#provenance).
-    pub reason: Option<String>,
+    /// For `no_code_location`: why (docs/method.md#provenance).
+    pub reason: Option<crate::history::status::Unlocated>,
     pub base: Snapshot,
     pub writes: Vec<WriteRecord>,
     pub reconstruction: Reconstruction,
@@ -906,31 +906,32 @@ fn build_matcher(
     }
 }
 
-fn not_located_reason(why: NotLocated, writes: &[WriteRecord], file: &str) -> String {
+fn not_located_reason(
+    why: NotLocated,
+    writes: &[WriteRecord],
+    file: &str,
+) -> crate::history::status::Unlocated {
+    use crate::history::status::Unlocated;
     let tip_missing = writes.last().is_some_and(|w| w.snapshot.blob.is_none());
     if tip_missing {
-        return match writes
+        let by = writes
             .iter()
             .rposition(|w| w.changed && w.snapshot.blob.is_none())
-        {
-            Some(i) => format!(
-                "{file} does not exist at the tip: write {} ({}) deleted it",
-                i + 1,
-                writes[i].commit.short()
-            ),
-            None => format!("{file} does not exist at the tip"),
+            .map(|i| (i + 1, writes[i].commit.short()));
+        return Unlocated::Deleted {
+            file: file.to_string(),
+            by,
         };
     }
     match why {
-        NotLocated::Never => format!(
-            "the anchor matches no snapshot of {file}, baseline included: it may describe behaviour no fragment captures, or the fragments are wrong"
-        ),
-        NotLocated::Gone { last: Some(i) } => format!(
-            "the anchor was present after write {} ({}) but not in the final snapshot: the defect may have been fixed later, or the fragments are out of date",
-            i + 1,
-            writes[i].commit.short()
-        ),
-        NotLocated::Gone { last: None } => "the anchor was present at the baseline but not in the final snapshot: the defect may have been fixed in the range, or the fragments are out of date".to_string(),
+        NotLocated::Never => Unlocated::Never {
+            file: file.to_string(),
+        },
+        NotLocated::Gone { last: Some(i) } => Unlocated::Gone {
+            write: i + 1,
+            commit: writes[i].commit.short(),
+        },
+        NotLocated::Gone { last: None } => Unlocated::GoneFromBase,
     }
 }
 

@@ -264,7 +264,7 @@ fn provenance_card(tr: &Tr, doc: &ReportDoc) -> String {
         None => {}
     }
     if let Some(r) = &p.reason {
-        facts.push(esc(r));
+        facts.push(esc(&r.shown(tr)));
     }
     facts.push(tr.tf(
         "html.reconstruction",

@@ -162,7 +162,7 @@ pub(crate) struct ProvenanceJson {
     pub status: ProvenanceStatus,
     pub introducing_write: Option<IntroducingWrite>,
     #[serde(default)]
-    pub reason: Option<String>,
+    pub reason: Option<crate::history::status::Unlocated>,
     pub reconstruction: Reconstruction,
     #[serde(default)]
     pub baseline: Option<BaselineJson>,

@@ -125,8 +125,8 @@ pub(crate) fn provenance_words(
             "{}{}",
             s.as_str(),
             p.reason
-                .as_deref()
-                .map(|r| format!(": {}", reason(r)))
+                .as_ref()
+                .map(|r| format!(": {}", reason(&r.shown(tr))))
                 .unwrap_or_default()
         ),
     }

@@ -139,7 +139,7 @@ pub(crate) fn provenance(doc: &ProvenanceDoc) -> String {
     };
     out.push_str(&format!("provenance  {verdict}\n"));
     if let Some(reason) = &p.reason {
-        out.push_str(&format!("            {reason}\n"));
+        out.push_str(&format!("            {}\n", reason.english()));
     }
     if let Some(w) = &p.introducing_write {
         if let Some(m) = &w.via_merge {
