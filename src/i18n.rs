@@ -93,6 +93,26 @@ impl Tr {
     }
 }
 
+/// For a typed value worded when shown (a warning, a reason): in JSON it is its English words,
+/// and read back from a document it is those words as written (`$said`). The type has
+/// `english(&self) -> String` and a variant `$said(String)`.
+#[macro_export]
+macro_rules! english_in_json {
+    ($ty:ty, $said:path) => {
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.english())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                <String as serde::Deserialize>::deserialize(d).map($said)
+            }
+        }
+    };
+}
+
 /// Width of `s` on a terminal in columns (unicode-width): a CJK character takes two.
 pub(crate) fn width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)

@@ -35,9 +35,9 @@ pub(crate) struct Session {
     pub mapping: Mapping,
     pub scope: Scope,
     /// Why this session was chosen among those found.
-    pub why: String,
+    pub why: choose::Because,
     /// Other sessions that were found but not used, with what they hold.
-    pub others: Vec<String>,
+    pub others: Vec<choose::Other>,
 }
 
 impl Session {

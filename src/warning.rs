@@ -3,8 +3,6 @@
 //! JSON (the documents' `warnings` stay arrays of strings). The words are in
 //! templates/i18n/<lang>.yaml under `warn.*`.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use crate::i18n::Tr;
 
 /// One warning.
@@ -153,17 +151,7 @@ impl std::fmt::Display for Warning {
     }
 }
 
-impl Serialize for Warning {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.english())
-    }
-}
-
-impl<'de> Deserialize<'de> for Warning {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Warning, D::Error> {
-        String::deserialize(d).map(Warning::Said)
-    }
-}
+crate::english_in_json!(Warning, Warning::Said);
 
 #[cfg(test)]
 mod tests {

@@ -119,17 +119,7 @@ impl Unmapped {
     }
 }
 
-impl Serialize for Unmapped {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.english())
-    }
-}
-
-impl<'de> Deserialize<'de> for Unmapped {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unmapped, D::Error> {
-        String::deserialize(d).map(Unmapped::Said)
-    }
-}
+crate::english_in_json!(Unmapped, Unmapped::Said);
 
 impl std::fmt::Display for MappedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

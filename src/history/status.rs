@@ -93,17 +93,7 @@ impl Unlocated {
     }
 }
 
-impl Serialize for Unlocated {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.english())
-    }
-}
-
-impl<'de> Deserialize<'de> for Unlocated {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unlocated, D::Error> {
-        String::deserialize(d).map(Unlocated::Said)
-    }
-}
+crate::english_in_json!(Unlocated, Unlocated::Said);
 
 #[cfg(test)]
 mod tests {

@@ -220,10 +220,10 @@ pub(crate) struct SessionJson {
     pub skipped_lines: Vec<crate::transcript::Skipped>,
     /// Why this session was chosen among those found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chosen_because: Option<String>,
+    pub chosen_because: Option<crate::transcript::choose::Because>,
     /// The other sessions found, with what they hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub considered: Vec<String>,
+    pub considered: Vec<crate::transcript::choose::Other>,
     /// The agent behind the session (its format's, or the one a sage-format session names);
     /// absent when the session does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]

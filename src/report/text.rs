@@ -19,10 +19,10 @@ fn session_choice_at(tr: &Tr, s: &crate::report::json::SessionJson, indent: &str
     }
     let why = s
         .chosen_because
-        .clone()
-        .unwrap_or_else(|| tr.t("text.chosen_first"));
+        .as_ref()
+        .map_or_else(|| tr.t("text.chosen_first"), |b| b.shown(tr));
     let mut out = format!("{indent}{}\n", tr.tf("text.chosen", &[("why", &why)]));
-    let shown: Vec<&str> = s.considered.iter().take(4).map(String::as_str).collect();
+    let shown: Vec<String> = s.considered.iter().take(4).map(|o| o.shown(tr)).collect();
     let list = format!(
         "{}{}",
         shown.join("; "),

@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::git::Oid;
+use crate::i18n::Tr;
 
 use super::Transcript;
 use super::discover::Found;
@@ -27,9 +28,109 @@ pub(crate) struct Question<'a> {
 pub(crate) struct Chosen {
     pub found: Found,
     pub transcript: Transcript,
-    pub why: String,
-    pub others: Vec<String>,
+    pub why: Because,
+    pub others: Vec<Other>,
 }
+
+/// Why a session was chosen: the first criterion that told the sessions apart. Worded when
+/// shown; English in JSON (`chosen_because`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Because {
+    /// Named with `--session`.
+    Named,
+    /// The only session found.
+    Only,
+    /// The only one with an edit that wrote the anchored code.
+    WroteCode { file: String },
+    /// The introducing commit's own session.
+    OwnSession,
+    /// The only one whose edits touch the anchored file.
+    OnlyTouching { file: String },
+    /// Its edits touch the file; the fullest such copy.
+    FullestTouching { file: String, turns: usize },
+    /// None touches the file; the fullest copy.
+    Fullest { file: String, turns: usize },
+    /// Read back from a document, shown as written.
+    Said(String),
+}
+
+impl Because {
+    /// In `tr`'s language.
+    pub(crate) fn shown(&self, tr: &Tr) -> String {
+        match self {
+            Because::Named => tr.t("choose.named"),
+            Because::Only => tr.t("choose.only"),
+            Because::WroteCode { file } => tr.tf("choose.wrote_code", &[("file", file)]),
+            Because::OwnSession => tr.t("choose.own"),
+            Because::OnlyTouching { file } => tr.tf("choose.only_touching", &[("file", file)]),
+            Because::FullestTouching { file, turns } => tr.tf(
+                "choose.fullest_touching",
+                &[("file", file), ("turns", turns)],
+            ),
+            Because::Fullest { file, turns } => {
+                tr.tf("choose.fullest", &[("file", file), ("turns", turns)])
+            }
+            Because::Said(s) => s.clone(),
+        }
+    }
+
+    /// In English, as documents keep it.
+    pub(crate) fn english(&self) -> String {
+        self.shown(Tr::english())
+    }
+}
+
+crate::english_in_json!(Because, Because::Said);
+
+/// How far another session's edits went towards the anchored code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Edits {
+    /// One wrote the anchored code.
+    Code,
+    /// They edit the anchored file, not the anchored code.
+    File,
+    /// None edits the anchored file.
+    None,
+}
+
+/// Another session found, with why it was not chosen. English in JSON (`considered`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Other {
+    Found {
+        name: String,
+        turns: usize,
+        edits: Edits,
+    },
+    /// Read back from a document, shown as written.
+    Said(String),
+}
+
+impl Other {
+    /// In `tr`'s language.
+    pub(crate) fn shown(&self, tr: &Tr) -> String {
+        match self {
+            Other::Found { name, turns, edits } => {
+                let what = match edits {
+                    Edits::Code => String::new(),
+                    Edits::File => tr.t("choose.other_file"),
+                    Edits::None => tr.t("choose.other_none"),
+                };
+                tr.tf(
+                    "choose.other",
+                    &[("name", name), ("turns", turns), ("what", &what)],
+                )
+            }
+            Other::Said(s) => s.clone(),
+        }
+    }
+
+    /// In English, as documents keep it.
+    pub(crate) fn english(&self) -> String {
+        self.shown(Tr::english())
+    }
+}
+
+crate::english_in_json!(Other, Other::Said);
 
 /// How many discovered sessions are read to choose among them.
 const MAX_CANDIDATES: usize = 32;
@@ -115,42 +216,37 @@ pub(crate) fn choose(
     let (found, t, e) = read.remove(best);
     let file = q.file;
     // Only the first criterion that told the sessions apart is worth saying.
+    let file = file.to_string();
+    let turns = t.turns.len();
     let why = if named {
-        "named with --session".to_string()
+        Because::Named
     } else if read.is_empty() {
-        "the only session found".to_string()
+        Because::Only
     } else if e.holds && read.iter().all(|r| !r.2.holds) {
-        format!("the only one with an edit that wrote the anchored code in {file}")
+        Because::WroteCode { file }
     } else if e.own && read.iter().all(|r| r.2.holds != e.holds || !r.2.own) {
-        "the introducing commit's own session".to_string()
+        Because::OwnSession
     } else if e.touch
         && read
             .iter()
             .all(|r| r.2.holds != e.holds || r.2.own != e.own || !r.2.touch)
     {
-        format!("the only one whose edits touch {file}")
+        Because::OnlyTouching { file }
     } else if e.touch {
-        format!(
-            "its edits touch {file}; the fullest such copy ({} turns)",
-            t.turns.len()
-        )
+        Because::FullestTouching { file, turns }
     } else {
-        format!(
-            "none touches {file}; the fullest copy ({} turns)",
-            t.turns.len()
-        )
+        Because::Fullest { file, turns }
     };
     let others = read
         .iter()
-        .map(|(f, t, e)| {
-            let what = if e.holds {
-                ""
-            } else if e.touch {
-                ", edits the anchored file but not the anchored code"
-            } else {
-                ", no edit of the anchored file"
-            };
-            format!("{} ({} turns{what})", f.name, t.turns.len())
+        .map(|(f, t, e)| Other::Found {
+            name: f.name.clone(),
+            turns: t.turns.len(),
+            edits: match (e.holds, e.touch) {
+                (true, _) => Edits::Code,
+                (false, true) => Edits::File,
+                (false, false) => Edits::None,
+            },
         })
         .collect();
     let chosen = Chosen {
@@ -168,4 +264,39 @@ struct Evidence {
     own: bool,
     touch: bool,
     turns: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+
+    /// The reasons read as they always did in English, and in the report's language when shown.
+    #[test]
+    fn reasons_for_a_choice_are_worded_when_shown() {
+        let why = Because::FullestTouching {
+            file: "app.py".into(),
+            turns: 12,
+        };
+        assert_eq!(
+            why.english(),
+            "its edits touch app.py; the fullest such copy (12 turns)"
+        );
+        let other = Other::Found {
+            name: "s.jsonl".into(),
+            turns: 3,
+            edits: Edits::None,
+        };
+        assert_eq!(
+            other.english(),
+            "s.jsonl (3 turns, no edit of the anchored file)"
+        );
+        let zh = Tr::load(Lang::Zh, None).unwrap();
+        assert_eq!(Because::Only.shown(&zh), "唯一找到的会话");
+        let json = serde_json::to_string(&other).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Other>(&json).unwrap().english(),
+            other.english()
+        );
+    }
 }
