@@ -298,10 +298,7 @@ fn session_agrees(prov: &mut Provenance) {
         if let (true, Some(turn), Some(by @ (MappedBy::Replay | MappedBy::Fragment))) =
             (carried, w.turn, w.mapped_by)
         {
-            d.why.push_str(&format!(
-                "; the session's edits match too: turn {turn} made the write (mapped by {})",
-                by.as_str()
-            ));
+            d.why.session = Some((turn, by));
         }
     }
 }

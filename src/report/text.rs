@@ -389,7 +389,11 @@ fn evidence_lines(tr: &Tr, e: &crate::report::json::EvidenceJson, w: usize) -> S
         };
         lines.push(tr.tf(
             "evidence.decision",
-            &[("write", &d.write), ("why", &d.why), ("changed", &changed)],
+            &[
+                ("write", &d.write),
+                ("why", &d.why.shown(tr)),
+                ("changed", &changed),
+            ],
         ));
     }
     if !e.claims.is_empty() {

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::{Author, Claim, Confidence, Evidence};
 use crate::git::Oid;
+use crate::i18n::Tr;
 
 /// A write as the rule sees it: its commit, the anchored file's path there, the lines of the
 /// anchored code in it (empty when the defect is absent), and whose the write is so far.
@@ -31,14 +32,106 @@ pub(crate) struct Decision {
     pub agent: Option<bool>,
     /// Whether that changes what the commit's author, committer and trailers said.
     pub changed: bool,
-    pub why: String,
+    pub why: Why,
     /// Indexes into the evidence's claims that were weighed.
     #[serde(skip)]
     pub claims: Vec<usize>,
 }
 
+/// Why the claims decided whose a write is, or did not: a typed reason, worded when shown —
+/// in the report's language for people, in English in JSON (`why` stays a string there).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Why {
+    pub said: Said,
+    /// The session's edits, matched by content too, tie the write to this turn.
+    pub session: Option<(u32, crate::history::attribution::MappedBy)>,
+}
+
+/// What the claims said; `sources` lists the records, as their dialects name them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Said {
+    /// The claims name no author.
+    Unknown,
+    /// The anchored lines are the agent's.
+    Agent { sources: String },
+    /// A person's, or a person's edit on the agent's lines.
+    Person { sources: String },
+    /// Claims conflict; those naming the edit say the agent's.
+    TracedAgent { sources: String },
+    /// Claims conflict; those naming the edit say a person's.
+    TracedPerson { sources: String },
+    /// Claims conflict and none is more specific: the commit's authorship stands.
+    Conflict { agent: String, person: String },
+    /// Only a match by content with notes on rewritten commits, too weak to decide.
+    Weak {
+        confidence: &'static str,
+        sources: String,
+    },
+    /// Matched by content with high confidence, then what those claims said.
+    Matched(Box<Said>),
+}
+
+impl Said {
+    fn shown(&self, tr: &Tr) -> String {
+        match self {
+            Said::Unknown => tr.t("why.unknown"),
+            Said::Agent { sources } => tr.tf("why.agent", &[("sources", sources)]),
+            Said::Person { sources } => tr.tf("why.person", &[("sources", sources)]),
+            Said::TracedAgent { sources } => tr.tf("why.traced_agent", &[("sources", sources)]),
+            Said::TracedPerson { sources } => tr.tf("why.traced_person", &[("sources", sources)]),
+            Said::Conflict { agent, person } => {
+                tr.tf("why.conflict", &[("agent", agent), ("person", person)])
+            }
+            Said::Weak {
+                confidence,
+                sources,
+            } => tr.tf(
+                "why.weak",
+                &[("confidence", &confidence), ("sources", sources)],
+            ),
+            Said::Matched(inner) => tr.tf("why.matched", &[("why", &inner.shown(tr))]),
+        }
+    }
+}
+
+impl Why {
+    /// In `tr`'s language.
+    pub(crate) fn shown(&self, tr: &Tr) -> String {
+        let mut s = self.said.shown(tr);
+        if let Some((turn, by)) = self.session {
+            s.push_str(&tr.tf("why.session", &[("turn", &turn), ("by", &by.as_str())]));
+        }
+        s
+    }
+
+    /// In English, as documents keep it.
+    pub(crate) fn english(&self) -> String {
+        self.shown(Tr::english())
+    }
+
+    fn said(said: Said) -> Why {
+        Why {
+            said,
+            session: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Why {
+    /// English: what documents hold.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.english())
+    }
+}
+
+impl Serialize for Why {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.english())
+    }
+}
+
 /// Whose the anchored lines of a write are, per the line-level claims about them.
-fn verdict(claims: &[(usize, &Claim)]) -> (Option<bool>, String) {
+fn verdict(claims: &[(usize, &Claim)]) -> (Option<bool>, Said) {
     let says = |pred: fn(Author) -> bool| claims.iter().filter(|(_, c)| pred(c.author)).count();
     let agent = says(|a| a == Author::Agent);
     let human = says(|a| matches!(a, Author::Human | Author::AgentModified));
@@ -50,22 +143,12 @@ fn verdict(claims: &[(usize, &Claim)]) -> (Option<bool>, String) {
             .collect::<Vec<_>>()
             .join("; ")
     };
+    let agents = || sources(|a| a == Author::Agent);
+    let people = || sources(|a| matches!(a, Author::Human | Author::AgentModified));
     match (agent, human) {
-        (0, 0) => (None, "the claims name no author (unknown)".into()),
-        (_, 0) => (
-            Some(true),
-            format!(
-                "the anchored lines are the agent's ({})",
-                sources(|a| a == Author::Agent)
-            ),
-        ),
-        (0, _) => (
-            Some(false),
-            format!(
-                "the anchored lines are a person's or a person's edit on the agent's lines ({})",
-                sources(|a| matches!(a, Author::Human | Author::AgentModified))
-            ),
-        ),
+        (0, 0) => (None, Said::Unknown),
+        (_, 0) => (Some(true), Said::Agent { sources: agents() }),
+        (0, _) => (Some(false), Said::Person { sources: people() }),
         _ => {
             // Records that name the edit that made the lines are the most specific: they win
             // over records that do not, and agree or leave the question open among themselves.
@@ -77,27 +160,14 @@ fn verdict(claims: &[(usize, &Claim)]) -> (Option<bool>, String) {
                 .count();
             let t_human = traced.len() - t_agent;
             match (t_agent, t_human) {
-                (a, 0) if a > 0 => (
-                    Some(true),
-                    format!(
-                        "claims conflict; the ones naming the edit say the agent's ({})",
-                        sources(|a| a == Author::Agent)
-                    ),
-                ),
-                (0, h) if h > 0 => (
-                    Some(false),
-                    format!(
-                        "claims conflict; the ones naming the edit say a person's ({})",
-                        sources(|a| matches!(a, Author::Human | Author::AgentModified))
-                    ),
-                ),
+                (a, 0) if a > 0 => (Some(true), Said::TracedAgent { sources: agents() }),
+                (0, h) if h > 0 => (Some(false), Said::TracedPerson { sources: people() }),
                 _ => (
                     None,
-                    format!(
-                        "claims conflict and none is more specific: agent ({}) vs person ({}); the commit's authorship stands",
-                        sources(|a| a == Author::Agent),
-                        sources(|a| matches!(a, Author::Human | Author::AgentModified))
-                    ),
+                    Said::Conflict {
+                        agent: agents(),
+                        person: people(),
+                    },
                 ),
             }
         }
@@ -152,12 +222,13 @@ pub(crate) fn weigh(writes: &[WriteFacts], ev: &Evidence) -> Vec<Decision> {
         }
         let (own, carried): (Vec<_>, Vec<_>) =
             about.into_iter().partition(|(_, c)| c.matched.is_none());
-        let (agent, why, used) = if own.is_empty() {
+        let (agent, said, used) = if own.is_empty() {
             weigh_carried(carried)
         } else {
-            let (agent, why) = verdict(&own);
-            (agent, why, own)
+            let (agent, said) = verdict(&own);
+            (agent, said, own)
         };
+        let why = Why::said(said);
         out.push(Decision {
             write: i + 1,
             agent,
@@ -171,7 +242,7 @@ pub(crate) fn weigh(writes: &[WriteFacts], ev: &Evidence) -> Vec<Decision> {
 
 /// The verdict of claims matched by content: the high-confidence ones decide as records on
 /// the commit would; weaker ones are only shown.
-fn weigh_carried(carried: Vec<(usize, &Claim)>) -> (Option<bool>, String, Vec<(usize, &Claim)>) {
+fn weigh_carried(carried: Vec<(usize, &Claim)>) -> (Option<bool>, Said, Vec<(usize, &Claim)>) {
     let confidence = |c: &Claim| c.matched.map(|m| m.confidence);
     let (strong, weak): (Vec<_>, Vec<_>) = carried
         .into_iter()
@@ -183,17 +254,14 @@ fn weigh_carried(carried: Vec<(usize, &Claim)>) -> (Option<bool>, String, Vec<(u
             .max()
             .unwrap_or(Confidence::Low);
         let sources: Vec<&str> = weak.iter().map(|(_, c)| c.source.as_str()).collect();
-        let why = format!(
-            "only a match by content with notes left on rewritten commits, {} confidence, too weak to decide ({})",
-            best.name(),
-            sources.join("; ")
-        );
-        return (None, why, weak);
+        let said = Said::Weak {
+            confidence: best.name(),
+            sources: sources.join("; "),
+        };
+        return (None, said, weak);
     }
-    let (agent, why) = verdict(&strong);
-    let why =
-        format!("matched by content to notes left on rewritten commits, high confidence: {why}");
-    (agent, why, strong)
+    let (agent, said) = verdict(&strong);
+    (agent, Said::Matched(Box::new(said)), strong)
 }
 
 /// A line too plain to tell one author's from another's: under four characters once white
@@ -389,7 +457,7 @@ mod tests {
         ev.claims[0].trace = None;
         let d = weigh(&[write(a, vec![2], false)], &ev);
         assert_eq!(d[0].agent, None);
-        assert!(d[0].why.contains("conflict"), "{}", d[0].why);
+        assert!(d[0].why.english().contains("conflict"), "{}", d[0].why);
     }
 
     /// A claim carried over from a rewritten commit's note, matched `matched` of `of`.
@@ -470,14 +538,24 @@ mod tests {
         assert!(!has_own_claims(&w, &ev));
         let d = weigh(std::slice::from_ref(&w), &ev);
         assert_eq!((d[0].agent, d[0].changed), (Some(true), true));
-        assert!(d[0].why.starts_with("matched by content"), "{}", d[0].why);
-        assert!(d[0].why.contains("high confidence"), "{}", d[0].why);
+        assert!(
+            d[0].why.english().starts_with("matched by content"),
+            "{}",
+            d[0].why
+        );
+        assert!(
+            d[0].why.english().contains("high confidence"),
+            "{}",
+            d[0].why
+        );
         // Half the lines: shown, never deciding.
         ev.claims[0] = carried(a, Author::Agent, 1, 2);
         let d = weigh(std::slice::from_ref(&w), &ev);
         assert_eq!((d[0].agent, d[0].changed), (None, false));
         assert!(
-            d[0].why.contains("medium confidence, too weak to decide"),
+            d[0].why
+                .english()
+                .contains("medium confidence, too weak to decide"),
             "{}",
             d[0].why
         );
@@ -524,5 +602,30 @@ mod tests {
         );
         assert_eq!(anchored_lines(text, &[], Some(r"get\(url\)")), [5]);
         assert!(anchored_lines(text, &["nowhere()".into()], None).is_empty());
+    }
+
+    /// A decision's reason reads as it always did in English, and in the report's language
+    /// when shown.
+    #[test]
+    fn a_decisions_reason_is_worded_when_shown() {
+        let why = Why {
+            said: Said::Matched(Box::new(Said::Agent {
+                sources: "git-ai".into(),
+            })),
+            session: Some((4, crate::history::attribution::MappedBy::Replay)),
+        };
+        assert_eq!(
+            why.english(),
+            "matched by content to notes left on rewritten commits, high confidence: the anchored lines are the agent's (git-ai); the session's edits match too: turn 4 made the write (mapped by replay)"
+        );
+        let ru = Tr::load(crate::lang::Lang::Ru, None).unwrap();
+        assert!(
+            why.shown(&ru)
+                .contains("привязанные строки принадлежат агенту (git-ai)")
+        );
+        assert_eq!(
+            serde_json::to_value(&why).unwrap(),
+            serde_json::Value::String(why.english())
+        );
     }
 }
