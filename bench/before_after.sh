@@ -10,6 +10,7 @@
 #                                       guard screen redaction)
 #
 # large_history.sh is left out unless named: it clones ~600 MB of public histories.
+# SKIP_BUILD_TIMES=1 skips the build timings (to re-run benchmarks alone).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 before_rev=${BEFORE_REV:-927befc}
@@ -35,8 +36,14 @@ build_times() { # dir target label
   t2=$(date +%s.%N)
   python3 -c "print(f'$3: release build of the crate {$t1-$t0:.1f} s; debug rebuild after touching report/text.rs {$t2-$t1:.1f} s')"
 }
-build_times "$wt" "$btarget" before | tee "$out/build-times.txt"
-build_times "$root" "$root/target" after | tee -a "$out/build-times.txt"
+if [ -z "${SKIP_BUILD_TIMES:-}" ]; then
+  build_times "$wt" "$btarget" before | tee "$out/build-times.txt"
+  build_times "$root" "$root/target" after | tee -a "$out/build-times.txt"
+else
+  # Only the binaries: SKIP_BUILD_TIMES=1 re-runs benchmarks without timing builds.
+  (cd "$wt" && CARGO_TARGET_DIR=$btarget cargo build --release --locked -q)
+  cargo build --release --locked -q
+fi
 before=$btarget/release/git-sage
 after=$root/target/release/git-sage
 
@@ -78,4 +85,4 @@ for b in benches:
         print(f"{b:<16}{c[:21]:<22}{t0:>10.4f}{t1:>10.4f}{r:>8.2f}")
 print("(a reference's ratio, jq/git/bandit, is the run's noise)")
 PY
-cat "$out/build-times.txt"
+[ -z "${SKIP_BUILD_TIMES:-}" ] && cat "$out/build-times.txt" || true
