@@ -451,9 +451,8 @@ fn prepare(
     agents: &crate::history::range::AgentMatcher,
     req: &BlameRequest,
 ) -> Result<Prepared> {
-    // The range may grow by a merged side (provenance::analyse).
-    let mut range = range.clone();
-    let prov = provenance::analyse(repo, &mut range, req.anchor, agents)?;
+    // The range may grow by a merged side: provenance::analyse returns the range it walked.
+    let (range, prov) = provenance::analyse(repo, range, req.anchor, agents)?;
     let (prov, mut session) = attach_session(repo, &range, prov, req.session, Discovery::Full)?;
     // The report shows the task the judge was given: `--task` / `sage.task` over the message
     // that opened the session's task (redacted, as in the prompts).

@@ -68,7 +68,7 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
     drop(t);
     let t = crate::timing::stage("range");
     let settings = ctx.settings()?;
-    let mut range = range::resolve_watching(
+    let range = range::resolve_watching(
         &repo,
         args.range.branch.as_deref(),
         args.range.base.as_deref(),
@@ -81,7 +81,7 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
         settings.agent_pattern.as_deref(),
     )?;
     let t = crate::timing::stage("provenance (total)");
-    let prov = provenance::analyse(&repo, &mut range, &anchor, &agents)?;
+    let (range, prov) = provenance::analyse(&repo, &range, &anchor, &agents)?;
     drop(t);
     let t = crate::timing::stage("session");
     let (mut prov, session) = if args.no_session {

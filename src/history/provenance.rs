@@ -391,14 +391,15 @@ fn snapshots(
 /// write.
 pub(crate) fn analyse(
     repo: &Repo,
-    range: &mut Range,
+    range: &Range,
     anchor: &Anchor,
     agents: &AgentMatcher,
-) -> Result<Provenance> {
+) -> Result<(Range, Provenance)> {
+    let mut range = range.clone();
     let mut walked: Vec<Oid> = Vec::new();
     let mut notes = Vec::new();
     loop {
-        let mut prov = analyse_range(repo, range, anchor, agents)?;
+        let mut prov = analyse_range(repo, &range, anchor, agents)?;
         let merge = prov
             .introducing
             .map(|i| &prov.writes[i])
@@ -406,15 +407,15 @@ pub(crate) fn analyse(
             .map(|w| w.commit);
         let Some(merge) = merge else {
             prov.notes.splice(0..0, notes);
-            return Ok(prov);
+            return Ok((range, prov));
         };
         walked.push(merge);
         let side = repo.merged_side(merge, range.base)?;
         let Some(at) = range.commits.iter().position(|c| c.id == merge) else {
-            return Ok(prov);
+            return Ok((range, prov));
         };
         if side.is_empty() {
-            return Ok(prov);
+            return Ok((range, prov));
         }
         notes.push(format!(
             "the code came in with merge {}: its merged side ({} commit(s)) was walked too",
