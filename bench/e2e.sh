@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of issue 4/7: `git sage blame-origin --judge offline --format json` on a repository
-# of 2,000 commits with a 200-turn session of 50 writes, against `git log -p BASE..TIP`
-# in the same run. Prints both medians and the ratio (target <= 2).
+# of 2,000 commits with a 200-turn session of 50 writes, against `git log -p BASE..TIP -- FILE`
+# (git given the same path) in the same run. Prints both medians and the ratio (target <= 2).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 runs=${RUNS:-10}
@@ -29,7 +29,7 @@ YAML
   python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["provenance"]; print("check: introduced at turn", p["introducing_write"]["turn"], "by", p["introducing_write"]["mapped_by"], "| origin", d["origin"]["status"], d["origin"].get("turn"), d["origin"].get("type"), "|", len(d["turns"]), "turns")'
 hyperfine -N --warmup 2 --runs "$runs" --export-json "$out/e2e.json" \
   -n git-sage "$bin -C $repo blame-origin --base $base --finding $out/e2e-anchor.yaml --format json --no-cache -q" \
-  -n "git log -p" "git -C $repo log -p $base..main" --output=null >&2
+  -n "git log -p" "git -C $repo log -p $base..main -- media/fetcher.py" --output=null >&2
 python3 - "$out/e2e.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
