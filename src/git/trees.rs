@@ -21,6 +21,8 @@ pub struct Entry {
 #[derive(Debug, Clone)]
 pub struct PathLookup {
     components: Vec<Vec<u8>>,
+    /// The path names a directory (its tree), not a file.
+    dir: bool,
     /// `memo[d]`: a tree at depth `d` → the blob the rest of the path names in it.
     memo: Vec<IdMap<Oid, Option<Oid>>>,
 }
@@ -34,7 +36,19 @@ impl PathLookup {
             .map(|c| c.as_bytes().to_vec())
             .collect();
         let memo = vec![IdMap::default(); components.len()];
-        PathLookup { components, memo }
+        PathLookup {
+            components,
+            dir: false,
+            memo,
+        }
+    }
+
+    /// A lookup of the directory `path`: what it finds is the directory's tree.
+    pub fn dir(path: &str) -> PathLookup {
+        PathLookup {
+            dir: true,
+            ..PathLookup::new(path)
+        }
     }
 
     /// Whether the answer for this root tree is already known (no read needed).
@@ -194,7 +208,8 @@ fn raw_tree_entry<'a>(mut data: &'a [u8], name: &[u8]) -> Option<(&'a [u8], &'a 
 }
 
 impl Repo {
-    /// The blob at a path of a tree, through raw tree objects and the lookup's memo.
+    /// The blob at a path of a tree (the tree, for a lookup made by `PathLookup::dir`), through
+    /// raw tree objects and the lookup's memo.
     pub fn blob_at(&self, look: &mut PathLookup, tree: Oid) -> Result<Option<Oid>> {
         if look.components.is_empty() {
             return Ok(None);
@@ -213,7 +228,11 @@ impl Repo {
             let last = depth + 1 == look.components.len();
             match raw_tree_entry(&data, &look.components[depth]) {
                 None => break None,
-                // Regular files only (100644, 100755): not symlinks, not submodules.
+                // A directory's tree; else regular files only (100644, 100755): not
+                // symlinks, not submodules.
+                Some((mode, id)) if last && look.dir => {
+                    break (mode == b"40000").then(|| Oid::from_raw(id));
+                }
                 Some((mode, id)) if last => {
                     break mode.starts_with(b"100").then(|| Oid::from_raw(id));
                 }
@@ -596,6 +615,39 @@ mod tests {
             let full = super::similarity(a.as_bytes(), b.as_bytes(), 0).unwrap();
             let cut = super::similarity(a.as_bytes(), b.as_bytes(), floor);
             prop_assert_eq!(cut, (full >= floor).then_some(full));
+        }
+    }
+
+    /// A directory lookup finds the directory's tree as git names it, across commits and
+    /// through its memo; a file or a missing path at that name is no directory.
+    #[test]
+    fn directory_lookups_find_gits_trees() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main", "."]);
+        let write = |p: &str, text: &str| {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        };
+        write("media/app.py", "1");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "one"]);
+        write("media/.agent-trace/a.jsonl", "{}");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "two"]);
+        let repo = Repo::discover(d).unwrap();
+        let mut look = super::PathLookup::dir("media/.agent-trace");
+        let mut file = super::PathLookup::dir("media/app.py");
+        for (rev, has) in [("HEAD~1", false), ("HEAD", true), ("HEAD~1", false)] {
+            let tree = repo.tree_of(repo.resolve_commit(rev).unwrap()).unwrap();
+            let found = repo.blob_at(&mut look, tree).unwrap();
+            assert_eq!(found.is_some(), has, "{rev}");
+            if let Some(id) = found {
+                let want = git(d, &["rev-parse", &format!("{rev}:media/.agent-trace")]);
+                assert_eq!(id.hex(), want.trim());
+            }
+            assert_eq!(repo.blob_at(&mut file, tree).unwrap(), None);
         }
     }
 

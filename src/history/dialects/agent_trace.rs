@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Author, Claim, Dialect, Evidence, Lines, Transcript};
 use crate::error::Result;
-use crate::git::{CommitInfo, Oid, Repo, in_repo_path};
+use crate::git::{CommitInfo, Oid, PathLookup, Repo, in_repo_path};
 
 /// The notes ref tools that keep Agent Trace records in notes use.
 pub(crate) const NOTES_REF: &str = "refs/notes/agent-trace";
@@ -352,6 +352,8 @@ pub(crate) fn read(repo: &Repo, commits: &[Oid], files: &[&str], ev: &mut Eviden
     // Changed-path filters rule out, for most commits, that a trace directory changed at all.
     let filters: Vec<Option<Vec<Option<bool>>>> =
         dirs.iter().map(|d| repo.path_filters(commits, d)).collect();
+    // One lookup per directory across all the commits: subtrees already read are remembered.
+    let mut lookups: Vec<PathLookup> = dirs.iter().map(|d| PathLookup::dir(d)).collect();
     // A notes ref that is not a notes commit is said once and not walked. The commits it
     // annotates are listed once, so a commit without a note costs a lookup in that list, not
     // two reads of the ref (which cost most of this reader's time on a long range).
@@ -363,20 +365,17 @@ pub(crate) fn read(repo: &Repo, commits: &[Oid], files: &[&str], ev: &mut Eviden
         }
     };
     for (i, &commit) in commits.iter().enumerate() {
-        let maybe: Vec<&str> = dirs
-            .iter()
-            .zip(&filters)
-            .filter(|(_, f)| f.as_ref().is_none_or(|f| f[i] != Some(false)))
-            .map(|(d, _)| d.as_str())
+        let maybe: Vec<usize> = (0..dirs.len())
+            .filter(|&k| filters[k].as_ref().is_none_or(|f| f[i] != Some(false)))
             .collect();
         // A commit adds records only to a trace directory its tree has: its tree (from the
         // commit-graph when there is one) is read before the whole commit is.
         let mut present = Vec::new();
         if !maybe.is_empty() {
             let tree = repo.tree_of(commit)?;
-            for d in maybe {
-                if repo.dir_id(tree, d)?.is_some() {
-                    present.push(d);
+            for k in maybe {
+                if repo.blob_at(&mut lookups[k], tree)?.is_some() {
+                    present.push(dirs[k].as_str());
                 }
             }
         }
