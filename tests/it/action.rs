@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_yaml::Value as Yaml;
 
@@ -79,7 +78,6 @@ fn run_action(r: &Repo, dir: &Path, given: &[(&str, &str)], api: &str, token: &s
     let _ = std::fs::remove_file(&summary);
     let event = work.join("event.json");
     std::fs::write(&event, r#"{"pull_request": {"number": 7}}"#).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("git-sage");
     let mut ran = Ran::default();
     for step in action["runs"]["steps"].as_sequence().unwrap() {
         let name = step["name"].as_str().unwrap().to_string();
@@ -102,20 +100,9 @@ fn run_action(r: &Repo, dir: &Path, given: &[(&str, &str)], api: &str, token: &s
         }
         let output = work.join("output.txt");
         let _ = std::fs::remove_file(&output);
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c").arg(script).current_dir(dir);
-        cmd.env_clear()
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    bin.parent().unwrap().display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .env("HOME", r.home())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
+        let mut cmd = r.command("bash", dir);
+        cmd.arg("-c")
+            .arg(script)
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
             .env("GITHUB_OUTPUT", &output)

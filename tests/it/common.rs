@@ -55,6 +55,25 @@ impl Repo {
             .env("TZ", "UTC");
     }
 
+    /// `program` (git, pre-commit, bash) in `dir` under the pinned environment, git-sage on
+    /// PATH: what a hook or a CI step runs.
+    pub fn command(&self, program: &str, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        self.env(&mut cmd);
+        cmd.current_dir(dir);
+        cmd
+    }
+
+    /// `command` as the person who merges (`Merger`), for commits a hook sees being made.
+    pub fn command_as_merger(&self, program: &str, dir: &Path) -> Command {
+        let mut cmd = self.command(program, dir);
+        cmd.env("GIT_AUTHOR_NAME", "Merger")
+            .env("GIT_AUTHOR_EMAIL", "merger@example.com")
+            .env("GIT_COMMITTER_NAME", "Merger")
+            .env("GIT_COMMITTER_EMAIL", "merger@example.com");
+        cmd
+    }
+
     /// Runs git in the repository; panics with its stderr when it fails.
     pub fn git(&self, args: &[&str]) -> String {
         self.git_as(HUMAN, args)

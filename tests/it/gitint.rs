@@ -4,25 +4,8 @@
 use crate::common::{AGENT, HUMAN, Repo};
 
 fn run_git(dir: &std::path::Path, r: &Repo, args: &[&str]) -> crate::common::Run {
-    let mut cmd = std::process::Command::new("git");
-    let bin = assert_cmd::cargo::cargo_bin("git-sage");
-    cmd.current_dir(dir)
-        .args(args)
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                bin.parent().unwrap().display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .env("HOME", r.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
-        .env("GIT_AUTHOR_NAME", "Merger")
-        .env("GIT_AUTHOR_EMAIL", "merger@example.com")
-        .env("GIT_COMMITTER_NAME", "Merger")
-        .env("GIT_COMMITTER_EMAIL", "merger@example.com");
+    let mut cmd = r.command_as_merger("git", dir);
+    cmd.args(args);
     crate::common::Run::from(cmd.output().unwrap())
 }
 

@@ -36,57 +36,24 @@ fn hook_repo(r: &Repo) -> std::path::PathBuf {
             "hooks",
         ],
     ] {
-        assert!(
-            Command::new("git")
-                .current_dir(&dir)
-                .args(args)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", r.home())
-                .status()
-                .unwrap()
-                .success()
-        );
+        git(r, &dir, args);
     }
     dir
 }
 
 /// `pre-commit` with git-sage on PATH, in `dir`.
 fn pre_commit(r: &Repo, dir: &Path, args: &[&str]) -> Run {
-    let bin = assert_cmd::cargo::cargo_bin("git-sage");
-    let mut cmd = Command::new("pre-commit");
-    cmd.current_dir(dir)
-        .args(args)
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                bin.parent().unwrap().display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .env("HOME", r.home())
+    let mut cmd = r.command_as_merger("pre-commit", dir);
+    cmd.args(args)
         .env("PRE_COMMIT_HOME", r.home().join("pre-commit-cache"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
-        .env("GIT_AUTHOR_NAME", "Merger")
-        .env("GIT_AUTHOR_EMAIL", "merger@example.com")
-        .env("GIT_COMMITTER_NAME", "Merger")
-        .env("GIT_COMMITTER_EMAIL", "merger@example.com")
         .stdin(Stdio::null());
     Run::from(cmd.output().unwrap())
 }
 
 fn git(r: &Repo, dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .current_dir(dir)
+    let ok = r
+        .command_as_merger("git", dir)
         .args(args)
-        .env("HOME", r.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", r.home().join(".gitconfig"))
-        .env("GIT_AUTHOR_NAME", "Merger")
-        .env("GIT_AUTHOR_EMAIL", "merger@example.com")
-        .env("GIT_COMMITTER_NAME", "Merger")
-        .env("GIT_COMMITTER_EMAIL", "merger@example.com")
         .status()
         .unwrap()
         .success();
