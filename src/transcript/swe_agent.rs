@@ -321,37 +321,42 @@ impl Files<'_> {
 
 /// `str_replace_editor` called with JSON arguments.
 fn editor_args(args: &Value, files: Files) -> Option<FileChange> {
-    let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
     let a = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
     let path = files.rel(&a("path")?);
-    match a("command")?.as_str() {
-        "create" => mk(
-            path,
-            Edit::Write {
-                content: a("file_text").unwrap_or_default(),
-            },
-        ),
-        "str_replace" => mk(
-            path,
-            Edit::Replace {
-                old: a("old_str")?,
-                new: a("new_str").unwrap_or_default(),
-                all: false,
-            },
-        ),
+    editor_change(&a("command")?, path, |k| match k {
+        // A line number is a JSON number.
+        "insert_line" => args.get(k).and_then(Value::as_u64).map(|n| n.to_string()),
+        _ => a(k),
+    })
+}
+
+/// The change one `str_replace_editor` command makes, its arguments by name (`file_text`,
+/// `old_str`, `new_str`, `insert_line`) however they were given.
+fn editor_change(
+    command: &str,
+    path: String,
+    arg: impl Fn(&str) -> Option<String>,
+) -> Option<FileChange> {
+    let edit = match command {
+        "create" => Edit::Write {
+            content: arg("file_text").unwrap_or_default(),
+        },
+        "str_replace" => Edit::Replace {
+            old: arg("old_str")?,
+            new: arg("new_str").unwrap_or_default(),
+            all: false,
+        },
         "insert" => {
-            let line = args.get("insert_line").and_then(Value::as_u64)? as usize;
-            mk(
-                path,
-                Edit::Lines {
-                    start: line.saturating_add(1),
-                    end: line,
-                    text: a("new_str").unwrap_or_default(),
-                },
-            )
+            let line: usize = arg("insert_line")?.parse().ok()?;
+            Edit::Lines {
+                start: line.saturating_add(1),
+                end: line,
+                text: arg("new_str").unwrap_or_default(),
+            }
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(FileChange::new(path, edit))
 }
 
 /// The change of an edit given as command text: `edit N:M … end_of_edit`, or the tools'
@@ -406,44 +411,16 @@ fn command_change(action: &str, files: Files) -> Option<FileChange> {
 
 /// `str_replace_editor COMMAND PATH --flag value …` as command text.
 fn editor_words(words: &[String], files: Files) -> Option<FileChange> {
-    let mk = |path: String, edit: Edit| Some(FileChange::new(path, edit));
     let cmd = words.get(1)?;
     let path = files.rel(words.get(2)?);
-    let flag = |f: &str| {
+    editor_change(cmd, path, |name| {
+        let f = format!("--{name}");
         words
             .iter()
-            .position(|w| w == f)
+            .position(|w| *w == f)
             .and_then(|i| words.get(i + 1))
             .cloned()
-    };
-    match cmd.as_str() {
-        "create" => mk(
-            path,
-            Edit::Write {
-                content: flag("--file_text").unwrap_or_default(),
-            },
-        ),
-        "str_replace" => mk(
-            path,
-            Edit::Replace {
-                old: flag("--old_str")?,
-                new: flag("--new_str").unwrap_or_default(),
-                all: false,
-            },
-        ),
-        "insert" => {
-            let l: usize = flag("--insert_line")?.parse().ok()?;
-            mk(
-                path,
-                Edit::Lines {
-                    start: l.saturating_add(1),
-                    end: l,
-                    text: flag("--new_str").unwrap_or_default(),
-                },
-            )
-        }
-        _ => None,
-    }
+    })
 }
 
 #[cfg(test)]
