@@ -48,15 +48,18 @@ fn english_strings() -> &'static HashMap<String, String> {
 impl Tr {
     /// The strings of `lang`, with those of `templates` when it holds `i18n/<lang>.yaml`.
     pub(crate) fn load(lang: Lang, templates: Option<&Path>) -> Result<Tr> {
-        let own = match templates.map(|d| d.join("i18n").join(format!("{}.yaml", lang.code()))) {
-            Some(p) if p.is_file() => {
-                let text = crate::files::read_text(&p, "strings", crate::files::DOC_CAP)?;
-                let mut m = embedded(lang);
-                m.extend(parse(&text, &p.display().to_string())?);
-                m
-            }
+        // English lies behind every language (`t`): a language keeps only its own strings, and
+        // English none but a folder's overrides, so the embedded English is parsed once.
+        let mut own = match lang {
+            Lang::En => HashMap::new(),
             _ => embedded(lang),
         };
+        if let Some(p) = templates.map(|d| d.join("i18n").join(format!("{}.yaml", lang.code())))
+            && p.is_file()
+        {
+            let text = crate::files::read_text(&p, "strings", crate::files::DOC_CAP)?;
+            own.extend(parse(&text, &p.display().to_string())?);
+        }
         Ok(Tr { lang, own })
     }
 
@@ -65,7 +68,7 @@ impl Tr {
         static EN: OnceLock<Tr> = OnceLock::new();
         EN.get_or_init(|| Tr {
             lang: Lang::En,
-            own: english_strings().clone(),
+            own: HashMap::new(),
         })
     }
 
