@@ -80,12 +80,6 @@ impl Session {
     }
 }
 
-const CHEAP_PATHS: &[&str] = &[
-    ".sage/sessions",
-    ".aider.chat.history.md",
-    ".specstory/history",
-];
-
 /// Finds the range's session (or reads the named one), maps writes to turns, and returns the
 /// provenance refined by the mapping (given by value, returned as a new value). A discovered session that cannot be parsed becomes a note;
 /// a named one that cannot is an error.
@@ -110,24 +104,19 @@ pub(crate) fn attach_session(
     })?;
     drop(t);
     let t = crate::timing::stage("discover sessions");
-    // What each commit changed: read once, for discovery and for mapping.
-    let parent_trees = parent_trees(repo, range, &infos)?;
-    // Discovery looks at every path every commit changed; a named session needs only the
-    // paths it edits (below, once it is read).
-    let all_changed = match named {
+    let parent_trees = parent_trees(repo, range)?;
+    // Discovery looks at what every commit changed in the places sessions are kept; a named
+    // session needs only the paths it edits (below, once it is read).
+    let known = match named {
         Some(_) => None,
-        None => Some(crate::history::parallel::map_chunks(
-            repo,
-            infos.len(),
-            |repo, r| {
-                r.map(|i| repo.changed_paths(parent_trees[i], infos[i].tree))
-                    .collect()
-            },
-        )?),
+        None => {
+            let _t = crate::timing::stage("discover: known places");
+            Some(known_changes(repo, range, &parent_trees)?)
+        }
     };
-    let (candidates, found_notes) = match (named, &all_changed) {
+    let (candidates, found_notes) = match (named, &known) {
         (Some(s), _) => (vec![discover::explicit(Some(repo), s)?], Vec::new()),
-        (None, Some(changed)) => discover::discover(repo, &infos, changed)?,
+        (None, Some(known)) => discover::discover(repo, &infos, known)?,
         (None, None) => (Vec::new(), Vec::new()),
     };
     prov.notes.extend(found_notes);
@@ -176,10 +165,7 @@ pub(crate) fn attach_session(
     else {
         return Ok((prov, None));
     };
-    let changed = match all_changed {
-        Some(c) => c,
-        None => session_changes(repo, range, &prov, &parent_trees, &transcript)?,
-    };
+    let changed = session_changes(repo, range, &prov, &parent_trees, &transcript)?;
     let views: Vec<WriteView> = infos
         .iter()
         .enumerate()
@@ -228,7 +214,7 @@ pub(crate) fn attach_session(
 fn cheap_paths_changed(repo: &Repo, range: &Range) -> Result<bool> {
     let base_tree = repo.tree_of(range.base)?;
     let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
-    for p in CHEAP_PATHS {
+    for p in SESSION_DIRS.iter().chain([&AIDER_HISTORY]) {
         if repo.path_id(base_tree, p)? != repo.path_id(tip_tree, p)? {
             return Ok(true);
         }
@@ -238,16 +224,12 @@ fn cheap_paths_changed(repo: &Repo, range: &Range) -> Result<bool> {
 
 /// The tree each write is compared against: its own first parent's, so a merged side's
 /// commits follow their branch, not the first-parent commit listed before them.
-fn parent_trees(
-    repo: &Repo,
-    range: &Range,
-    infos: &[crate::git::CommitInfo],
-) -> Result<Vec<crate::git::Oid>> {
+fn parent_trees(repo: &Repo, range: &Range) -> Result<Vec<crate::git::Oid>> {
     let base_tree = repo.tree_of(range.base)?;
-    let mut trees = Vec::with_capacity(infos.len());
+    let mut trees = Vec::with_capacity(range.commits.len());
     for (i, c) in range.commits.iter().enumerate() {
         let t = match c.first_parent {
-            Some(p) if i > 0 && range.commits[i - 1].id == p => infos[i - 1].tree,
+            Some(p) if i > 0 && range.commits[i - 1].id == p => range.commits[i - 1].tree,
             Some(p) if p == range.base => base_tree,
             Some(p) => repo.tree_of(p)?,
             None => base_tree,
@@ -255,6 +237,68 @@ fn parent_trees(
         trees.push(t);
     }
     Ok(trees)
+}
+
+/// The folders discovery reads sessions from (docs/session-format.md#which-session).
+const SESSION_DIRS: [&str; 2] = [".sage/sessions", ".specstory/history"];
+
+/// Aider's chat history, kept at the top of the repository (or in a folder where the tip or
+/// the base has one).
+const AIDER_HISTORY: &str = ".aider.chat.history.md";
+
+/// What each commit of the range changed in the places sessions are committed to: files under
+/// `SESSION_DIRS`, and Aider histories. Only those places are looked at, not every path of
+/// every commit: git's changed-path filters rule most commits out, the rest cost a lookup of
+/// each place, and a folder that changed is compared with its parent's version alone.
+fn known_changes(
+    repo: &Repo,
+    range: &Range,
+    parent_trees: &[crate::git::Oid],
+) -> Result<Vec<Vec<String>>> {
+    use crate::git::PathLookup;
+    let n = range.commits.len();
+    let base_tree = repo.tree_of(range.base)?;
+    let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
+    let mut places: Vec<(String, bool)> =
+        SESSION_DIRS.iter().map(|d| (d.to_string(), true)).collect();
+    places.push((AIDER_HISTORY.to_string(), false));
+    for tree in [tip_tree, base_tree] {
+        for f in repo.file_paths(tree)? {
+            if f.ends_with(&format!("/{AIDER_HISTORY}")) && !places.iter().any(|(p, _)| *p == f) {
+                places.push((f, false));
+            }
+        }
+    }
+    let mut out = vec![Vec::new(); n];
+    for (place, dir) in &places {
+        let untouched = provenance::filtered_out(repo, range, n, place);
+        let maybe: Vec<usize> = (0..n).filter(|&i| !untouched[i]).collect();
+        let found = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
+            let mut look = match dir {
+                true => PathLookup::dir(place),
+                false => PathLookup::new(place),
+            };
+            r.map(|k| {
+                let i = maybe[k];
+                let old = repo.blob_at(&mut look, parent_trees[i])?;
+                let new = repo.blob_at(&mut look, range.commits[i].tree)?;
+                match (old == new, dir) {
+                    (true, _) => Ok(Vec::new()),
+                    (false, true) => repo.changed_files_in(old, new, &format!("{place}/")),
+                    (false, false) => Ok(vec![place.clone()]),
+                }
+            })
+            .collect::<Result<Vec<Vec<String>>>>()
+        })?;
+        for (k, paths) in found.into_iter().enumerate() {
+            out[maybe[k]].extend(paths);
+        }
+    }
+    // In git's order within a commit, as a diff of the whole tree would list them.
+    for paths in &mut out {
+        paths.sort();
+    }
+    Ok(out)
 }
 
 /// What each commit changed that mapping a named session can use: the anchored file where

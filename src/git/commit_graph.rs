@@ -298,6 +298,11 @@ impl CommitGraph {
         self.layers.iter().rev().find_map(|l| l.find(id))
     }
 
+    /// How many commits the graph holds, all layers together.
+    pub(crate) fn len(&self) -> u32 {
+        self.layers.iter().map(|l| l.count).sum()
+    }
+
     /// Whether any layer carries changed-path filters.
     pub(crate) fn has_filters(&self) -> bool {
         self.layers.iter().any(|l| l.bloom.is_some())
@@ -325,6 +330,14 @@ impl CommitGraph {
     pub(crate) fn id_at(&self, pos: u32) -> Option<&[u8]> {
         let (layer, local) = self.layer_of(pos)?;
         Some(layer.oid(local))
+    }
+
+    /// The committer date (seconds since the epoch) of the commit at a graph position.
+    pub(crate) fn date(&self, pos: u32) -> Option<u64> {
+        let (layer, local) = self.layer_of(pos)?;
+        let at = layer.cdat + local * (HASH_LEN + 16) + HASH_LEN + 8;
+        // The low 34 bits; the 30 above them are the generation number.
+        Some(be64(&layer.data, at)? & ((1 << 34) - 1))
     }
 
     /// The commit at a graph position.

@@ -404,6 +404,9 @@ impl Repo {
     /// remote-tracking), newest commit first: each commit that set `path` to new content, with
     /// that blob. At most `limit` commits are walked; the bool says whether the walk was cut.
     pub fn path_versions(&self, path: &str, limit: usize) -> Result<(Vec<(Oid, Oid)>, bool)> {
+        if self.graph_rules_out(path)? {
+            return Ok((Vec::new(), false));
+        }
         let walk_err = |e| git_err(format_args!("cannot walk the history of {path}"), e);
         let mut walk = self.inner.revwalk().map_err(walk_err)?;
         walk.set_sorting(git2::Sort::TIME).map_err(walk_err)?;
@@ -434,6 +437,54 @@ impl Repo {
             }
         }
         Ok((out, false))
+    }
+
+    /// Whether git's commit-graph shows that no commit of the branches `path_versions` walks
+    /// ever set `path` to new content: every branch tip is in the graph (which then holds all
+    /// their history), and each commit whose changed-path filter may hold the path has the
+    /// same file there as its first parent. One pass over the graph's filters instead of a
+    /// walk that reads every commit; `false` when the graph cannot tell.
+    fn graph_rules_out(&self, path: &str) -> Result<bool> {
+        let Some(graph) = self.graph().filter(|g| g.has_filters()) else {
+            return Ok(false);
+        };
+        let mut tips: Vec<Oid> = Vec::new();
+        if let Ok(head) = self.inner.head()
+            && let Ok(c) = head.peel_to_commit()
+        {
+            tips.push(Oid(c.id()));
+        }
+        for glob in ["refs/heads/*", "refs/remotes/*"] {
+            tips.extend(self.refs_matching(glob)?.into_iter().map(|(_, id)| id));
+        }
+        if tips.iter().any(|t| graph.find(t.0.as_bytes()).is_none()) {
+            return Ok(false);
+        }
+        let keys = super::commit_graph::BloomKey::with_dirs(path);
+        let mut look = PathLookup::new(path);
+        let mut maybe: Vec<(u64, u32)> = (0..graph.len())
+            .filter(|&pos| graph.maybe_changed(pos, &keys) != Some(false))
+            .map(|pos| (graph.date(pos).unwrap_or(0), pos))
+            .collect();
+        // Newest first, as history runs: a tree is stored as a delta against a nearby
+        // version, which is then still in the reader's cache.
+        maybe.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, pos) in maybe {
+            let Some(c) = graph.get(pos) else {
+                return Ok(false);
+            };
+            let Some(blob) = self.blob_at(&mut look, Oid::from_raw(&c.tree))? else {
+                continue;
+            };
+            let before = match c.first_parent.and_then(|p| graph.get(p)) {
+                Some(p) => self.blob_at(&mut look, Oid::from_raw(&p.tree))?,
+                None => None,
+            };
+            if before != Some(blob) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// A commit's metadata and message.
@@ -586,6 +637,49 @@ fn chain_commit(id: Oid, raw: &[u8], whole: bool) -> Option<ChainCommit> {
 mod tests {
     use super::*;
     use crate::git::testgit::git;
+
+    /// A commit-graph with changed-path filters proves a file was never written only when it
+    /// was not: a file added and deleted again on a side branch, a file that never was, and a
+    /// graph gone stale (a branch tip newer than it) give the walk's answer.
+    #[test]
+    fn the_graph_rules_a_file_out_only_when_no_branch_ever_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main", "."]);
+        let commit = |path: &str, text: Option<&str>, msg: &str| {
+            match text {
+                Some(t) => std::fs::write(d.join(path), t).unwrap(),
+                None => std::fs::remove_file(d.join(path)).unwrap(),
+            }
+            git(d, &["add", "-A"]);
+            git(d, &["commit", "-q", "-m", msg]);
+        };
+        for i in 0..20 {
+            commit("f", Some(&format!("{i}\n")), &format!("c{i}"));
+        }
+        git(d, &["checkout", "-q", "-b", "side", "HEAD~5"]);
+        commit("chat.md", Some("kept\n"), "keep");
+        commit("chat.md", None, "drop");
+        git(d, &["checkout", "-q", "main"]);
+        git(
+            d,
+            &["commit-graph", "write", "--reachable", "--changed-paths"],
+        );
+        let repo = Repo::discover(d).unwrap();
+        assert!(repo.has_path_filters());
+        assert!(repo.graph_rules_out("never.md").unwrap());
+        assert!(!repo.graph_rules_out("chat.md").unwrap());
+        let (versions, _) = repo.path_versions("chat.md", 100).unwrap();
+        let kept = git(d, &["rev-parse", "side~1"]);
+        assert_eq!(versions.len(), 1);
+        assert_eq!(versions[0].0.hex(), kept.trim());
+        assert!(repo.path_versions("never.md", 100).unwrap().0.is_empty());
+        // A tip the graph does not hold: it cannot tell.
+        commit("f", Some("newer\n"), "newer than the graph");
+        let repo = Repo::discover(d).unwrap();
+        assert!(!repo.graph_rules_out("never.md").unwrap());
+        assert!(repo.path_versions("never.md", 100).unwrap().0.is_empty());
+    }
 
     /// The chain read from the packs is the one libgit2 reads, merges included, and the
     /// same as git's `rev-list --first-parent`.

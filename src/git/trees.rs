@@ -338,6 +338,20 @@ impl Repo {
         Ok(out.into_iter().map(|c| c.path).collect())
     }
 
+    /// Files that differ between two versions of one folder (either may be absent), named
+    /// with `prefix` before them: what a commit changed under a folder it is known to have
+    /// changed, without diffing the rest of the tree.
+    pub fn changed_files_in(
+        &self,
+        old_dir: Option<Oid>,
+        new_dir: Option<Oid>,
+        prefix: &str,
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        self.diff_files(old_dir, new_dir, prefix, &mut out)?;
+        Ok(out.into_iter().map(|c| c.path).collect())
+    }
+
     /// Every file of a tree with its blob, through raw tree objects.
     fn file_ids(&self, tree: Oid, prefix: &str, out: &mut Vec<(String, Oid)>) -> Result<()> {
         let data = self.raw_tree(Some(tree))?.unwrap_or_default();

@@ -401,6 +401,7 @@ pub(crate) fn discover(
     c.checkpoints(infos, "")?;
     c.aider_messages(infos);
     if c.found.is_empty() {
+        let _t = crate::timing::stage("discover: Aider history elsewhere");
         let more = aider_elsewhere(repo, infos, &mut c.notes)?;
         c.found.extend(more);
     }

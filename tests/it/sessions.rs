@@ -66,6 +66,9 @@ fn multi_edit_commit_is_split_by_replay() {
     assert_eq!(p["introducing_write"]["mapped_by"], "replay");
     assert_eq!(p["reconstruction"], "per-write");
     assert_eq!(v["session"]["scope"]["first"], 1);
+    // Where git's changed-path filters rule commits out, discovery finds the same session.
+    r.git(&["commit-graph", "write", "--reachable", "--changed-paths"]);
+    assert_eq!(prov(&r, &[]), v);
 }
 
 #[test]
@@ -572,6 +575,17 @@ fn an_aider_history_outside_the_range_that_logs_its_commit() {
         "{s}"
     );
     assert_eq!(v["provenance"]["introducing_write"]["turn"], 2, "{v}");
+    // A commit-graph with changed-path filters finds the same deleted version; so does one
+    // gone stale (a branch tip it does not hold), and one without filters.
+    r.git(&["commit-graph", "write", "--reachable", "--changed-paths"]);
+    assert_eq!(prov(&r, &["--base", "main", "agent"]), v);
+    r.git(&["checkout", "-q", "-b", "newer", "later"]);
+    r.write("notes.txt", "n\n");
+    r.commit_as(HUMAN, "newer than the graph");
+    r.git(&["checkout", "-q", "agent"]);
+    assert_eq!(prov(&r, &["--base", "main", "agent"]), v);
+    r.git(&["commit-graph", "write", "--reachable"]);
+    assert_eq!(prov(&r, &["--base", "main", "agent"]), v);
 }
 
 /// A session runs across commits: the one that wrote the code was checkpointed with the
