@@ -490,6 +490,11 @@ impl Repo {
     /// A commit's metadata and message.
     pub fn commit_info(&self, id: Oid) -> Result<CommitInfo> {
         // Through the pack reader when it has the commit: no libgit2 object, no lock.
+        if let Some((Kind::Commit, data)) = self.read_packed_once(id)
+            && let Some(info) = parse_commit(id, &data)
+        {
+            return Ok(info);
+        }
         if let Some((Kind::Commit, data)) = self.read_raw(id)?
             && let Some(info) = parse_commit(id, &data)
         {

@@ -14,6 +14,12 @@ impl Repo {
         self.with_reader(|r| r.read(id.0.as_bytes()))
     }
 
+    /// An object from the mapped packs, not kept in the delta-base cache unless it is a delta
+    /// (see `PackReader::read_once`); `None` when the packs do not have it.
+    pub(super) fn read_packed_once(&self, id: Oid) -> Option<(Kind, Rc<Vec<u8>>)> {
+        self.with_reader(|r| r.read_once(id.0.as_bytes()))
+    }
+
     /// This handle's pack reader, made on first use.
     fn with_reader<T>(&self, f: impl FnOnce(&mut PackReader) -> T) -> T {
         let mut reader = self.reader.borrow_mut();

@@ -250,6 +250,21 @@ impl PackReader {
         self.read_at(pack, off, 0)
     }
 
+    /// Like `read`, but an object stored whole is not kept in the delta-base cache: for
+    /// reading many commits, which are rarely a delta's base, without pushing out the trees
+    /// that are.
+    pub fn read_once(&mut self, id: &[u8]) -> Option<Object> {
+        let (pack, off) = self.packs.locate(id)?;
+        let packs = Arc::clone(&self.packs);
+        let data: &[u8] = &packs.packs[pack].data;
+        let (typ, size, pos) = entry_header(data, off as usize)?;
+        if !(1..=4).contains(&typ) {
+            return self.read_at(pack, off, 0);
+        }
+        let body = self.inflate(data, pos, size)?;
+        Some((Kind::from_type(typ)?, Rc::new(body)))
+    }
+
     /// The first `max` bytes of an object stored whole (no delta), with its kind and whether
     /// that is all of it; `None` for a delta or an object the packs do not have. Reading a
     /// commit's header this way skips inflating its message, and nothing is cached.

@@ -11,6 +11,10 @@ use crate::git::{CommitInfo, Oid, Repo};
 /// The values of the `key:` lines of a commit message (case-insensitive key, trimmed, empty
 /// values left out), wherever they stand: squash merges repeat trailers inside the body.
 pub(crate) fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
+    // Most messages of a long range hold no such key: one search, no line splitting.
+    if !mentions(message, key) {
+        return Vec::new();
+    }
     message
         .lines()
         .filter_map(|l| {
@@ -19,6 +23,18 @@ pub(crate) fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
         })
         .filter(|v| !v.is_empty())
         .collect()
+}
+
+/// Whether `text` holds `key`, ASCII case ignored.
+fn mentions(text: &str, key: &str) -> bool {
+    let (h, k) = (text.as_bytes(), key.as_bytes());
+    let Some(&first) = k.first() else {
+        return true;
+    };
+    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), h).any(|i| {
+        h.get(i..i + k.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(k))
+    })
 }
 
 /// An agent a commit names, as read from one line of it.
@@ -256,6 +272,18 @@ mod tests {
             model: model.map(Into::into),
             tools: tools.iter().map(|t| t.to_string()).collect(),
         }
+    }
+
+    /// The quick search before the line split finds the key in any case, at either end.
+    #[test]
+    fn trailers_in_any_case_and_place() {
+        let m = "fix\n\nbody\nsage-TURN : 3\nSAGE-turn:4";
+        assert_eq!(trailer(m, "Sage-Turn"), ["3", "4"]);
+        assert_eq!(trailer("Sage-Turn: 5", "Sage-Turn"), ["5"]);
+        assert!(trailer("fix\n\nSage-Tur", "Sage-Turn").is_empty());
+        assert!(trailer("fix\n\nSage-Turn:", "Sage-Turn").is_empty());
+        assert!(mentions("aSAGE-turnb", "Sage-Turn"));
+        assert!(!mentions("Sage-Tur", "Sage-Turn"));
     }
 
     #[test]
