@@ -214,6 +214,7 @@ pub(crate) fn attach_session(
 fn cheap_paths_changed(repo: &Repo, range: &Range) -> Result<bool> {
     let base_tree = repo.tree_of(range.base)?;
     let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
+    use crate::transcript::discover::{AIDER_HISTORY, SESSION_DIRS};
     for p in SESSION_DIRS.iter().chain([&AIDER_HISTORY]) {
         if repo.path_id(base_tree, p)? != repo.path_id(tip_tree, p)? {
             return Ok(true);
@@ -239,12 +240,42 @@ fn parent_trees(repo: &Repo, range: &Range) -> Result<Vec<crate::git::Oid>> {
     Ok(trees)
 }
 
-/// The folders discovery reads sessions from (docs/session-format.md#which-session).
-const SESSION_DIRS: [&str; 2] = [".sage/sessions", ".specstory/history"];
+/// What a path named in a commit's first parent and in the commit (`None`: nothing there).
+type Change = (Option<crate::git::Oid>, Option<crate::git::Oid>);
 
-/// Aider's chat history, kept at the top of the repository (or in a folder where the tip or
-/// the base has one).
-const AIDER_HISTORY: &str = ".aider.chat.history.md";
+/// The commits of the range that changed what `place` names (a file, or with `dir` a folder's
+/// tree), with its id before and after: git's changed-path filters rule most commits out,
+/// the rest cost a remembered path lookup in their tree and their first parent's.
+fn changes_at(
+    repo: &Repo,
+    range: &Range,
+    parent_trees: &[crate::git::Oid],
+    place: &str,
+    dir: bool,
+) -> Result<Vec<(usize, Change)>> {
+    use crate::git::PathLookup;
+    let untouched = provenance::filtered_out(repo, range, range.commits.len(), place);
+    let maybe: Vec<usize> = (0..untouched.len()).filter(|&i| !untouched[i]).collect();
+    let ids = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
+        let mut look = match dir {
+            true => PathLookup::dir(place),
+            false => PathLookup::new(place),
+        };
+        r.map(|k| {
+            let i = maybe[k];
+            Ok((
+                repo.blob_at(&mut look, parent_trees[i])?,
+                repo.blob_at(&mut look, range.commits[i].tree)?,
+            ))
+        })
+        .collect()
+    })?;
+    Ok(maybe
+        .into_iter()
+        .zip(ids)
+        .filter(|(_, (old, new))| old != new)
+        .collect())
+}
 
 /// What each commit of the range changed in the places sessions are committed to: files under
 /// `SESSION_DIRS`, and Aider histories. Only those places are looked at, not every path of
@@ -255,43 +286,28 @@ fn known_changes(
     range: &Range,
     parent_trees: &[crate::git::Oid],
 ) -> Result<Vec<Vec<String>>> {
-    use crate::git::PathLookup;
+    use crate::transcript::discover::{AIDER_HISTORY, SESSION_DIRS};
     let n = range.commits.len();
     let base_tree = repo.tree_of(range.base)?;
     let tip_tree = range.commits.last().map_or(base_tree, |c| c.tree);
     let mut places: Vec<(String, bool)> =
         SESSION_DIRS.iter().map(|d| (d.to_string(), true)).collect();
     places.push((AIDER_HISTORY.to_string(), false));
+    let nested = format!("/{AIDER_HISTORY}");
     for tree in [tip_tree, base_tree] {
         for f in repo.file_paths(tree)? {
-            if f.ends_with(&format!("/{AIDER_HISTORY}")) && !places.iter().any(|(p, _)| *p == f) {
+            if f.ends_with(&nested) && !places.iter().any(|(p, _)| *p == f) {
                 places.push((f, false));
             }
         }
     }
     let mut out = vec![Vec::new(); n];
     for (place, dir) in &places {
-        let untouched = provenance::filtered_out(repo, range, n, place);
-        let maybe: Vec<usize> = (0..n).filter(|&i| !untouched[i]).collect();
-        let found = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
-            let mut look = match dir {
-                true => PathLookup::dir(place),
-                false => PathLookup::new(place),
-            };
-            r.map(|k| {
-                let i = maybe[k];
-                let old = repo.blob_at(&mut look, parent_trees[i])?;
-                let new = repo.blob_at(&mut look, range.commits[i].tree)?;
-                match (old == new, dir) {
-                    (true, _) => Ok(Vec::new()),
-                    (false, true) => repo.changed_files_in(old, new, &format!("{place}/")),
-                    (false, false) => Ok(vec![place.clone()]),
-                }
-            })
-            .collect::<Result<Vec<Vec<String>>>>()
-        })?;
-        for (k, paths) in found.into_iter().enumerate() {
-            out[maybe[k]].extend(paths);
+        for (i, (old, new)) in changes_at(repo, range, parent_trees, place, *dir)? {
+            match dir {
+                true => out[i].extend(repo.changed_files_in(old, new, &format!("{place}/"))?),
+                false => out[i].push(place.clone()),
+            }
         }
     }
     // In git's order within a commit, as a diff of the whole tree would list them.
@@ -341,20 +357,8 @@ fn session_changes(
         })
         .collect();
     for f in files {
-        let untouched = provenance::filtered_out(repo, range, range.commits.len(), &f);
-        let maybe: Vec<usize> = (0..untouched.len()).filter(|&i| !untouched[i]).collect();
-        let changed = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
-            let mut look = crate::git::PathLookup::new(&f);
-            r.map(|k| {
-                let i = maybe[k];
-                Ok(repo.blob_at(&mut look, parent_trees[i])?
-                    != repo.blob_at(&mut look, range.commits[i].tree)?)
-            })
-            .collect()
-        })?;
-        for (k, c) in changed.into_iter().enumerate() {
-            let i = maybe[k];
-            if c && !out[i].contains(&f) {
+        for (i, _) in changes_at(repo, range, parent_trees, &f, false)? {
+            if !out[i].contains(&f) {
                 out[i].push(f.clone());
             }
         }

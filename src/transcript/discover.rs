@@ -34,8 +34,11 @@ impl Found {
 pub(crate) use crate::history::dialects::trailers::trailer;
 
 const ENTIRE_BRANCH: &str = entire::V1_BRANCH;
-const KNOWN_FILES: &[&str] = &[".aider.chat.history.md"];
-const KNOWN_DIRS: &[&str] = &[".specstory/history/", ".sage/sessions/"];
+/// The folders sessions are read from when the range changed a file in them.
+pub(crate) const SESSION_DIRS: [&str; 2] = [".sage/sessions", ".specstory/history"];
+
+/// Aider's chat history: at the top of the repository, or in a folder of it.
+pub(crate) const AIDER_HISTORY: &str = ".aider.chat.history.md";
 
 /// Reads an explicit `--session` argument: a path (relative to where git sage runs) or `REV:path`.
 pub(crate) fn explicit(repo: Option<&Repo>, session: &str) -> Result<Found> {
@@ -212,10 +215,11 @@ impl Collector<'_> {
         let mut changed: Vec<(String, Oid, Oid)> = Vec::new(); // (path, commit, tree)
         for (c, paths) in infos.iter().zip(changed_by) {
             for p in paths.iter().cloned() {
-                let known = KNOWN_FILES
-                    .iter()
-                    .any(|k| p == *k || p.ends_with(&format!("/{k}")))
-                    || KNOWN_DIRS.iter().any(|d| p.starts_with(d));
+                let under = |d: &str| p.strip_prefix(d).is_some_and(|r| r.starts_with('/'));
+                let known = p == AIDER_HISTORY
+                    || p.strip_suffix(AIDER_HISTORY)
+                        .is_some_and(|r| r.ends_with('/'))
+                    || SESSION_DIRS.iter().any(|d| under(d));
                 if known {
                     changed.retain(|(q, _, _)| *q != p);
                     changed.push((p, c.id, c.tree));
@@ -423,8 +427,6 @@ pub(crate) fn earlier_checkpoints(
     c.checkpoints(earlier, ", before the range")?;
     Ok((c.found, c.notes))
 }
-
-const AIDER_HISTORY: &str = ".aider.chat.history.md";
 
 /// How many commits the search for an Aider history outside the range walks.
 const AIDER_WALK: usize = 20_000;
