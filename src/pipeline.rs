@@ -1,7 +1,7 @@
 //! The stages wired together: range → provenance → session → mapping, shared by the commands.
 
 use crate::error::Result;
-use crate::git::Repo;
+use crate::git::{CommitInfo, Oid, Repo};
 use crate::history::provenance::{self, Provenance};
 use crate::history::range::Range;
 use crate::report::clip;
@@ -80,6 +80,15 @@ impl Session {
     }
 }
 
+/// What discovery and mapping look for in a range's commit messages: a message that mentions
+/// none of these is not kept (`Repo::commit_brief`).
+const MESSAGE_KEYS: [&str; 4] = [
+    discover::SESSION_TRAILER,
+    discover::CHECKPOINT_TRAILER,
+    discover::AIDER_CONVERSATION,
+    mapping::TURN_TRAILER,
+];
+
 /// Finds the range's session (or reads the named one), maps writes to turns, and returns the
 /// provenance refined by the mapping (given by value, returned as a new value). A discovered session that cannot be parsed becomes a note;
 /// a named one that cannot is an error.
@@ -89,6 +98,7 @@ pub(crate) fn attach_session(
     mut prov: Provenance,
     named: Option<&str>,
     discovery: Discovery,
+    early: Option<Vec<CommitInfo>>,
 ) -> Result<(Provenance, Option<Session>)> {
     if named.is_none()
         && discovery == Discovery::Cheap
@@ -98,10 +108,7 @@ pub(crate) fn attach_session(
         return Ok((prov, None));
     }
     let t = crate::timing::stage("commit infos");
-    let ids: Vec<crate::git::Oid> = range.commits.iter().map(|c| c.id).collect();
-    let infos = crate::history::parallel::map_chunks(repo, ids.len(), |repo, r| {
-        ids[r].iter().map(|&id| repo.commit_info(id)).collect()
-    })?;
+    let infos = briefs(repo, range, early)?;
     drop(t);
     let t = crate::timing::stage("discover sessions");
     let parent_trees = parent_trees(repo, range)?;
@@ -209,6 +216,46 @@ pub(crate) fn attach_session(
     Ok((prov, Some(session)))
 }
 
+/// What discovery and mapping need of each of `range`'s commits (`Repo::commit_brief`), in
+/// order; those read `early` (while provenance walked the history) are taken as they are.
+fn briefs(repo: &Repo, range: &Range, early: Option<Vec<CommitInfo>>) -> Result<Vec<CommitInfo>> {
+    let same = |e: &[CommitInfo]| {
+        e.len() == range.commits.len() && e.iter().zip(&range.commits).all(|(i, c)| i.id == c.id)
+    };
+    let mut known: std::collections::HashMap<Oid, CommitInfo> = match early {
+        Some(e) if same(&e) => return Ok(e),
+        Some(e) => e.into_iter().map(|i| (i.id, i)).collect(),
+        None => Default::default(),
+    };
+    // The walk grew the range by a merged side, or nothing was read early.
+    let missing: Vec<Oid> = range
+        .commits
+        .iter()
+        .map(|c| c.id)
+        .filter(|id| !known.contains_key(id))
+        .collect();
+    let read = crate::history::parallel::map_chunks(repo, missing.len(), |repo, r| {
+        read_briefs(repo, &missing[r])
+    })?;
+    known.extend(read.into_iter().map(|i| (i.id, i)));
+    range
+        .commits
+        .iter()
+        .map(|c| {
+            known.remove(&c.id).ok_or_else(|| {
+                crate::error::Error::env(format!("commit {} was not read", c.id.short()))
+            })
+        })
+        .collect()
+}
+
+/// [`Repo::commit_brief`] of each commit.
+fn read_briefs(repo: &Repo, ids: &[Oid]) -> Result<Vec<CommitInfo>> {
+    ids.iter()
+        .map(|&id| repo.commit_brief(id, &MESSAGE_KEYS))
+        .collect()
+}
+
 /// Whether a long range changed any of the places sessions are usually committed to: when it
 /// did not, the cheap discovery of `provenance` looks no further.
 fn cheap_paths_changed(repo: &Repo, range: &Range) -> Result<bool> {
@@ -254,27 +301,42 @@ fn changes_at(
     dir: bool,
 ) -> Result<Vec<(usize, Change)>> {
     use crate::git::PathLookup;
-    let untouched = provenance::filtered_out(repo, range, range.commits.len(), place);
-    let maybe: Vec<usize> = (0..untouched.len()).filter(|&i| !untouched[i]).collect();
-    let ids = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
-        let mut look = match dir {
-            true => PathLookup::dir(place),
-            false => PathLookup::new(place),
-        };
-        r.map(|k| {
-            let i = maybe[k];
-            Ok((
-                repo.blob_at(&mut look, parent_trees[i])?,
-                repo.blob_at(&mut look, range.commits[i].tree)?,
-            ))
-        })
-        .collect()
+    let lookup = || match dir {
+        true => PathLookup::dir(place),
+        false => PathLookup::new(place),
+    };
+    let n = range.commits.len();
+    let untouched = provenance::filtered_out(repo, range, n, place);
+    let untouched = |i: usize| untouched.get(i).copied().unwrap_or(false);
+    let maybe: Vec<usize> = (0..n).filter(|&i| !untouched(i)).collect();
+    // Only what the filters cannot rule out is looked up, in its own tree alone: a parent
+    // holds what the commit before it left (looked up, or carried past commits the filters
+    // rule out). Looking up both sides cost twice the trees where a top-level name's filter
+    // says "maybe" for half of all commits (ansible's `.aider.chat.history.md`).
+    let own = crate::history::parallel::map_chunks(repo, maybe.len(), |repo, r| {
+        let mut look = lookup();
+        r.map(|k| repo.blob_at(&mut look, range.commits[maybe[k]].tree))
+            .collect()
     })?;
-    Ok(maybe
-        .into_iter()
-        .zip(ids)
-        .filter(|(_, (old, new))| old != new)
-        .collect())
+    let mut own = own.into_iter();
+    let mut look = lookup();
+    let mut held: Vec<Option<crate::git::Oid>> = Vec::with_capacity(n);
+    let mut out = Vec::new();
+    for (i, c) in range.commits.iter().enumerate() {
+        let before = match c.first_parent {
+            Some(p) if i > 0 && range.commits[i - 1].id == p => held[i - 1],
+            _ => repo.blob_at(&mut look, parent_trees[i])?,
+        };
+        let now = match untouched(i) {
+            true => before,
+            false => own.next().unwrap_or(before),
+        };
+        if now != before {
+            out.push((i, (before, now)));
+        }
+        held.push(now);
+    }
+    Ok(out)
 }
 
 /// What each commit of the range changed in the places sessions are committed to: files under
@@ -499,9 +561,25 @@ fn prepare(
     agents: &crate::history::range::AgentMatcher,
     req: &BlameRequest,
 ) -> Result<Prepared> {
-    // The range may grow by a merged side: provenance::analyse returns the range it walked.
-    let (range, prov) = provenance::analyse(repo, range, req.anchor, agents)?;
-    let (prov, mut session) = attach_session(repo, &range, prov, req.session, Discovery::Full)?;
+    // Session discovery and mapping read every commit of the range: they are read on the
+    // other cores while provenance walks the history, which needs none of them. The range may
+    // grow by a merged side: provenance::analyse returns the range it walked.
+    let ids: Vec<Oid> = range.commits.iter().map(|c| c.id).collect();
+    let (analysed, early) = crate::history::parallel::map_chunks_beside(
+        repo,
+        ids.len(),
+        |repo, r| read_briefs(repo, &ids[r]),
+        || provenance::analyse(repo, range, req.anchor, agents),
+    );
+    let (range, prov) = analysed?;
+    let (prov, mut session) = attach_session(
+        repo,
+        &range,
+        prov,
+        req.session,
+        Discovery::Full,
+        Some(early?),
+    )?;
     // The report shows the task the judge was given: `--task` / `sage.task` over the message
     // that opened the session's task (redacted, as in the prompts).
     if let (Some(s), Some(task)) = (session.as_mut(), req.judge.task.as_deref()) {

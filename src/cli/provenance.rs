@@ -93,6 +93,7 @@ pub(crate) fn run(ctx: &Context, args: &ProvenanceArgs) -> Result<i32> {
             prov,
             args.session.as_deref(),
             pipeline::Discovery::Cheap,
+            None,
         )?
     };
     drop(t);

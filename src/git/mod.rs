@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use pack::{PackReader, Packs};
 
+pub(crate) use commits::mentions;
 pub use commits::{ChainCommit, CommitInfo};
 pub use config::parse_bool;
 pub use notes::{NOTES_REF, NoteText};

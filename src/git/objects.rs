@@ -82,10 +82,36 @@ impl Repo {
         match self.read_raw(id)? {
             Some((Kind::Blob, data)) => Ok(data),
             Some(_) => Err(Error::env(format!("object {} is not a blob", id.short()))),
-            None => Err(Error::missing(format!(
-                "blob {} is missing from the repository",
-                id.short()
-            ))),
+            None => {
+                let e = Error::missing(format!(
+                    "blob {} is missing from the repository",
+                    id.short()
+                ));
+                Err(match self.is_partial_clone() {
+                    true => e.hint(
+                        "this is a partial clone: git fetches such blobs when it needs them, git-sage reads only what is here; fetch the history's blobs first (`git backfill`, git 2.49 and later, or a clone without --filter)",
+                    ),
+                    false => e,
+                })
+            }
         }
+    }
+
+    /// Whether the repository is a partial clone (`git clone --filter`), whose missing objects
+    /// a promisor remote holds.
+    pub fn is_partial_clone(&self) -> bool {
+        self.inner.config().is_ok_and(|c| {
+            c.get_string("extensions.partialclone").is_ok()
+                || c.entries(Some(r"remote\..*\.promisor"))
+                    .is_ok_and(|mut it| {
+                        let mut found = false;
+                        while let Some(Ok(e)) = it.next() {
+                            found |= e
+                                .value()
+                                .is_ok_and(|v| crate::git::parse_bool(v) == Some(true));
+                        }
+                        found
+                    })
+        })
     }
 }

@@ -43,9 +43,26 @@ where
     T: Send,
     F: Fn(&Repo, Range<usize>) -> Result<Vec<T>> + Sync,
 {
+    map_chunks_beside(repo, n, f, || ()).1
+}
+
+/// [`map_chunks`] while the calling thread first does `first`, then joins in: work whose
+/// input is known early (a range's commits) overlaps work that comes before its use (the
+/// history walk). On one core `first` runs, then all of `f`.
+pub(crate) fn map_chunks_beside<T, F, R>(
+    repo: &Repo,
+    n: usize,
+    f: F,
+    first: impl FnOnce() -> R,
+) -> (R, Result<Vec<T>>)
+where
+    T: Send,
+    F: Fn(&Repo, Range<usize>) -> Result<Vec<T>> + Sync,
+{
     let threads = threads_for(n);
     if threads <= 1 {
-        return f(repo, 0..n);
+        let r = first();
+        return (r, f(repo, 0..n));
     }
     let chunk = (n / (threads * 8)).max(32);
     let next = AtomicUsize::new(0);
@@ -60,7 +77,7 @@ where
             done.push((start, f(repo, r)?));
         }
     };
-    let mut parts: Vec<(usize, Vec<T>)> = std::thread::scope(|s| {
+    let (r, parts) = std::thread::scope(|s| {
         let work = &work;
         let handles: Vec<_> = (1..threads)
             .map(|_| {
@@ -68,15 +85,22 @@ where
                 s.spawn(move || work(&Repo::from_seed(seed)?))
             })
             .collect();
-        let mut parts = work(repo)?;
-        for h in handles {
-            let more = h
-                .join()
-                .map_err(|_| Error::env("a history worker thread panicked"))??;
-            parts.extend(more);
-        }
-        Ok::<_, Error>(parts)
-    })?;
-    parts.sort_unstable_by_key(|(start, _)| *start);
-    Ok(parts.into_iter().flat_map(|(_, v)| v).collect())
+        let r = first();
+        let parts = (|| {
+            let mut parts = work(repo)?;
+            for h in handles {
+                let more = h
+                    .join()
+                    .map_err(|_| Error::env("a history worker thread panicked"))??;
+                parts.extend(more);
+            }
+            Ok::<_, Error>(parts)
+        })();
+        (r, parts)
+    });
+    let parts = parts.map(|mut parts| {
+        parts.sort_unstable_by_key(|(start, _)| *start);
+        parts.into_iter().flat_map(|(_, v)| v).collect()
+    });
+    (r, parts)
 }

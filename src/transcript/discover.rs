@@ -197,7 +197,7 @@ impl Collector<'_> {
     /// Sessions named by `Sage-Session:` trailers: a file in the commit that carries them.
     fn trailers(&mut self, infos: &[CommitInfo]) -> Result<()> {
         for c in infos.iter().rev() {
-            for path in trailer(&c.message, "Sage-Session") {
+            for path in trailer(&c.message, SESSION_TRAILER) {
                 let path = path.trim_start_matches("./");
                 let name = format!("{}:{path}", c.id.short());
                 if let Some(bytes) = self.read(c.tree, &name, path)? {
@@ -249,7 +249,7 @@ impl Collector<'_> {
         let checkpoints: Vec<(&CommitInfo, &str)> = infos
             .iter()
             .flat_map(|c| {
-                trailer(&c.message, "Entire-Checkpoint")
+                trailer(&c.message, CHECKPOINT_TRAILER)
                     .into_iter()
                     .filter(|id| id.len() >= 3 && id.chars().all(|ch| ch.is_ascii_alphanumeric()))
                     .map(move |id| (c, id))
@@ -376,7 +376,7 @@ impl Collector<'_> {
     /// Old Aider versions wrote the chat into the commit body; the Aider reader takes it as is.
     fn aider_messages(&mut self, infos: &[CommitInfo]) {
         for c in infos {
-            if c.message.contains("# Aider chat conversation:") {
+            if c.message.contains(AIDER_CONVERSATION) {
                 self.push(
                     format!("{} message", c.id.short()),
                     "Aider conversation in the commit message".into(),
@@ -428,6 +428,13 @@ pub(crate) fn earlier_checkpoints(
     Ok((c.found, c.notes))
 }
 
+/// The trailer naming a session committed with the commit.
+pub(crate) const SESSION_TRAILER: &str = "Sage-Session";
+/// The trailer naming an Entire checkpoint.
+pub(crate) const CHECKPOINT_TRAILER: &str = "Entire-Checkpoint";
+/// What old Aider versions put before the chat they wrote into the commit body.
+pub(crate) const AIDER_CONVERSATION: &str = "# Aider chat conversation:";
+
 /// How many commits the search for an Aider history outside the range walks.
 const AIDER_WALK: usize = 20_000;
 
@@ -461,7 +468,11 @@ fn aider_elsewhere(
             }));
         }
     }
-    let (versions, cut) = repo.path_versions(AIDER_HISTORY, AIDER_WALK)?;
+    let (versions, cut) = repo.path_versions(
+        AIDER_HISTORY,
+        AIDER_WALK,
+        crate::history::parallel::workers(),
+    )?;
     for (commit, blob) in versions {
         let bytes = match repo.read_blob(blob) {
             Ok(b) => b,

@@ -82,6 +82,9 @@ pub(crate) fn parse_time(s: &str) -> Option<f64> {
     Some(ts.as_nanosecond() as f64 / 1e9)
 }
 
+/// The trailer naming the turn that made a commit.
+pub(crate) const TURN_TRAILER: &str = "Sage-Turn";
+
 /// How far outside a session's first and last turn a commit may fall and still be mapped by
 /// its time (the agent commits a little after its last edit; clocks differ a little).
 const TIME_SLACK: f64 = 15.0 * 60.0;
@@ -128,6 +131,7 @@ pub(crate) fn map(
         .filter_map(|turn| Some((turn.turn, parse_time(turn.timestamp.as_deref()?)?)))
         .collect();
     let mut cursor: HashMap<String, usize> = HashMap::new();
+    let mut reaches: HashMap<String, bool> = HashMap::new();
     let mut facts = vec![Replayed::default(); n];
     let mut replay_failures = 0usize;
     let text =
@@ -139,7 +143,17 @@ pub(crate) fn map(
                 .filter(|&k| same_file(edits[k].1, &path))
                 .collect();
             let is_anchored = path == w.anchored_path;
-            let target = if candidates.is_empty() && !is_anchored {
+            // The committed file matters to a path some edit may have written (by name, or an
+            // edit without one): replay, the fragment's holder and the time rule look nowhere
+            // else. A session about other files skips the anchored file's every version.
+            let reachable = !candidates.is_empty()
+                || (is_anchored
+                    && *reaches.entry(path.clone()).or_insert_with(|| {
+                        edits
+                            .iter()
+                            .any(|(_, p, _)| p.is_empty() || same_file(p, &path))
+                    }));
+            let target = if !reachable {
                 continue;
             } else {
                 text(repo.file_in_tree(w.info.tree, &path)?)
@@ -340,7 +354,7 @@ fn choose_turns(
     let touches = |path: &str| edits.iter().any(|(_, p, _)| same_file(p, path));
     let mut floor = 0u32;
     for (i, w) in writes.iter().enumerate() {
-        let by_trailer = trailer(&w.info.message, "Sage-Turn")
+        let by_trailer = trailer(&w.info.message, TURN_TRAILER)
             .first()
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|&v| v >= 1 && v <= last_turn)

@@ -168,3 +168,209 @@ fn commit_graph_walks_agree_with_object_walks() {
         w["provenance"]["introducing_write"]
     );
 }
+
+/// A history of `commits` commits written at once through `git fast-import`: a module edited
+/// line by line, notes, a session under `.sage/sessions/` halfway, a merged side branch.
+fn imported(commits: usize) -> Repo {
+    let r = Repo::new();
+    let mut stream = String::new();
+    let mut body: Vec<String> = (0..200)
+        .map(|i| format!("line {i} of the module"))
+        .collect();
+    let data = |s: &mut String, text: &str| {
+        s.push_str(&format!("data {}\n{text}\n", text.len()));
+    };
+    for c in 0..commits {
+        body[c % 200] = format!("line {} edited in commit {c}", c % 200);
+        let when = 1_700_000_000 + c * 60;
+        stream.push_str(&format!(
+            "commit refs/heads/main\nmark :{}\nauthor A <a@x> {when} +0000\ncommitter A <a@x> {when} +0000\n",
+            c + 1
+        ));
+        data(&mut stream, &format!("commit {c}"));
+        if c > 0 {
+            stream.push_str(&format!("from :{c}\n"));
+        }
+        stream.push_str("M 100644 inline src/mod.py\n");
+        data(&mut stream, &(body.join("\n") + "\n"));
+        stream.push_str(&format!("M 100644 inline notes/n{}.txt\n", c % 7));
+        data(&mut stream, &format!("{c}\n"));
+        if c == commits / 2 {
+            stream.push_str("M 100644 inline .sage/sessions/fix.yaml\n");
+            data(
+                &mut stream,
+                "schema: sage.session/1\ntask: keep the module tidy\nturns:\n  - text: \"Plan: edit the module line by line.\"\n  - text: \"Done; tests pass.\"\n",
+            );
+        }
+    }
+    let mut child = r
+        .command("git", r.path())
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    r.git(&["reset", "-q", "--hard", "main"]);
+    r
+}
+
+/// blame-origin discovering the session, as JSON text: the whole report must agree.
+fn blame_json(r: &Repo, dir: &std::path::Path, base: &str) -> crate::common::Run {
+    let f = r.finding(
+        "a.yaml",
+        "file: src/mod.py\ncwe: 918\nfragment: 'line 150 edited in commit 550'\n",
+    );
+    r.sage_in(
+        dir,
+        &[
+            "blame-origin",
+            "--finding",
+            &f,
+            "--base",
+            base,
+            "--format",
+            "json",
+        ],
+    )
+}
+
+fn remove_graphs(dir: &std::path::Path) {
+    let info = dir.join("objects/info");
+    std::fs::remove_file(info.join("commit-graph")).ok();
+    std::fs::remove_dir_all(info.join("commit-graphs")).ok();
+}
+
+/// Bad input for issue 48: a commit-graph of every shape git writes (filters or none, version
+/// 1 filters as older git wrote them, a split chain under newer commits, one gone stale) and
+/// one damaged give the answer the objects give; a shallow clone deep enough for the range
+/// gives the full clone's answer; a partial clone says in one line what it lacks.
+#[test]
+fn every_shape_of_commit_graph_and_clone_gives_the_objects_answer() {
+    let r = imported(700);
+    let git_dir = r.path().join(".git");
+    let base = r.git(&["rev-list", "--max-parents=0", "HEAD"]);
+    let plain = blame_json(&r, r.path(), &base).ok().stdout;
+    let v: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    assert_eq!(v["provenance"]["status"], "introduced", "{v:#}");
+    assert!(
+        v["session"]["found_by"]
+            .to_string()
+            .contains(".sage/sessions"),
+        "{v:#}"
+    );
+    let shapes: [&[&str]; 4] = [
+        &["commit-graph", "write", "--reachable", "--changed-paths"],
+        &[
+            "-c",
+            "commitGraph.changedPathsVersion=1",
+            "commit-graph",
+            "write",
+            "--reachable",
+            "--changed-paths",
+        ],
+        &["commit-graph", "write", "--reachable"],
+        &[
+            "commit-graph",
+            "write",
+            "--reachable",
+            "--split",
+            "--changed-paths",
+        ],
+    ];
+    for shape in shapes {
+        remove_graphs(&git_dir);
+        r.git(shape);
+        assert_eq!(
+            blame_json(&r, r.path(), &base).ok().stdout,
+            plain,
+            "{shape:?}"
+        );
+    }
+    // A split chain with a layer on top, and commits newer than every layer.
+    for c in 0..3 {
+        r.write("later.txt", &format!("{c}\n"));
+        r.commit(&format!("later {c}"));
+        r.git(&[
+            "commit-graph",
+            "write",
+            "--reachable",
+            "--split=no-merge",
+            "--changed-paths",
+        ]);
+    }
+    r.write("later.txt", "in no graph\n");
+    r.commit("newest");
+    let layered = blame_json(&r, r.path(), &base).ok().stdout;
+    remove_graphs(&git_dir);
+    let objects = blame_json(&r, r.path(), &base).ok().stdout;
+    assert_eq!(layered, objects, "a split chain under newer commits");
+    // A damaged graph: its filters cut short, then its bytes scrambled past the header.
+    r.git(&["commit-graph", "write", "--reachable", "--changed-paths"]);
+    let graph = git_dir.join("objects/info/commit-graph");
+    let mut bytes = std::fs::read(&graph).unwrap();
+    let half = bytes.len() / 2;
+    for b in &mut bytes[half..half + 64] {
+        *b ^= 0x5a;
+    }
+    let mut perms = std::fs::metadata(&graph).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&graph, perms).unwrap();
+    std::fs::write(&graph, &bytes).unwrap();
+    let damaged = blame_json(&r, r.path(), &base);
+    if damaged.code == 0 {
+        assert_eq!(damaged.stdout, objects, "a scrambled graph");
+    } else {
+        damaged.bad_input("commit-graph");
+    }
+    crate::common::cut_in_half(&graph);
+    let cut = blame_json(&r, r.path(), &base);
+    if cut.code == 0 {
+        assert_eq!(cut.stdout, objects, "a graph cut short");
+    } else {
+        cut.bad_input("commit-graph");
+    }
+    remove_graphs(&git_dir);
+    // A shallow clone holding the range answers as the full one does.
+    let near = r.git(&["rev-parse", "HEAD~300"]);
+    let full = blame_json(&r, r.path(), near.trim()).ok().json();
+    let shallow = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", r.path().display());
+    r.git(&[
+        "clone",
+        "-q",
+        "--depth",
+        "400",
+        &url,
+        &shallow.path().display().to_string(),
+    ]);
+    let v = blame_json(&r, shallow.path(), near.trim()).ok().json();
+    for key in ["provenance", "session", "origin", "turns"] {
+        assert_eq!(v[key], full[key], "{key} in a shallow clone");
+    }
+    // A partial clone lacks the old blobs, which git would fetch on demand: one line saying
+    // so and how to get them, not a wrong answer.
+    r.git(&["config", "uploadpack.allowFilter", "true"]);
+    let partial = tempfile::tempdir().unwrap();
+    r.git(&[
+        "clone",
+        "-q",
+        "--filter=blob:none",
+        &url,
+        &partial.path().display().to_string(),
+    ]);
+    let run = blame_json(&r, partial.path(), &base);
+    assert_eq!(run.code, 3, "{run:#?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is missing") && run.stderr.contains("partial clone"),
+        "{}",
+        run.stderr
+    );
+}

@@ -27,14 +27,7 @@ pub(crate) fn trailer<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
 
 /// Whether `text` holds `key`, ASCII case ignored.
 fn mentions(text: &str, key: &str) -> bool {
-    let (h, k) = (text.as_bytes(), key.as_bytes());
-    let Some(&first) = k.first() else {
-        return true;
-    };
-    memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), h).any(|i| {
-        h.get(i..i + k.len())
-            .is_some_and(|w| w.eq_ignore_ascii_case(k))
-    })
+    crate::git::mentions(text.as_bytes(), key)
 }
 
 /// An agent a commit names, as read from one line of it.
