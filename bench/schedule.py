@@ -156,7 +156,11 @@ def truth(turns):
 
 
 def result(doc):
-    return json.dumps([doc["origin"], doc["missed_opportunities"]], sort_keys=True)
+    # The verdict, not its margin: the margin lists the one-step changes that would move the
+    # origin, which differ by judge (the offline judge's evidence vs any score) and name turns
+    # a scheduled run did not ask as unscored.
+    origin = {k: v for k, v in doc["origin"].items() if k != "margin"}
+    return json.dumps([origin, doc["missed_opportunities"]], sort_keys=True)
 
 
 def main():
@@ -244,4 +248,5 @@ def main():
     sys.exit(1 if mismatches else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()
