@@ -137,7 +137,7 @@ PY
       # graph), where the machine lets us; git-sage keeps no cache of its own, so every run
       # above is a first run in its sense.
       if [ "$kind" = graph ] && [ "$depth" = "$total" ] && [ -w /proc/sys/vm/drop_caches ]; then
-        local drop='sync; echo 3 > /proc/sys/vm/drop_caches'
+        local drop="sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'"
         hyperfine -N --runs "${COLD_RUNS:-3}" --prepare "$drop" --export-json "$out/large-cold.json" \
           "$bin -C $g provenance --base $base $tip --finding $anchor --format json" "$pick" \
           "$blame" "$found" "$logp" --output=null >/dev/null 2>&1
