@@ -204,6 +204,28 @@ pub fn cut_in_half(p: &Path) {
         .unwrap();
 }
 
+/// Runs `cmd` with `input` on its standard input (written from a thread, so a large input
+/// cannot deadlock against a full output pipe) and its output captured.
+pub fn feed(mut cmd: Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    // A program that does not read its input may have gone already.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    out
+}
+
 /// What a run of the binary produced.
 #[derive(Debug)]
 pub struct Run {

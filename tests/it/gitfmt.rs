@@ -203,19 +203,10 @@ fn imported(commits: usize) -> Repo {
             );
         }
     }
-    let mut child = r
-        .command("git", r.path())
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let mut import = r.command("git", r.path());
+    import.args(["fast-import", "--quiet"]);
+    let out = crate::common::feed(import, stream.as_bytes());
+    assert!(out.status.success(), "{out:?}");
     r.git(&["reset", "-q", "--hard", "main"]);
     r
 }

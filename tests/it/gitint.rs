@@ -608,19 +608,10 @@ fn notes_in_a_fanned_out_tree() {
         script.push_str(&format!("N inline :{i}\ndata 8\nnote{i:03}\n"));
     }
     script.push('\n');
-    let mut fi = std::process::Command::new("git")
-        .current_dir(r.path())
-        .args(["fast-import", "--quiet"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    fi.stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    assert!(fi.wait().unwrap().success());
+    let mut fi = std::process::Command::new("git");
+    fi.current_dir(r.path()).args(["fast-import", "--quiet"]);
+    let out = crate::common::feed(fi, script.as_bytes());
+    assert!(out.status.success(), "{out:?}");
     let tree = r.git(&["ls-tree", "refs/notes/sage"]);
     assert!(
         tree.lines().all(|l| l.contains(" tree ")),

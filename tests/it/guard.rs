@@ -1,8 +1,7 @@
 //! The agent-side guard through the binary: install and uninstall per agent (byte for byte),
 //! and `guard check` answering each agent's hook input from the session so far.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -32,18 +31,8 @@ fn check(r: &Repo, args: &[&str], input: &Value) -> (String, String, i32) {
         .env("HOME", r.home())
         .env("XDG_CONFIG_HOME", r.home().join(".config"))
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .env_remove("GIT_DIR");
+    let out = crate::common::feed(cmd, input.to_string().as_bytes());
     (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
@@ -421,25 +410,14 @@ fn fake_agent(r: &Repo, agent: &str, transcript: &str) -> bool {
         std::env::var("PATH").unwrap_or_default()
     );
     commands.iter().all(|c| {
-        let mut child = Command::new("sh")
-            .args(["-c", c])
+        let mut sh = Command::new("sh");
+        sh.args(["-c", c])
             .current_dir(r.path())
             .env("PATH", &path)
             .env("HOME", r.home())
             .env("XDG_CONFIG_HOME", r.home())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+            .env("GIT_CONFIG_NOSYSTEM", "1");
+        let out = crate::common::feed(sh, payload.to_string().as_bytes());
         let code = out.status.code().unwrap_or(1);
         let stdout = String::from_utf8(out.stdout).unwrap();
         let answer: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);

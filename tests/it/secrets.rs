@@ -566,19 +566,8 @@ fn check_rest(
         "tool_name": "Write", "tool_use_id": "toolu_1",
         "tool_input": {"file_path": format!("{}/media/{}.py", demo.display(), secrets[(n + 1) % PLACES].text),
             "content": secrets[(n + 2) % PLACES].text}});
-    let mut cmd = r.sage_command(demo, &["guard", "check", "--agent", "claude-code"]);
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(call.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let cmd = r.sage_command(demo, &["guard", "check", "--agent", "claude-code"]);
+    let out = crate::common::feed(cmd, call.to_string().as_bytes());
     let text = std::fs::read_to_string(&guard_log).unwrap_or_default();
     assert!(!text.is_empty(), "the guard logged: {out:?}");
     assert_clean(tally, "guard: .sage/guard.log", &text, secrets);
