@@ -20,6 +20,11 @@ impl Repo {
         self.with_reader(|r| r.read_once(id.0.as_bytes()))
     }
 
+    /// Lets go of the pack pages read so far (`Packs::release_pages`).
+    pub fn release_pack_pages(&self) {
+        self.packs().release_pages();
+    }
+
     /// This handle's pack reader, made on first use.
     fn with_reader<T>(&self, f: impl FnOnce(&mut PackReader) -> T) -> T {
         let mut reader = self.reader.borrow_mut();

@@ -192,6 +192,19 @@ impl Packs {
         Arc::new(Packs { packs })
     }
 
+    /// Unmaps the pages of the packs this process has read (they stay in the page cache and
+    /// come back on the next read): a pass over thousands of scattered objects otherwise
+    /// keeps every page it touched, and the kernel's neighbours of each, in the resident set.
+    pub fn release_pages(&self) {
+        for p in &self.packs {
+            // SAFETY: the mappings are read-only views of files git never rewrites in place;
+            // dropping their pages only makes the next read fault them in again.
+            unsafe {
+                let _ = p.data.unchecked_advise(memmap2::UncheckedAdvice::DontNeed);
+            }
+        }
+    }
+
     fn locate(&self, id: &[u8]) -> Option<(usize, u64)> {
         self.packs
             .iter()

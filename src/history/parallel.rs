@@ -75,6 +75,9 @@ where
             }
             let r = start..(start + chunk).min(n);
             done.push((start, f(repo, r)?));
+            // A pass over scattered objects keeps every pack page it touched mapped, and the
+            // kernel's neighbours of each: let them go between chunks (they stay cached).
+            repo.release_pack_pages();
         }
     };
     let (r, parts) = std::thread::scope(|s| {
