@@ -707,27 +707,27 @@ pub(crate) fn mentions(text: &[u8], key: &str) -> bool {
     })
 }
 
-/// [`Repo::commit_brief`] from a raw commit object: the headers read as bytes, the message
-/// kept only when it mentions a key. Same answers as [`parse_commit`] for the fields it fills.
-fn parse_brief(id: Oid, data: &[u8], keys: &[&str]) -> Option<CommitInfo> {
+/// A raw commit object's headers and message, as bytes.
+struct Headers<'a> {
+    tree: Oid,
+    parents: Vec<Oid>,
+    /// `Name <email> 1700000000 +0000`
+    author: &'a [u8],
+    committer: &'a [u8],
+    message: &'a [u8],
+}
+
+/// Splits a raw commit object (headers, blank line, message) as `git cat-file commit` shows
+/// it; `None` for what it cannot read (the callers fall back to libgit2).
+fn headers(data: &[u8]) -> Option<Headers<'_>> {
     let (head, message) = match memchr::memmem::find(data, b"\n\n") {
         Some(i) => (&data[..i], &data[i + 2..]),
         None => (data, &b""[..]),
     };
     // As `str::lines` reads it: a last line break ends the last line, not an empty one.
     let head = head.strip_suffix(b"\n").unwrap_or(head);
-    let mut tree = None;
-    let mut parents = Vec::new();
-    let mut author_time = None;
-    let mut time = None;
     let oid = |v: &[u8]| Some(Oid(git2::Oid::from_str(std::str::from_utf8(v).ok()?).ok()?));
-    // `Name <email> 1700000000 +0000`: the seconds after the email.
-    let when = |v: &[u8]| -> Option<i64> {
-        let lt = memchr::memchr(b'<', v)?;
-        let gt = lt + memchr::memchr(b'>', &v[lt..])?;
-        let rest = std::str::from_utf8(&v[gt + 1..]).ok()?;
-        rest.split_whitespace().next()?.parse().ok()
-    };
+    let (mut tree, mut parents, mut author, mut committer) = (None, Vec::new(), None, None);
     for line in head.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.first() == Some(&b' ') {
@@ -738,23 +738,52 @@ fn parse_brief(id: Oid, data: &[u8], keys: &[&str]) -> Option<CommitInfo> {
         match key {
             b"tree" => tree = Some(oid(value)?),
             b"parent" => parents.push(oid(value)?),
-            b"author" => author_time = Some(when(value)?),
-            b"committer" => time = Some(when(value)?),
+            b"author" => author = Some(value),
+            b"committer" => committer = Some(value),
             _ => {}
         }
     }
-    let text = String::from_utf8_lossy(message);
-    let keep = keys.iter().any(|k| mentions(message, k));
+    Some(Headers {
+        tree: tree?,
+        parents,
+        author: author?,
+        committer: committer?,
+        message,
+    })
+}
+
+/// A person header's name, email and seconds.
+fn person(v: &[u8]) -> Option<(String, String, i64)> {
+    let lt = memchr::memchr(b'<', v)?;
+    let gt = lt + memchr::memchr(b'>', &v[lt..])?;
+    let when = String::from_utf8_lossy(&v[gt + 1..]);
+    let when: i64 = when.split_whitespace().next()?.parse().ok()?;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Some((
+        text(&v[..lt]).trim().to_string(),
+        text(&v[lt + 1..gt]),
+        when,
+    ))
+}
+
+/// [`Repo::commit_brief`] from a raw commit object: no names, and the message kept only when
+/// it mentions a key. Same answers as [`parse_commit`] for the fields it fills.
+fn parse_brief(id: Oid, data: &[u8], keys: &[&str]) -> Option<CommitInfo> {
+    let h = headers(data)?;
+    let (_, _, author_time) = person(h.author)?;
+    let (_, _, time) = person(h.committer)?;
+    let text = String::from_utf8_lossy(h.message);
+    let keep = keys.iter().any(|k| mentions(h.message, k));
     Some(CommitInfo {
         id,
-        parents,
-        tree: tree?,
+        parents: h.parents,
+        tree: h.tree,
         author_name: String::new(),
         author_email: String::new(),
         committer_name: String::new(),
         committer_email: String::new(),
-        time: time?,
-        author_time: author_time?,
+        time,
+        author_time,
         summary: summary_of(&text),
         message: if keep {
             text.into_owned()
@@ -766,47 +795,22 @@ fn parse_brief(id: Oid, data: &[u8], keys: &[&str]) -> Option<CommitInfo> {
 
 /// Parses a raw commit object (headers, blank line, message) like `git cat-file commit`.
 fn parse_commit(id: Oid, data: &[u8]) -> Option<CommitInfo> {
-    let text = String::from_utf8_lossy(data);
-    let (head, message) = text.split_once("\n\n").unwrap_or((&text, ""));
-    let mut tree = None;
-    let mut parents = Vec::new();
-    let mut author = None;
-    let mut committer = None;
-    for line in head.lines() {
-        if line.starts_with(' ') {
-            continue; // continuation of a multi-line header (gpgsig, mergetag)
-        }
-        let (key, value) = line.split_once(' ')?;
-        match key {
-            "tree" => tree = Some(Oid(git2::Oid::from_str(value).ok()?)),
-            "parent" => parents.push(Oid(git2::Oid::from_str(value).ok()?)),
-            "author" => author = Some(value),
-            "committer" => committer = Some(value),
-            _ => {}
-        }
-    }
-    // `Name <email> 1700000000 +0000`
-    let person = |v: &str| -> Option<(String, String, i64)> {
-        let lt = v.find('<')?;
-        let gt = lt + v[lt..].find('>')?;
-        let when: i64 = v[gt + 1..].split_whitespace().next()?.parse().ok()?;
-        Some((v[..lt].trim().to_string(), v[lt + 1..gt].to_string(), when))
-    };
-    let (an, ae, author_time) = person(author?)?;
-    let (cn, ce, time) = person(committer?)?;
-    let summary = summary_of(message);
+    let h = headers(data)?;
+    let (an, ae, author_time) = person(h.author)?;
+    let (cn, ce, time) = person(h.committer)?;
+    let message = String::from_utf8_lossy(h.message).into_owned();
     Some(CommitInfo {
         id,
-        parents,
-        tree: tree?,
+        parents: h.parents,
+        tree: h.tree,
         author_name: an,
         author_email: ae,
         committer_name: cn,
         committer_email: ce,
         time,
         author_time,
-        summary,
-        message: message.to_string(),
+        summary: summary_of(&message),
+        message,
     })
 }
 
@@ -848,10 +852,8 @@ fn chain_commit(id: Oid, raw: &[u8], whole: bool) -> Option<ChainCommit> {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use super::*;
-    use crate::git::testgit::git;
+    use crate::git::testgit::{git, git_env};
 
     /// The brief read gives what the full parse gives for ids, times and summary, and keeps a
     /// message exactly when it mentions a key, in any case: signed and merge commits, no
@@ -959,7 +961,7 @@ mod tests {
     }
 
     /// Letting go of the mapped pack pages loses nothing: objects read before read the same
-    /// after, in the same reader and in a new one.
+    /// after.
     #[test]
     fn pack_pages_released_read_back_the_same() {
         let dir = tempfile::tempdir().unwrap();
@@ -997,21 +999,8 @@ mod tests {
             std::fs::write(d.join(path), text).unwrap();
             git(d, &["add", "-A"]);
             let date = format!("@{} +0000", 1_700_000_000 + when * 100);
-            let out = Command::new("git")
-                .current_dir(d)
-                .args(["commit", "-q", "-m", msg])
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", d.join(".no-gitconfig"))
-                .env("HOME", d)
-                .env("GIT_AUTHOR_NAME", "T")
-                .env("GIT_AUTHOR_EMAIL", "t@example.com")
-                .env("GIT_COMMITTER_NAME", "T")
-                .env("GIT_COMMITTER_EMAIL", "t@example.com")
-                .env("GIT_AUTHOR_DATE", &date)
-                .env("GIT_COMMITTER_DATE", &date)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{out:?}");
+            let dates = [("GIT_AUTHOR_DATE", &*date), ("GIT_COMMITTER_DATE", &*date)];
+            git_env(d, &["commit", "-q", "-m", msg], &dates);
             git(d, &["rev-parse", "HEAD"]).trim().to_string()
         };
         at(1, "chat.md", "one\n", "m1");

@@ -6,6 +6,11 @@ use std::process::Command;
 
 /// Runs git in `dir`; panics with its output when it fails; its stdout.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    git_env(dir, args, &[])
+}
+
+/// [`git`] with more environment (`GIT_COMMITTER_DATE`, …).
+pub(crate) fn git_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .args(args)
@@ -16,6 +21,7 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "T")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .envs(env.iter().copied())
         .output()
         .expect("run git");
     assert!(out.status.success(), "git {args:?}: {out:?}");
