@@ -35,7 +35,11 @@ flagged when l2.flagged or l3.flagged (an absent layer counts as not flagged).
 Prints one table per set and half and a pooled block per half with the targets; writes every
 figure and each file's flagged booleans to WORK_DIR/heldout.json so two runs can be diffed.
 
-usage: heldout.py BIN WORK_DIR [--dev] [--only-dev] [--list SET]
+With --fresh also a fresh held-out set, never tuned on, measured once (bench/advisories.py): the
+functions that the fix commits of the PyPA advisory database changed, before (vulnerable) and after
+(fixed); every figure is printed beside the fixed versions' flag rate, per CWE, and per fix.
+
+usage: heldout.py BIN WORK_DIR [--dev] [--only-dev] [--fresh] [--list SET]
   --only-dev: screen and print the dev half alone (a tuning loop that never sees the report half)
   SET: benchmarkpython, sven, semgrep, control, cyberseceval (lists the dev half only)"""
 import csv
@@ -89,7 +93,8 @@ TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes
           "control": "Negative control (dev: pip, requests, flask, click, werkzeug, tornado, jinja, httpx,"
                      " aiohttp, urllib3, gunicorn, coverage, paramiko, pluggy, scrapy, pyftpdlib, aiosmtpd, tox, xdist,"
                      " hypothesis; report: pytest, twisted)",
-          "cyberseceval": "CyberSecEval (PurpleLlama)"}
+          "cyberseceval": "CyberSecEval (PurpleLlama)",
+          "advisories": "PyPA advisories' fix commits (before/after), fresh"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
 
@@ -99,6 +104,7 @@ if len(args) < 2 or args[0].startswith("-") or args[1].startswith("-"):
 bin_, work = os.path.abspath(args[0]), os.path.abspath(args[1])
 dev = "--dev" in args
 only_dev = "--only-dev" in args
+fresh = "--fresh" in args
 list_set = args[args.index("--list") + 1] if "--list" in args and args.index("--list") + 1 < len(args) else None
 if "--list" in args and list_set not in TITLES:
     sys.exit(f"--list takes one of: {', '.join(TITLES)}")
@@ -308,8 +314,35 @@ def load_cyberseceval():
     return samples, {}, src
 
 
+def load_advisories():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import advisories
+    if yaml is None:
+        raise Skip("needs PyYAML to read the advisories")
+    # Fixes SVEN has are development data already; the control's projects were read while tuning.
+    sven = Source("sven")
+    known = {}
+    for p in sven.ls("data_train_val"):
+        if p.endswith(".jsonl"):
+            for line in sven.text(p).splitlines():
+                m = line.strip() and re.search(r"github\.com/([^/]+/[^/]+)/commit/([0-9a-f]+)",
+                                               json.loads(line)["commit_link"])
+                if m:
+                    known.setdefault(m.group(1).lower(), set()).add(m.group(2))
+    read = [PINS[k][0] for k in CONTROL_HALF] + ["gzpan123/pip"]  # a fork of pip
+    try:
+        samples, left_out = advisories.load(mirror_root, yaml, read, known, TEST_FILE, sample)
+    except FileNotFoundError as e:
+        raise Skip(str(e))
+    advisories_left_out.update(left_out)
+    src = Source.__new__(Source)
+    src.slug, src.commit = advisories.ADVISORY_DB
+    return samples, {}, src
+
+
+advisories_left_out = {}
 LOADERS = {"benchmarkpython": load_benchmarkpython, "sven": load_sven, "semgrep": load_semgrep,
-           "control": load_control, "cyberseceval": load_cyberseceval}
+           "control": load_control, "cyberseceval": load_cyberseceval, "advisories": load_advisories}
 
 
 # --- repositories and screening -------------------------------------------------------------
@@ -418,15 +451,21 @@ def print_pos_table(samples):
     return rows
 
 
-def print_neg_table(samples):
-    print(f"  {'negatives':12} {'n':>5} {'flag CWE':>9} {'flag none':>9}")
+def print_pair_table(pos, neg):
+    """Vulnerable beside fixed or safe code of the same CWE: a rule that flags both tells nothing."""
+    print(f"  {'vulnerable vs safe':12} {'n vuln':>6} {'flag CWE':>9} {'n safe':>6} {'flag CWE':>9}"
+          f" {'vuln none':>9} {'safe none':>9}")
     rows = {}
-    cwes = sorted({s["cwe"] for s in samples})
-    for key, group in [(f"CWE-{c}", [s for s in samples if s["cwe"] == c]) for c in cwes] + [("all", samples)]:
-        n = len(group)
-        fig = rows[key] = dict(n=n, with_cwe=sum(s["with"]["flagged"] for s in group),
-                               without=sum(s["without"]["flagged"] for s in group))
-        print(f"  {key:12} {n:>5} {cell(fig['with_cwe'], n)} {cell(fig['without'], n)}")
+    cwes = sorted({s["cwe"] for s in pos + neg})
+    for key, p, n in [(f"CWE-{c}", [s for s in pos if s["cwe"] == c], [s for s in neg if s["cwe"] == c])
+                      for c in cwes] + [("all", pos, neg)]:
+        fig = rows[key] = dict(n_vulnerable=len(p), vulnerable_with_cwe=sum(s["with"]["flagged"] for s in p),
+                               n_safe=len(n), safe_with_cwe=sum(s["with"]["flagged"] for s in n),
+                               vulnerable_without=sum(s["without"]["flagged"] for s in p),
+                               safe_without=sum(s["without"]["flagged"] for s in n))
+        print(f"  {key:12} {len(p):>6} {cell(fig['vulnerable_with_cwe'], len(p))} {len(n):>6}"
+              f" {cell(fig['safe_with_cwe'], len(n))} {cell(fig['vulnerable_without'], len(p))}"
+              f" {cell(fig['safe_without'], len(n))}")
     return rows
 
 
@@ -492,7 +531,7 @@ def list_files(name, samples):
 # --- main -----------------------------------------------------------------------------------
 
 started = time.time()
-names = HELD_OUT + ["control"] + (["cyberseceval"] if dev else [])
+names = HELD_OUT + ["control"] + (["cyberseceval"] if dev else []) + (["advisories"] if fresh else [])
 loaded, report, skipped = {}, {"bin": bin_, "pins": {k: dict(repo=r, commit=c) for k, (r, c) in PINS.items()},
                                "sets": {}}, []
 for name in names:
@@ -500,6 +539,8 @@ for name in names:
         samples, context, src = LOADERS[name]()
         if only_dev:
             samples = [s for s in samples if s["half"] == "dev"]
+            if name == "advisories":
+                raise Skip("a fresh set has no dev half")
         if not samples:
             raise Skip("no samples found at the pinned commit")
         loaded[name] = (samples, context, src)
@@ -546,9 +587,12 @@ def section(heading, members):
             continue
         entry["positives"] = print_pos_table(pos)
         if neg:
-            print("  (the set's own negatives, for information)")
-            entry["negatives"] = print_neg_table(neg)
-        if name == "sven":
+            entry["vulnerable_vs_safe"] = print_pair_table(pos, neg)
+        if name == "advisories":
+            for reason, items in sorted(advisories_left_out.items()):
+                print(f"  left out, {reason}: {len(items)}")
+            entry["left_out"] = advisories_left_out
+        if name in ("sven", "advisories"):
             pairs = {}
             for s in samples:
                 pairs.setdefault(s["pair"], {})[s["label"]] = s["with"]["flagged"]
@@ -561,11 +605,23 @@ def section(heading, members):
                     fixes.setdefault(s["fix"], []).append(s)
             caught = {k: sum(any(s[k]["flagged"] for s in group) for group in fixes.values())
                       for k in ("with", "without")}
+            # A fix's safe side: its fixed functions, none flagged (per fix, as its vulnerable side).
+            safe = {}
+            for s in samples:
+                if s["label"] == "neg":
+                    safe.setdefault(s["fix"], []).append(s)
+            clean = {k: sum(any(s[k]["flagged"] for s in group) for group in safe.values())
+                     for k in ("with", "without")}
             entry["fixes"] = dict(n=len(fixes), with_cwe=caught["with"], without=caught["without"],
-                                  test_functions_left_out=sven_tests_left_out[heading])
+                                  fixed_n=len(safe), fixed_flagged_with_cwe=clean["with"],
+                                  fixed_flagged_without=clean["without"],
+                                  test_functions_left_out=sven_tests_left_out.get(heading, 0))
             print(f"  fixes (each commit once, caught when one of its functions is flagged): {len(fixes)};"
                   f" with CWE {cell(caught['with'], len(fixes))}; without {cell(caught['without'], len(fixes))}")
-            print(f"  functions of test files left out: {sven_tests_left_out[heading]}")
+            print(f"  fixed side of each fix (flagged when one of its fixed functions is): {len(safe)};"
+                  f" with CWE {cell(clean['with'], len(safe))}; without {cell(clean['without'], len(safe))}")
+            if name == "sven":
+                print(f"  functions of test files left out: {sven_tests_left_out[heading]}")
             print(f"  pairs (with CWE): {len(pairs)}; before flagged and after not {cell(apart, len(pairs))};"
                   f" both flagged {cell(both, len(pairs))}")
 
@@ -583,8 +639,8 @@ def pooled(half, members):
               f" {'met' if pct(w, n) >= TARGETS['with'] else 'NOT met'})")
         print(f"  positives flagged without CWE:   {wo}/{n} = {pct(wo, n):.1f}%  (target ≥ {TARGETS['without']:.0f}%:"
               f" {'met' if pct(wo, n) >= TARGETS['without'] else 'NOT met'})")
-    if "control" in loaded:
-        ctl = [s for s in loaded["control"][0] if s["half"] == half]
+    ctl = [s for s in loaded["control"][0] if s["half"] == half] if "control" in loaded else []
+    if ctl:
         f = control_figures(ctl, positive_cwes)
         out["control"] = {k: v for k, v in f.items() if k != "per_cwe"}
         print(f"  ordinary code flagged, no CWE:   {f['without']}/{f['n']} = {pct(f['without'], f['n']):.1f}%  (target ≤"
@@ -604,6 +660,11 @@ for half in HALVES[:1] if only_dev else HALVES:
 if dev:
     print("\n######## DEVELOPMENT set — tuning allowed (not a held-out figure) ########")
     section("development", ["cyberseceval"])
+
+if fresh:
+    print("\n######## FRESH held-out set — measured once, never tuned on (bench/advisories.py) ########")
+    section("fresh", ["advisories"])
+    report["pooled_fresh"] = pooled("fresh", ["advisories"])
 
 report.update(skipped=skipped, seconds=round(time.time() - started, 1))
 with open(os.path.join(work, "heldout.json"), "w") as out:

@@ -6,7 +6,8 @@
 # Data: the pinned commits of the bare mirrors under $SAGE_MIRROR (default /work/.mirror), else
 # blobless clones in the work directory. BIN=path/to/git-sage skips the release build; WORK
 # (default bench/out/heldout) keeps the repositories, the clone cache and heldout.json.
-# Arguments go to the script: [--dev] [--only-dev] [--list SET].
+# Arguments go to the script: [--dev] [--only-dev] [--fresh] [--list SET]; --fresh adds the set of
+# bench/advisories.py (fix commits of the PyPA advisory database), held out and measured once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
