@@ -97,6 +97,8 @@ TITLES = {"benchmarkpython": "BenchmarkPython (OWASP)", "sven": "SVEN (CVE fixes
           "advisories": "PyPA advisories' fix commits (before/after), fresh"}
 SEMGREP_CWES = (918, 327, 798)
 TARGETS = {"with": 75.0, "without": 50.0, "ordinary": 5.0}
+DEFAULT_THRESHOLD = 10.0  # git sage screen's default (src/screen/mod.rs DEFAULT_THRESHOLD)
+SWEEP = (6, 8, 10, 12, 14, 15, 16, 18, 20, 22, 25, 30)
 
 args = sys.argv[1:]
 if len(args) < 2 or args[0].startswith("-") or args[1].startswith("-"):
@@ -393,14 +395,30 @@ def flagged(f):
     return bool(f and (f.get("l2", {}).get("flagged") or f.get("l3", {}).get("flagged")))
 
 
-def summary(f):
-    """What a file's report says, kept per file in heldout.json and for --list."""
+def raw(f):
+    """(L2 flagged, L3 grounded, R) of a file screened at threshold 0: flagged at threshold T
+    when L2 flags it or it is grounded with R >= T."""
+    if f is None:
+        return (False, False, 0.0)
+    l3 = f.get("l3", {})
+    return (bool(f.get("l2", {}).get("flagged")), bool(l3.get("flagged")), float(l3.get("score") or 0.0))
+
+
+def flagged_at(r, threshold):
+    l2, grounded, score = r
+    return l2 or (grounded and score >= threshold)
+
+
+def summary(f, threshold=None):
+    """What a file's report says, kept per file in heldout.json and for --list; `threshold`:
+    the report was made at threshold 0 and L3 flags at this one."""
     if f is None:  # screen did not report it: counted as not flagged
         return dict(missing=True, flagged=False)
     l3 = f.get("l3", {})
-    return dict(flagged=flagged(f), l0=bool(f.get("l0", {}).get("ok")),
+    l3_flag = bool(l3.get("flagged")) and (threshold is None or (l3.get("score") or 0) >= threshold)
+    return dict(flagged=bool(f.get("l2", {}).get("flagged")) or l3_flag, l0=bool(f.get("l0", {}).get("ok")),
                 l0_error=f.get("l0", {}).get("error"), l2=bool(f.get("l2", {}).get("flagged")),
-                l3=bool(l3.get("flagged")), score=l3.get("score"),
+                l3=l3_flag, score=l3.get("score"),
                 sinks=[h["id"] for h in l3.get("sinks", [])], candidate=bool(f.get("candidate")))
 
 
@@ -410,13 +428,16 @@ def screen_set(name, samples, context, cwes_for_all):
     by_cwe = {}
     for cwe in sorted({s["cwe"] for s in samples if s["cwe"] is not None}):
         by_cwe.update(screen(repo, ["--cwe", str(cwe), "--", f"samples/CWE-{cwe}_*"]))
-    plain = screen(repo, [])
+    # Without a CWE at threshold 0, so that L3's flag is whether a sink grounds the file and
+    # any threshold can be applied afterwards (the dev half's sweep; see calibrate()).
+    plain = screen(repo, ["--threshold", "0"])
     # The negative control has no task: it is screened whole under each CWE the positives have,
     # the false-alarm rate a team would see whichever task the agent had.
     every = {cwe: screen(repo, ["--cwe", str(cwe)]) for cwe in cwes_for_all}
     for s in samples:
         s["with"] = summary(by_cwe.get(s["path"])) if s["cwe"] is not None else None
-        s["without"] = summary(plain.get(s["path"]))
+        s["raw"] = raw(plain.get(s["path"]))
+        s["without"] = summary(plain.get(s["path"]), DEFAULT_THRESHOLD)
         s["every"] = {c: flagged(doc.get(s["path"])) for c, doc in every.items()}
 
 
@@ -651,11 +672,40 @@ def pooled(half, members):
     return out
 
 
+def calibrate():
+    """The CWE-free threshold, set on the dev half alone: R >= T flags (with a grounding sink);
+    the chosen T flags the most dev positives while the dev control stays within the
+    ordinary-code target, and of thresholds that flag as many, it is the highest. The report
+    half is not looked at here."""
+    pos = [s for n in HELD_OUT if n in loaded for s in loaded[n][0] if s["label"] == "pos" and s["half"] == "dev"]
+    ctl = [s for s in loaded["control"][0] if s["half"] == "dev"] if "control" in loaded else []
+    if not pos or not ctl:
+        return None
+    print("\n== CWE-free calibration on the dev half (no task CWE; flagged: L2, or L3 grounded with R >= T)")
+    print(f"  {'T':>4} {'positives':>16} {'ordinary code':>18}")
+    rows, chosen = {}, None
+    for t in SWEEP:
+        p = sum(flagged_at(s["raw"], t) for s in pos)
+        c = sum(flagged_at(s["raw"], t) for s in ctl)
+        rows[t] = dict(positives=p, n_positives=len(pos), control=c, n_control=len(ctl))
+        # the most positives within the target; of thresholds that flag as many, the highest
+        # (fewest false alarms)
+        if pct(c, len(ctl)) <= TARGETS["ordinary"] and (chosen is None or p >= rows[chosen]["positives"]):
+            chosen = t
+        print(f"  {t:>4} {p:>5}/{len(pos)} {pct(p, len(pos)):>5.1f}% {c:>6}/{len(ctl)} {pct(c, len(ctl)):>5.1f}%"
+              + ("   <- default" if t == DEFAULT_THRESHOLD else ""))
+    print(f"  most positives with the dev control within {TARGETS['ordinary']:.0f}% (highest such T): {chosen}"
+          f" ({'the default' if chosen == DEFAULT_THRESHOLD else f'the default is {DEFAULT_THRESHOLD:g}'})")
+    return dict(rows=rows, chosen=chosen, default=DEFAULT_THRESHOLD)
+
+
 for half in HALVES[:1] if only_dev else HALVES:
     print(f"\n######## {half.upper()} half — " + ("tuning allowed" if half == "dev" else "never tuned on, never listed")
           + " ########")
     section(half, HELD_OUT + ["control"])
     report[f"pooled_{half}"] = pooled(half, HELD_OUT)
+    if half == "dev":
+        report["calibration"] = calibrate()
 
 if dev:
     print("\n######## DEVELOPMENT set — tuning allowed (not a held-out figure) ########")

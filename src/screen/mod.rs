@@ -112,15 +112,42 @@ pub(crate) fn check_tables(dir: Option<&Path>) -> Result<TableCheck> {
                 out.without_examples.push(format!("{table} {}", e.id));
             }
             // a fragment is an example too: score what tree-sitter reads of it
-            let found = |src: &str| {
+            let scored = |src: &str| {
                 let facts = read_python(src, &t).facts;
-                let s = rules::score(&t, &facts, src, None, DEFAULT_THRESHOLD);
+                rules::score(&t, &facts, src, None, DEFAULT_THRESHOLD)
+            };
+            let found = |src: &str| {
+                let s = scored(src);
                 match name {
                     "sources.yaml" => s.sources.iter().any(|h| h.id == e.id),
                     "sinks.yaml" => s.sinks.iter().any(|h| h.id == e.id),
                     _ => s.guards.iter().any(|g| g.ids.contains(&e.id)),
                 }
             };
+            for (i, src) in e.examples.flag.iter().enumerate() {
+                out.examples += 1;
+                let s = scored(src);
+                if !(s.flagged && s.sinks.iter().any(|h| h.id == e.id)) {
+                    out.failures.push(format!(
+                        "{table} {}: flag {} is not flagged without a CWE (R {:.1})",
+                        e.id,
+                        i + 1,
+                        s.score
+                    ));
+                }
+            }
+            for (i, src) in e.examples.quiet.iter().enumerate() {
+                out.examples += 1;
+                let s = scored(src);
+                if s.flagged {
+                    out.failures.push(format!(
+                        "{table} {}: quiet {} is flagged without a CWE (R {:.1})",
+                        e.id,
+                        i + 1,
+                        s.score
+                    ));
+                }
+            }
             for (i, src) in e.examples.hit.iter().enumerate() {
                 out.examples += 1;
                 if !found(src) {
@@ -149,8 +176,10 @@ fn read_python(text: &str, tables: &Tables) -> python::Reading {
     )
 }
 
-/// The candidate threshold (the rule score, 0–100) unless `--threshold` says.
-pub(crate) const DEFAULT_THRESHOLD: f64 = 15.0;
+/// The candidate threshold (the rule score, 0–100) unless `--threshold` says. Set on the dev
+/// half of `bench/heldout.py` without a task CWE (docs/screen.md, "Calibration"): the most
+/// vulnerable code flagged while ordinary code stays within 5%, the highest such threshold.
+pub(crate) const DEFAULT_THRESHOLD: f64 = 10.0;
 
 /// How long `--run-tests` may take, in seconds, unless `--tests-timeout` says.
 pub(crate) const DEFAULT_TESTS_TIMEOUT: u64 = 600;
@@ -340,8 +369,25 @@ pub(crate) struct Candidate {
     pub by_l3: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwe: Option<u32>,
+    /// The suspected weakness in words (`server-side request forgery (SSRF)`), where the CWE
+    /// has a name of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weakness: Option<String>,
+    /// What grounds it: the strongest sink's id, or Bandit's test id.
+    pub rule: String,
+    /// The lines to read to confirm or dismiss it, from the tip (secrets redacted).
+    pub evidence: Vec<Evidence>,
     /// In words: the sinks, sources and Bandit tests behind it.
     pub reasons: Vec<String>,
+}
+
+/// One line a reviewer reads: what it is to the candidate and its text at the tip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Evidence {
+    pub line: u32,
+    /// `sink ID`, `source ID`, `weakness CWE-N` or `Bandit TEST`.
+    pub role: String,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -440,7 +486,20 @@ pub(crate) fn screen(repo: &Repo, range: &Range, opts: &Options) -> Result<Scree
         &mut files,
         &mut notes,
     )?;
-    let tally = tally(files, opts.l2_severity);
+    let mut tally = tally(files, opts.l2_severity);
+    report::fill_evidence(&mut tally.candidates, |path| {
+        input
+            .changed
+            .iter()
+            .find(|c| c.path == path)
+            .and_then(|c| c.tip.as_deref())
+    });
+    if !input.notebooks.is_empty() {
+        notes.push(format!(
+            "not screened: {} (Jupyter notebooks: their code cells are not read; `jupyter nbconvert --to script` makes a .py of them to screen)",
+            input.notebooks.join(", ")
+        ));
+    }
     if input.changed.is_empty() {
         notes.push("the range changes no Python files".into());
     }
@@ -477,6 +536,8 @@ struct Input {
     changed: Vec<Changed>,
     /// The tip's versions of the changed files, where Bandit reads them.
     scratch: Scratch,
+    /// Changed Jupyter notebooks, which are not screened.
+    notebooks: Vec<String>,
 }
 
 /// Whether a changed path is screened: a language we know, within the `--` pathspecs.
@@ -491,10 +552,18 @@ fn read(repo: &Repo, range: &Range, opts: &Options) -> Result<Input> {
     let base_tree = repo.tree_of(range.base)?;
     let tip = range.commits.last().map_or(range.base, |c| c.id);
     let tip_tree = repo.tree_of(tip)?;
-    let paths: Vec<String> = repo
+    let (paths, others): (Vec<String>, Vec<String>) = repo
         .changed_paths(base_tree, tip_tree)?
         .into_iter()
-        .filter(|p| selected(p, &opts.paths))
+        .partition(|p| selected(p, &opts.paths));
+    // Python that is not a .py file is said, not passed over in silence: a notebook's code
+    // cells are Python the screen does not read
+    let notebooks: Vec<String> = others
+        .into_iter()
+        .filter(|p| {
+            p.ends_with(".ipynb")
+                && (opts.paths.is_empty() || opts.paths.iter().any(|s| pathspec_matches(s, p)))
+        })
         .collect();
     let mut scratch = Scratch::new()?;
     let mut changed = Vec::with_capacity(paths.len());
@@ -515,6 +584,7 @@ fn read(repo: &Repo, range: &Range, opts: &Options) -> Result<Input> {
         tip_tree,
         changed,
         scratch,
+        notebooks,
     })
 }
 

@@ -3,13 +3,19 @@
 
 use serde_json::{Value, json};
 
-use super::{Candidate, FileResult, FileStatus, ScreenDoc, ToolState};
+use super::{Candidate, Evidence, FileResult, FileStatus, ScreenDoc, ToolState};
+
+/// Evidence lines are cut here: a minified line is no help to a reviewer.
+const EVIDENCE_CHARS: usize = 160;
 
 /// The candidate of a file: where to look (the strongest sink or Bandit finding) and why.
 pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
     let mut reasons = Vec::new();
     let mut lines: Vec<(u32, u32)> = Vec::new();
     let mut cwe = None;
+    let mut rule = String::new();
+    // (line, role): the lines to read, most telling first; texts are filled from the tip later
+    let mut evidence: Vec<(u32, String)> = Vec::new();
     let l3 = r.l3.as_ref();
     let by_l3 = l3.is_some_and(|s| s.flagged);
     if let Some(s) = l3 {
@@ -21,8 +27,9 @@ pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
         });
         for h in &sinks {
             reasons.push(format!(
-                "sink {} (line {}): {}",
+                "sink {}{} (line {}): {}",
                 h.id,
+                cwes(&h.cwe),
                 join(&h.lines),
                 h.why
             ));
@@ -30,6 +37,24 @@ pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
         if by_l3 && let Some(top) = sinks.first() {
             lines.push((top.lines[0], top.lines[0]));
             cwe = top.cwe.first().copied();
+            rule = top.id.clone();
+            // the sink's first three places, then where each source first shows
+            evidence.extend(
+                top.lines
+                    .iter()
+                    .take(3)
+                    .map(|&l| (l, format!("sink {}", top.id))),
+            );
+            evidence.extend(
+                top.shown_at
+                    .iter()
+                    .map(|&l| (l, "what makes it high-risk".to_string())),
+            );
+            evidence.extend(
+                s.sources
+                    .iter()
+                    .filter_map(|h| h.lines.first().map(|&l| (l, format!("source {}", h.id)))),
+            );
         }
         for h in &s.sources {
             reasons.push(format!("source {} (line {})", h.id, join(&h.lines)));
@@ -39,6 +64,9 @@ pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
                 "weakness pattern of CWE-{} remains (line {})",
                 w.cwe, w.line
             ));
+            if by_l3 {
+                evidence.push((w.line, format!("weakness CWE-{}", w.cwe)));
+            }
         }
     }
     let by_l2 = r.l2.as_ref().is_some_and(|l| l.flagged);
@@ -60,10 +88,18 @@ pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
             if lines.is_empty() {
                 lines.push((f.start, f.end));
                 cwe = cwe.or(f.cwe);
+                rule = format!("bandit {}", f.test_id);
+            }
+            if by_l2 {
+                evidence.push((f.start, format!("Bandit {}", f.test_id)));
             }
         }
     }
     let (start, end) = lines.first().copied().unwrap_or((1, 1));
+    // one entry a line (the first role named it), read top to bottom
+    let mut seen = std::collections::BTreeSet::new();
+    evidence.retain(|(l, _)| seen.insert(*l));
+    evidence.sort_by_key(|(l, _)| *l);
     Candidate {
         path: r.path.clone(),
         start,
@@ -72,7 +108,62 @@ pub(crate) fn candidate(r: &FileResult, l2_severity: u8) -> Candidate {
         by_l2,
         by_l3,
         cwe,
+        weakness: cwe.and_then(crate::judge::offline::cwe_name),
+        rule,
+        evidence: evidence
+            .into_iter()
+            .map(|(line, role)| Evidence {
+                line,
+                role,
+                text: String::new(),
+            })
+            .collect(),
         reasons,
+    }
+}
+
+/// Fills the evidence lines' texts from the tip's version of each candidate's file, trimmed,
+/// cut at `EVIDENCE_CHARS` and with secrets redacted: the anchors written from them may be
+/// committed, and a hard-coded key is exactly what some candidates are about.
+pub(crate) fn fill_evidence<'a>(
+    candidates: &mut [Candidate],
+    tip: impl Fn(&str) -> Option<&'a [u8]>,
+) {
+    for k in candidates {
+        let Some(bytes) = tip(&k.path) else { continue };
+        let text = String::from_utf8_lossy(bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        for e in &mut k.evidence {
+            let Some(line) = lines.get(e.line.saturating_sub(1) as usize) else {
+                continue;
+            };
+            let line = line.trim();
+            let cut: String = line.chars().take(EVIDENCE_CHARS).collect();
+            let cut = if cut.len() < line.len() {
+                format!("{cut}…")
+            } else {
+                cut
+            };
+            e.text = crate::redact::redact(&cut).0;
+        }
+    }
+}
+
+/// ` CWE-78` or ` CWE-327/328` after a sink's id; nothing when it names none.
+fn cwes(list: &[u32]) -> String {
+    if list.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = list.iter().map(|c| c.to_string()).collect();
+    format!(" CWE-{}", names.join("/"))
+}
+
+/// ` · CWE-918 server-side request forgery (SSRF)`: the weakness a candidate is suspected of.
+fn suspected(k: &Candidate) -> String {
+    match (k.cwe, &k.weakness) {
+        (Some(c), Some(name)) => format!(" · CWE-{c} {name}"),
+        (Some(c), None) => format!(" · CWE-{c}"),
+        _ => String::new(),
     }
 }
 
@@ -140,7 +231,7 @@ pub(crate) fn text(d: &ScreenDoc) -> String {
         out.push_str("\nCANDIDATES  (confirm before using them as failure anchors)\n");
         for k in &d.candidates {
             out.push_str(&format!(
-                "  {}:{}  R {:.1}{}{}\n",
+                "  {}:{}  R {:.1}{}{}{}\n",
                 k.path,
                 if k.start == k.end {
                     k.start.to_string()
@@ -149,8 +240,25 @@ pub(crate) fn text(d: &ScreenDoc) -> String {
                 },
                 k.score,
                 if k.by_l2 { " · Bandit" } else { "" },
-                k.cwe.map(|c| format!(" · CWE-{c}")).unwrap_or_default()
+                suspected(k),
+                if k.rule.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · rule {}", k.rule)
+                }
             ));
+            let width = k
+                .evidence
+                .iter()
+                .map(|e| e.line.to_string().len())
+                .max()
+                .unwrap_or(1);
+            for e in &k.evidence {
+                out.push_str(&format!(
+                    "      {:>width$} │ {}    ← {}\n",
+                    e.line, e.text, e.role
+                ));
+            }
             for r in &k.reasons {
                 out.push_str(&format!("      {r}\n"));
             }
@@ -229,10 +337,10 @@ pub(crate) fn sarif(d: &ScreenDoc) -> Value {
             json!({
                 "ruleId": "sage/screen-candidate",
                 "level": "warning",
-                "message": {"text": format!("Silent-failure candidate (R {:.1}{}): {}", k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, k.reasons.join("; "))},
+                "message": {"text": format!("Silent-failure candidate (R {:.1}{}{}{}): {}", k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, suspected(k).replace(" · ", ", suspected "), if k.rule.is_empty() { String::new() } else { format!(", rule {}", k.rule) }, k.reasons.join("; "))},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": crate::finding::sarif::uri_of(&k.path), "uriBaseId": "%SRCROOT%"}, "region": {"startLine": k.start, "endLine": k.end}}}],
                 "partialFingerprints": {"sageScreen/v1": format!("{}:{}", k.path, k.cwe.map(|c| c.to_string()).unwrap_or_default())},
-                "properties": {"score": k.score, "by_l2": k.by_l2, "by_l3": k.by_l3, "cwe": k.cwe, "unconfirmed": true}
+                "properties": {"score": k.score, "by_l2": k.by_l2, "by_l3": k.by_l3, "cwe": k.cwe, "rule": k.rule, "evidence": k.evidence, "unconfirmed": true}
             })
         })
         .collect();
@@ -282,7 +390,8 @@ pub(crate) fn anchors(d: &ScreenDoc) -> Vec<(String, String)> {
             if let Some(c) = k.cwe {
                 y.push_str(&format!("cwe: {c}\n"));
             }
-            y.push_str(&format!("file: {}\nlines: \"{}-{}\"\ndescription: |\n  screen R {:.1}{}\n{}\n", yaml_str(&k.path), k.start, k.end, k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, reasons.join("\n")));
+            let evidence: Vec<String> = k.evidence.iter().map(|e| format!("  {} | {}    <- {}", e.line, e.text.replace('\n', " "), e.role)).collect();
+            y.push_str(&format!("file: {}\nlines: \"{}-{}\"\ndescription: |\n  screen R {:.1}{}{}{}\n{}\n{}\n", yaml_str(&k.path), k.start, k.end, k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, suspected(k).replace(" · ", ", suspected "), if k.rule.is_empty() { String::new() } else { format!(", rule {}", k.rule) }, evidence.join("\n"), reasons.join("\n")));
             (format!("{id}.yaml"), y)
         })
         .collect()

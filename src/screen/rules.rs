@@ -57,6 +57,29 @@ pub(crate) struct When {
     /// confined path is not a traversal).
     #[serde(default)]
     pub unless_guard: Vec<String>,
+    /// Regular expressions, one of which must match the code of the outermost function the
+    /// call is in (docstrings blanked; the whole module for a call at module level): what the
+    /// code around the call shows, such as a URL checked for its scheme alone before it is
+    /// fetched.
+    #[serde(default)]
+    pub function_matches: Vec<String>,
+}
+
+/// `high_risk_when`: one set of conditions, or a list of which any one suffices.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum HighRisk {
+    One(When),
+    Any(Vec<When>),
+}
+
+impl HighRisk {
+    fn alternatives(&self) -> &[When] {
+        match self {
+            HighRisk::One(w) => std::slice::from_ref(w),
+            HighRisk::Any(ws) => ws,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -111,7 +134,7 @@ pub(crate) struct Entry {
     /// Sinks: when a matching call also meets these conditions, the sink is high-risk on its
     /// own and weighs at least `HIGH_RISK_WEIGHT` (`shell=True` with input).
     #[serde(default)]
-    pub high_risk_when: Option<When>,
+    pub high_risk_when: Option<HighRisk>,
     #[serde(default)]
     pub weight: f64,
     /// CWE(s) the entry stands for.
@@ -144,6 +167,14 @@ pub(crate) struct Examples {
     /// Files in which it is not, though they look alike.
     #[serde(default)]
     pub miss: Vec<String>,
+    /// Sinks: files the screen must flag with no task CWE at the default threshold, this entry
+    /// among their sinks: what makes it high-risk on its own.
+    #[serde(default)]
+    pub flag: Vec<String>,
+    /// Sinks: look-alikes in which the entry may be found but that must not be flagged with no
+    /// task CWE (a library passing its caller's URL along).
+    #[serde(default)]
+    pub quiet: Vec<String>,
 }
 
 /// The weakness patterns of a CWE: when the task names it and one matches, +10.
@@ -187,9 +218,13 @@ impl Tables {
             .chain(&sinks)
             .chain(&guards)
             .flat_map(|e| {
+                let around = std::iter::once(&e.when)
+                    .chain(e.high_risk_when.iter().flat_map(|h| h.alternatives()))
+                    .flat_map(|w| &w.function_matches);
                 e.pattern
                     .iter()
                     .chain(&e.pattern_except)
+                    .chain(around)
                     .map(move |p| (e.id.clone(), p.clone()))
             })
             .chain(weaknesses.iter().flat_map(|w| {
@@ -352,7 +387,41 @@ fn value_matches(values: &[String], text: &str) -> bool {
         .any(|v| v == "*" || v == text || v == bare || text.ends_with(&format!(".{v}")))
 }
 
-fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
+/// What a condition may read besides the call: the file's facts, its code (docstrings blanked)
+/// and the tables' compiled expressions.
+struct Around<'a> {
+    facts: &'a Facts,
+    text: &'a str,
+    patterns: &'a BTreeMap<String, Regex>,
+}
+
+impl Around<'_> {
+    /// `function_matches`: the code of the outermost function holding `line` (the module's at
+    /// module level) matches one of the expressions; none asked, true.
+    fn function_matches(&self, line: u32, expressions: &[String]) -> bool {
+        expressions.is_empty() || self.function_match_line(line, expressions).is_some()
+    }
+
+    /// The first line of that function one of the expressions matches.
+    fn function_match_line(&self, line: u32, expressions: &[String]) -> Option<u32> {
+        let (first, last) = self.facts.function_at(line).unwrap_or((1, u32::MAX));
+        let code: String = self
+            .text
+            .lines()
+            .skip(first.saturating_sub(1) as usize)
+            .take((last.saturating_sub(first) as usize).saturating_add(1))
+            .collect::<Vec<_>>()
+            .join("\n");
+        expressions
+            .iter()
+            .filter_map(|p| self.patterns.get(p)?.find(&code))
+            .map(|m| first + code[..m.start()].matches('\n').count() as u32)
+            .min()
+    }
+}
+
+fn holds(w: &When, call: &Call, around: &Around) -> bool {
+    let facts = around.facts;
     let positional: Vec<&Arg> = call.args.iter().filter(|a| a.name.is_none()).collect();
     let kw = |k: &str| call.args.iter().find(|a| a.name.as_deref() == Some(k));
     w.kwarg
@@ -379,6 +448,7 @@ fn holds(w: &When, call: &Call, facts: &Facts) -> bool {
         && w.min_args.is_none_or(|n| call.args.len() >= n)
         && w.max_args.is_none_or(|n| positional.len() <= n)
         && imports_one_of(facts, &w.requires_import)
+        && around.function_matches(call.line, &w.function_matches)
 }
 
 /// `requires_import`: the file imports one of the modules (or a submodule); none asked, true.
@@ -425,6 +495,8 @@ struct Found {
     tainted: bool,
     /// A matching call also met `high_risk_when`.
     high_risk: bool,
+    /// Where the code around such a call showed it (`function_matches`).
+    shown_at: Vec<u32>,
     /// It matched calls (not only names or patterns), and whether input reached one of them.
     by_call: bool,
     input_reached: bool,
@@ -444,17 +516,25 @@ fn call_is(e: &Entry, c: &Call, facts: &Facts) -> bool {
 
 fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>) -> Found {
     let mut f = Found::default();
+    let around = Around {
+        facts,
+        text,
+        patterns,
+    };
     if !e.names.is_empty() || !e.bare.is_empty() || !e.match_words.is_empty() {
         for c in &facts.calls {
-            if call_is(e, c, facts) && holds(&e.when, c, facts) {
+            if call_is(e, c, facts) && holds(&e.when, c, &around) {
                 f.lines.push(c.line);
                 f.tainted |= c.args.iter().any(|a| a.from_parameter);
                 f.by_call = true;
                 f.input_reached |= c.args.iter().chain(&c.receiver).any(|a| a.from_input);
-                f.high_risk |= e
-                    .high_risk_when
-                    .as_ref()
-                    .is_some_and(|w| holds(w, c, facts));
+                for w in e.high_risk_when.iter().flat_map(HighRisk::alternatives) {
+                    if holds(w, c, &around) {
+                        f.shown_at
+                            .extend(around.function_match_line(c.line, &w.function_matches));
+                        f.high_risk = true;
+                    }
+                }
             }
         }
         let has_call_conditions = !e.when.kwarg.is_empty()
@@ -466,7 +546,8 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
             || !e.when.context.is_empty()
             || !e.when.args_mention.is_empty()
             || e.when.min_args.is_some()
-            || e.when.max_args.is_some();
+            || e.when.max_args.is_some()
+            || !e.when.function_matches.is_empty();
         if !has_call_conditions {
             for r in &facts.refs {
                 if source_matches(e, &r.name, r.free)
@@ -481,7 +562,7 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
                                 receiver: None,
                                 context: Vec::new(),
                             },
-                            facts,
+                            &around,
                         ))
                 {
                     f.lines.push(r.line);
@@ -524,6 +605,9 @@ pub(crate) struct Hit {
     pub contribution: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub factors: Vec<String>,
+    /// Sinks: lines of the code around a call that made it high-risk (a scheme-only check).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shown_at: Vec<u32>,
     pub why: String,
 }
 
@@ -692,6 +776,12 @@ fn sink_hits(t: &Tables, facts: &Facts, text: &str, guards: &[GuardHit]) -> Sink
                 cwe: e.cwe.clone(),
                 contribution: None,
                 factors,
+                shown_at: {
+                    let mut at = found.shown_at;
+                    at.sort_unstable();
+                    at.dedup();
+                    at
+                },
                 why: e.why.clone(),
             });
         }
@@ -742,6 +832,7 @@ fn source_hits(
                 cwe: Vec::new(),
                 contribution: None,
                 factors: Vec::new(),
+                shown_at: Vec::new(),
                 why: e.why.clone(),
             });
         }

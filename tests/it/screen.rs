@@ -525,7 +525,183 @@ fn check_tables_runs_each_entrys_examples() {
         run.stdout
     );
 
+    // a high-risk condition dropped without its examples: with no scheme-only alternative the
+    // demo's SSRF is a hint again, and its `flag` example says so
+    let lighter = embedded.replacen(
+        "\n    - {any_arg: tainted, function_matches:",
+        "\n    # - {any_arg: tainted, function_matches:",
+        1,
+    );
+    assert_ne!(lighter, embedded, "the url-from-input entry moved");
+    std::fs::write(dir.join("sinks.yaml"), lighter).unwrap();
+    let run = r.sage(&["screen", "--check-tables", "--templates", t]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("FAILED")
+            && l.contains("url-from-input: flag 1 is not flagged without a CWE")),
+        "{}",
+        run.stdout
+    );
+
     std::fs::write(dir.join("sinks.yaml"), "- id: [\n").unwrap();
     r.sage(&["screen", "--check-tables", "--templates", t])
         .bad_input("sinks.yaml");
+}
+
+/// Without a task CWE, the demo's own SSRF is a candidate: `urlopen(url)` after a check of the
+/// scheme alone. The candidate names the weakness (CWE and rule) and the lines to read, the
+/// check that falls short among them; the anchors carry the same.
+#[test]
+fn the_demos_ssrf_is_a_candidate_without_a_cwe() {
+    let r = Repo::new();
+    let d = r.demo();
+    let dir = d.to_str().unwrap();
+    let doc = r
+        .sage(&["-C", dir, "screen", "--no-bandit", "--format", "json"])
+        .ok()
+        .json();
+    assert_eq!(doc["task_cwe"], Value::Null, "{doc}");
+    let k = doc["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["path"] == "media/fetcher.py")
+        .unwrap_or_else(|| panic!("no candidate in {doc}"));
+    assert_eq!(k["cwe"], 918, "{k}");
+    assert_eq!(k["rule"], "url-from-input", "{k}");
+    assert!(k["weakness"].as_str().unwrap().contains("SSRF"), "{k}");
+    let evidence: Vec<(u64, &str, &str)> = k["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["line"].as_u64().unwrap(),
+                e["role"].as_str().unwrap(),
+                e["text"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|(_, role, text)| role.starts_with("what makes it")
+                && text.contains("startswith(\"https://\")")),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence
+            .iter()
+            .any(|(_, role, text)| *role == "sink url-from-input" && text.contains("urlopen(url")),
+        "{evidence:?}"
+    );
+    let text = r.sage(&["-C", dir, "screen", "--no-bandit"]).ok().stdout;
+    assert!(
+        text.contains("CWE-918 server-side request forgery (SSRF) · rule url-from-input"),
+        "{text}"
+    );
+    assert!(
+        text.contains("│ if not url.startswith(\"https://\"):"),
+        "{text}"
+    );
+
+    let anchors = r.home().join("anchors");
+    r.sage(&[
+        "-C",
+        dir,
+        "screen",
+        "--no-bandit",
+        "--emit-anchors",
+        anchors.to_str().unwrap(),
+    ])
+    .ok();
+    let written: Vec<_> = std::fs::read_dir(&anchors).unwrap().collect();
+    assert_eq!(written.len(), 1);
+    let y = std::fs::read_to_string(written[0].as_ref().unwrap().path()).unwrap();
+    assert!(
+        y.contains("cwe: 918") && y.contains("rule url-from-input"),
+        "{y}"
+    );
+    assert!(y.contains("urlopen(url, timeout=10)"), "{y}");
+}
+
+/// Evidence lines come from the repository and may be committed as anchors: a key in one is
+/// redacted there, as everywhere else the tool writes.
+#[test]
+fn evidence_lines_are_redacted() {
+    let r = Repo::new();
+    r.write("README.md", "x\n");
+    r.commit_as(HUMAN, "base");
+    let key = ["AKIA", "ZQ3DRW7TKXB5NP2Y"].concat();
+    r.write(
+        "app/settings.py",
+        &format!("AWS_ACCESS_KEY_ID = \"{key}\"\n"),
+    );
+    r.commit_as(AGENT, "agent: settings");
+    let doc = screen_json(&r, &[]);
+    let k = &doc["candidates"][0];
+    assert_eq!(k["path"], "app/settings.py", "{doc}");
+    let shown = k["evidence"].to_string();
+    assert!(
+        shown.contains("AWS_ACCESS_KEY_ID") && !shown.contains(&key),
+        "{shown}"
+    );
+    let anchors = r.home().join("anchors");
+    screen_run(&r, &["--emit-anchors", anchors.to_str().unwrap()]).ok();
+    for f in std::fs::read_dir(&anchors).unwrap() {
+        let y = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        assert!(!y.contains(&key), "{y}");
+    }
+}
+
+/// What the screen cannot read whole is scored on what it can, or said: a Python 2 file, mixed
+/// tabs and spaces and a syntax slip fail L0 and are scored by L3 on tree-sitter's reading; a
+/// 1 MB generated module is read; a notebook is named as not screened. Nothing crashes.
+#[test]
+fn files_it_cannot_read_whole_are_scored_or_said() {
+    let r = Repo::new();
+    r.write("README.md", "x\n");
+    r.commit_as(HUMAN, "base");
+    r.write(
+        "py2.py",
+        "import os\ndef run(cmd):\n    print \"running\", cmd\n    os.system(cmd)\n",
+    );
+    r.write(
+        "tabs.py",
+        "import subprocess\ndef f(x):\n    if x:\n\treturn subprocess.call(x, shell=True)\n    return 0\n",
+    );
+    r.write(
+        "broken.py",
+        "import pickle\ndef load(data):\n    return pickle.loads(data\n",
+    );
+    let rows: String = (0..40_000)
+        .map(|i| format!("    ({i}, \"value{i}\"),\n"))
+        .collect();
+    r.write("generated.py", &format!("DATA = [\n{rows}]\n"));
+    r.write(
+        "analysis.ipynb",
+        "{\"cells\": [{\"cell_type\": \"code\", \"metadata\": {}, \"outputs\": [], \"source\": [\"import os\\n\", \"os.system(input())\\n\"]}], \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5}\n",
+    );
+    r.commit_as(AGENT, "agent: odd files");
+    let doc = screen_json(&r, &[]);
+    for p in ["py2.py", "tabs.py", "broken.py"] {
+        let f = file(&doc, p);
+        assert_eq!(f["l0"]["ok"], false, "{f}");
+        assert!(f["l3"]["score"].as_f64().unwrap() > 0.0, "{f}");
+    }
+    assert_eq!(file(&doc, "py2.py")["l3"]["flagged"], true);
+    assert!(
+        file(&doc, "tabs.py")["l0"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("TabError"),
+        "{doc}"
+    );
+    assert_eq!(file(&doc, "generated.py")["l0"]["ok"], true);
+    assert_eq!(doc["counts"]["files"], 4, "{doc}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("not screened: analysis.ipynb") && notes.contains("nbconvert"),
+        "{notes}"
+    );
 }
