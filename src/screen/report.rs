@@ -400,3 +400,47 @@ pub(crate) fn anchors(d: &ScreenDoc) -> Vec<(String, String)> {
 fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate_with(lines: &[u32]) -> Candidate {
+        Candidate {
+            path: "a.py".into(),
+            start: 1,
+            end: 1,
+            score: 20.0,
+            by_l2: false,
+            by_l3: true,
+            cwe: Some(78),
+            weakness: None,
+            rule: "os-command".into(),
+            evidence: lines
+                .iter()
+                .map(|&line| Evidence {
+                    line,
+                    role: "sink os-command".into(),
+                    text: String::new(),
+                })
+                .collect(),
+            reasons: Vec::new(),
+        }
+    }
+
+    /// Evidence is the tip's line, trimmed; a long line is cut with an ellipsis (on a
+    /// character boundary: the cut counts characters, not bytes); a line past the end of
+    /// the file stays empty rather than failing.
+    #[test]
+    fn evidence_lines_are_trimmed_cut_and_bounded() {
+        let long = format!("    x = \"{}\"", "é".repeat(300));
+        let text = format!("import os\n    os.system(cmd)   \n{long}\n");
+        let mut k = vec![candidate_with(&[2, 3, 9])];
+        fill_evidence(&mut k, |_| Some(text.as_bytes()));
+        let e = &k[0].evidence;
+        assert_eq!(e[0].text, "os.system(cmd)");
+        assert!(e[1].text.ends_with('…'), "{}", e[1].text);
+        assert_eq!(e[1].text.chars().count(), EVIDENCE_CHARS + 1);
+        assert_eq!(e[2].text, "");
+    }
+}
