@@ -199,7 +199,8 @@ def add_fix(git_dir, sha, adv, cwe, slug, test_file, sample, samples):
         for name, (b, a) in changed.items():
             if b is None or b == a:
                 continue
-            tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{adv}-{sha[:8]}-{new}-{name}").strip("-")
+            # `_` kept: `Worker._extract_single` and `Worker.extract_single` are two functions
+            tag = re.sub(r"[^A-Za-z0-9_]+", "-", f"{adv}-{sha[:8]}-{new}-{name}").strip("-")
             origin = f"{adv} https://github.com/{slug}/commit/{sha} {new}:{name}"
             key = f"{slug}@{sha}"
             samples.append(sample(f"samples/CWE-{cwe}_{tag}_before.py", cwe, "pos", b, origin, "fresh",
