@@ -617,8 +617,10 @@ def section(heading, members):
             pairs = {}
             for s in samples:
                 pairs.setdefault(s["pair"], {})[s["label"]] = s["with"]["flagged"]
-            apart = sum(1 for p in pairs.values() if p.get("pos") and not p.get("neg"))
-            both = sum(1 for p in pairs.values() if p.get("pos") and p.get("neg"))
+            # a function the fix deleted has no after: not a pair
+            pairs = {k: p for k, p in pairs.items() if "pos" in p and "neg" in p}
+            apart = sum(1 for p in pairs.values() if p["pos"] and not p["neg"])
+            both = sum(1 for p in pairs.values() if p["pos"] and p["neg"])
             entry["pairs"] = dict(n=len(pairs), before_only=apart, both=both)
             fixes = {}
             for s in samples:

@@ -576,13 +576,14 @@ fn read(repo: &Repo, range: &Range, opts: &Options) -> Result<Input> {
         .partition(|p| selected(p, &opts.paths));
     // Python that is not a .py file is said, not passed over in silence: a notebook's code
     // cells are Python the screen does not read
-    let notebooks: Vec<String> = others
-        .into_iter()
-        .filter(|p| {
-            p.ends_with(".ipynb")
-                && (opts.paths.is_empty() || opts.paths.iter().any(|s| pathspec_matches(s, p)))
-        })
-        .collect();
+    let mut notebooks = Vec::new();
+    for p in others {
+        let asked = opts.paths.is_empty() || opts.paths.iter().any(|s| pathspec_matches(s, &p));
+        // a notebook the range deleted has nothing left to screen
+        if p.ends_with(".ipynb") && asked && repo.file_in_tree(tip_tree, &p)?.is_some() {
+            notebooks.push(p);
+        }
+    }
     let mut scratch = Scratch::new()?;
     let mut changed = Vec::with_capacity(paths.len());
     for path in paths {

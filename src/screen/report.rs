@@ -137,14 +137,26 @@ pub(crate) fn fill_evidence<'a>(
             let Some(line) = lines.get(e.line.saturating_sub(1) as usize) else {
                 continue;
             };
-            let line = line.trim();
+            // redacted whole before the cut, so that a key the cut would split is still seen;
+            // control characters and Unicode line breaks become spaces, so that the line stays
+            // one line in an anchor's YAML and on a terminal
+            let line = crate::redact::redact(line.trim()).0;
+            let line: String = line
+                .chars()
+                .map(|c| {
+                    if c.is_control() || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}') {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect();
             let cut: String = line.chars().take(EVIDENCE_CHARS).collect();
-            let cut = if cut.len() < line.len() {
+            e.text = if cut.len() < line.len() {
                 format!("{cut}…")
             } else {
                 cut
             };
-            e.text = crate::redact::redact(&cut).0;
         }
     }
 }
@@ -434,13 +446,21 @@ mod tests {
     #[test]
     fn evidence_lines_are_trimmed_cut_and_bounded() {
         let long = format!("    x = \"{}\"", "é".repeat(300));
-        let text = format!("import os\n    os.system(cmd)   \n{long}\n");
-        let mut k = vec![candidate_with(&[2, 3, 9])];
+        // a key that the cut at 160 characters would split, a carriage return that YAML reads
+        // as a line break, and a terminal escape
+        let key = ["AKIA", "ZQ3DRW7TKXB5NP2Y"].concat();
+        let keyed = format!("{} = \"{key}\"", "x".repeat(145));
+        let text = format!(
+            "import os\n    os.system(cmd)   \n{long}\n{keyed}\ny = 1\rcwe: 999 \u{1b}[31m\n"
+        );
+        let mut k = vec![candidate_with(&[2, 3, 4, 5, 9])];
         fill_evidence(&mut k, |_| Some(text.as_bytes()));
         let e = &k[0].evidence;
         assert_eq!(e[0].text, "os.system(cmd)");
         assert!(e[1].text.ends_with('…'), "{}", e[1].text);
         assert_eq!(e[1].text.chars().count(), EVIDENCE_CHARS + 1);
-        assert_eq!(e[2].text, "");
+        assert!(!e[2].text.contains("AKIA"), "{}", e[2].text);
+        assert!(!e[3].text.contains(['\r', '\u{1b}']), "{:?}", e[3].text);
+        assert_eq!(e[4].text, "");
     }
 }

@@ -393,6 +393,8 @@ struct Around<'a> {
     facts: &'a Facts,
     text: &'a str,
     patterns: &'a BTreeMap<String, Regex>,
+    /// Byte offsets where the text's lines start, made the first time a condition needs them.
+    line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
 impl Around<'_> {
@@ -402,19 +404,26 @@ impl Around<'_> {
         expressions.is_empty() || self.function_match_line(line, expressions).is_some()
     }
 
-    /// The first line of that function one of the expressions matches.
+    /// The first line of that function one of the expressions matches (None: none asked, or
+    /// none matches).
     fn function_match_line(&self, line: u32, expressions: &[String]) -> Option<u32> {
+        if expressions.is_empty() {
+            return None;
+        }
         let (first, last) = self.facts.function_at(line).unwrap_or((1, u32::MAX));
-        let code: String = self
-            .text
-            .lines()
-            .skip(first.saturating_sub(1) as usize)
-            .take((last.saturating_sub(first) as usize).saturating_add(1))
-            .collect::<Vec<_>>()
-            .join("\n");
+        // the function's lines as one slice of the text, found by their starts, not copied
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        let at = |l: u32| starts.get(l.saturating_sub(1) as usize).copied();
+        let from = at(first)?;
+        let to = at(last.saturating_add(1)).unwrap_or(self.text.len());
+        let code = &self.text[from..to];
         expressions
             .iter()
-            .filter_map(|p| self.patterns.get(p)?.find(&code))
+            .filter_map(|p| self.patterns.get(p)?.find(code))
             .map(|m| first + code[..m.start()].matches('\n').count() as u32)
             .min()
     }
@@ -520,6 +529,7 @@ fn find(e: &Entry, facts: &Facts, text: &str, patterns: &BTreeMap<String, Regex>
         facts,
         text,
         patterns,
+        line_starts: std::cell::OnceCell::new(),
     };
     if !e.names.is_empty() || !e.bare.is_empty() || !e.match_words.is_empty() {
         for c in &facts.calls {
