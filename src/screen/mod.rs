@@ -904,12 +904,25 @@ fn run_tests(repo: &Repo, tip: Oid, cmd: &str, timeout: std::time::Duration) -> 
     let dir = tempfile::tempdir()
         .map_err(|e| Error::env(format!("cannot make a scratch directory: {e}")))?;
     repo.checkout_to(tip, dir.path())?;
-    let mut child = std::process::Command::new("sh")
+    // The output goes to a file, not a pipe: a suite that prints more than a pipe holds would
+    // block on it while we wait for it to exit, and be reported as too slow.
+    let output = tempfile::tempfile()
+        .map_err(|e| Error::env(format!("cannot make a file for the tests' output: {e}")))?;
+    let stdout = output
+        .try_clone()
+        .map_err(|e| Error::env(format!("cannot make a file for the tests' output: {e}")))?;
+    let mut command = std::process::Command::new("sh");
+    command
         .args(["-c", cmd])
         .current_dir(dir.path())
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(stdout)
+        .stderr(
+            output.try_clone().map_err(|e| {
+                Error::env(format!("cannot make a file for the tests' output: {e}"))
+            })?,
+        );
+    let mut child = command
         .spawn()
         .map_err(|e| Error::env(format!("cannot run the tests ({cmd}): {e}")))?;
     let start = std::time::Instant::now();
@@ -918,18 +931,11 @@ fn run_tests(repo: &Repo, tip: Oid, cmd: &str, timeout: std::time::Duration) -> 
             .try_wait()
             .map_err(|e| Error::env(format!("waiting for the tests: {e}")))?
         {
-            let out = child
-                .wait_with_output()
-                .map_err(|e| Error::env(format!("reading the tests' output: {e}")))?;
-            let all = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let all = read_output(output);
             return Ok(tests_finished(cmd, status.success(), status.code(), &all));
         }
         if start.elapsed() > timeout {
-            let _ = child.kill();
+            stop(&mut child);
             return Ok(ToolStatus {
                 status: ToolState::Failed,
                 detail: Some(format!(
@@ -942,8 +948,21 @@ fn run_tests(repo: &Repo, tip: Oid, cmd: &str, timeout: std::time::Duration) -> 
     }
 }
 
-/// The tests' status from how `cmd` exited (`code`: `None` for a signal) and the last five
-/// lines of its output, stdout then stderr.
+/// What the tests printed (lossy: only its last lines are shown).
+fn read_output(mut file: std::fs::File) -> String {
+    use std::io::{Read, Seek};
+    let mut bytes = Vec::new();
+    let _ = file.rewind().and_then(|_| file.read_to_end(&mut bytes));
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Stops the tests' shell and reaps it. What the suite started in the background may outlive
+/// it; it holds only the output file, so nothing here waits on it.
+fn stop(child: &mut std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 fn tests_finished(cmd: &str, success: bool, code: Option<i32>, output: &str) -> ToolStatus {
     let tail: Vec<&str> = output
         .lines()

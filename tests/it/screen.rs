@@ -281,6 +281,34 @@ fn repository_code_runs_only_when_asked() {
     std::fs::remove_file(r.path().join("app/views.py")).unwrap();
     let tip = screen_json(&r, &["--run-tests", "test -f app/views.py"]);
     assert_eq!(tip["tests"]["status"], "passed");
+    // a suite that prints more than a pipe holds finishes as it exits, and its last lines
+    // are kept (it used to block on the full pipe until the timeout)
+    let started = std::time::Instant::now();
+    let loud = screen_json(
+        &r,
+        &[
+            "--run-tests",
+            "yes 'a line of test output' | head -n 200000; echo last line",
+            "--tests-timeout",
+            "60",
+        ],
+    );
+    assert_eq!(loud["tests"]["status"], "passed", "{}", loud["tests"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    // a suite that hangs is stopped; what it started in the background holds no pipe of ours
+    let slow = screen_json(
+        &r,
+        &["--run-tests", "sleep 3 & sleep 20", "--tests-timeout", "1"],
+    );
+    assert_eq!(slow["tests"]["status"], "failed", "{}", slow["tests"]);
+    assert!(
+        slow["tests"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 1s"),
+        "{}",
+        slow["tests"]
+    );
 }
 
 #[test]
