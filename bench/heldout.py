@@ -622,19 +622,9 @@ def section(heading, members):
             apart = sum(1 for p in pairs.values() if p["pos"] and not p["neg"])
             both = sum(1 for p in pairs.values() if p["pos"] and p["neg"])
             entry["pairs"] = dict(n=len(pairs), before_only=apart, both=both)
-            fixes = {}
-            for s in samples:
-                if s["label"] == "pos":
-                    fixes.setdefault(s["fix"], []).append(s)
-            caught = {k: sum(any(s[k]["flagged"] for s in group) for group in fixes.values())
-                      for k in ("with", "without")}
-            # A fix's safe side: its fixed functions, none flagged (per fix, as its vulnerable side).
-            safe = {}
-            for s in samples:
-                if s["label"] == "neg":
-                    safe.setdefault(s["fix"], []).append(s)
-            clean = {k: sum(any(s[k]["flagged"] for s in group) for group in safe.values())
-                     for k in ("with", "without")}
+            fixes, caught = by_fix(samples, "pos")
+            # A fix's safe side: its fixed functions, flagged when one of them is (as its vulnerable side).
+            safe, clean = by_fix(samples, "neg")
             entry["fixes"] = dict(n=len(fixes), with_cwe=caught["with"], without=caught["without"],
                                   fixed_n=len(safe), fixed_flagged_with_cwe=clean["with"],
                                   fixed_flagged_without=clean["without"],
@@ -647,6 +637,18 @@ def section(heading, members):
                 print(f"  functions of test files left out: {sven_tests_left_out[heading]}")
             print(f"  pairs (with CWE): {len(pairs)}; before flagged and after not {cell(apart, len(pairs))};"
                   f" both flagged {cell(both, len(pairs))}")
+
+
+def by_fix(samples, label):
+    """The samples of one label grouped by fix, and per run (with/without a CWE) how many fixes
+    have one of them flagged."""
+    groups = {}
+    for s in samples:
+        if s["label"] == label:
+            groups.setdefault(s["fix"], []).append(s)
+    flagged_fixes = {k: sum(any(s[k]["flagged"] for s in group) for group in groups.values())
+                     for k in ("with", "without")}
+    return groups, flagged_fixes
 
 
 def pooled(half, members):

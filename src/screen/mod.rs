@@ -935,7 +935,10 @@ fn run_tests(repo: &Repo, tip: Oid, cmd: &str, timeout: std::time::Duration) -> 
             return Ok(tests_finished(cmd, status.success(), status.code(), &all));
         }
         if start.elapsed() > timeout {
-            stop(&mut child);
+            // the shell only: what it started in the background holds the output file, no
+            // pipe of ours, so nothing here waits on it
+            let _ = child.kill();
+            let _ = child.wait();
             return Ok(ToolStatus {
                 status: ToolState::Failed,
                 detail: Some(format!(
@@ -954,13 +957,6 @@ fn read_output(mut file: std::fs::File) -> String {
     let mut bytes = Vec::new();
     let _ = file.rewind().and_then(|_| file.read_to_end(&mut bytes));
     String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// Stops the tests' shell and reaps it. What the suite started in the background may outlive
-/// it; it holds only the output file, so nothing here waits on it.
-fn stop(child: &mut std::process::Child) {
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 fn tests_finished(cmd: &str, success: bool, code: Option<i32>, output: &str) -> ToolStatus {

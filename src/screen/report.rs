@@ -179,6 +179,21 @@ fn suspected(k: &Candidate) -> String {
     }
 }
 
+/// `, flagged by Bandit, suspected CWE-918 …, rule url-from-input`: what SARIF's message and an
+/// anchor's description say after the score.
+fn grounds(k: &Candidate) -> String {
+    format!(
+        "{}{}{}",
+        if k.by_l2 { ", flagged by Bandit" } else { "" },
+        suspected(k).replace(" · ", ", suspected "),
+        if k.rule.is_empty() {
+            String::new()
+        } else {
+            format!(", rule {}", k.rule)
+        }
+    )
+}
+
 fn join(lines: &[u32]) -> String {
     lines
         .iter()
@@ -349,7 +364,7 @@ pub(crate) fn sarif(d: &ScreenDoc) -> Value {
             json!({
                 "ruleId": "sage/screen-candidate",
                 "level": "warning",
-                "message": {"text": format!("Silent-failure candidate (R {:.1}{}{}{}): {}", k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, suspected(k).replace(" · ", ", suspected "), if k.rule.is_empty() { String::new() } else { format!(", rule {}", k.rule) }, k.reasons.join("; "))},
+                "message": {"text": format!("Silent-failure candidate (R {:.1}{}): {}", k.score, grounds(k), k.reasons.join("; "))},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": crate::finding::sarif::uri_of(&k.path), "uriBaseId": "%SRCROOT%"}, "region": {"startLine": k.start, "endLine": k.end}}}],
                 "partialFingerprints": {"sageScreen/v1": format!("{}:{}", k.path, k.cwe.map(|c| c.to_string()).unwrap_or_default())},
                 "properties": {"score": k.score, "by_l2": k.by_l2, "by_l3": k.by_l3, "cwe": k.cwe, "rule": k.rule, "evidence": k.evidence, "unconfirmed": true}
@@ -403,7 +418,7 @@ pub(crate) fn anchors(d: &ScreenDoc) -> Vec<(String, String)> {
                 y.push_str(&format!("cwe: {c}\n"));
             }
             let evidence: Vec<String> = k.evidence.iter().map(|e| format!("  {} | {}    <- {}", e.line, e.text.replace('\n', " "), e.role)).collect();
-            y.push_str(&format!("file: {}\nlines: \"{}-{}\"\ndescription: |\n  screen R {:.1}{}{}{}\n{}\n{}\n", yaml_str(&k.path), k.start, k.end, k.score, if k.by_l2 { ", flagged by Bandit" } else { "" }, suspected(k).replace(" · ", ", suspected "), if k.rule.is_empty() { String::new() } else { format!(", rule {}", k.rule) }, evidence.join("\n"), reasons.join("\n")));
+            y.push_str(&format!("file: {}\nlines: \"{}-{}\"\ndescription: |\n  screen R {:.1}{}\n{}\n{}\n", yaml_str(&k.path), k.start, k.end, k.score, grounds(k), evidence.join("\n"), reasons.join("\n")));
             (format!("{id}.yaml"), y)
         })
         .collect()
